@@ -1,0 +1,167 @@
+/**
+ * Typed errors of the core. Every error carries a stable `code` to branch on; messages say what
+ * was expected and what was found, and never embed a whole payload.
+ */
+
+const ERROR_MARKER = Symbol.for('palimpsest.error');
+
+/** Base class of every error palimpsest throws on purpose. */
+export class PalimpsestError extends Error {
+  /** Stable machine-readable reason; never changes between releases for the same condition. */
+  readonly code: string;
+  readonly [ERROR_MARKER] = true;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+
+  /**
+   * True for any palimpsest error, also when two copies of the package are loaded
+   * (where `instanceof` would fail).
+   */
+  static isInstance(value: unknown): value is PalimpsestError {
+    return typeof value === 'object' && value !== null && ERROR_MARKER in value;
+  }
+}
+
+/**
+ * Codes of {@link SessionValidationError}: one per rule an event (appended or seeded) can break.
+ *
+ * - `INVALID_EVENT_TYPE`: the type is not a lowercase `area/name` string.
+ * - `INVALID_ENVELOPE`: a seeded event is not `{seq, time, type, data, surfaceOp?, sourceEventSeqs?}`.
+ * - `INVALID_TIME`: `time` (from a seed or the clock) is not a safe integer.
+ * - `SEQ_NOT_CONTIGUOUS`: a seeded event's seq differs from its index.
+ * - `NON_JSON_DATA`: data or metadata is not lossless JSON (undefined, NaN, -0, functions, class
+ *   instances, sparse arrays, symbol keys, cycles...).
+ * - `DATA_LIMIT_EXCEEDED`: data nests deeper or holds more characters than the session's limits.
+ * - `SURFACE_OP_REQUIRED`: a surface-eligible event has no `surfaceOp`.
+ * - `SURFACE_OP_FORBIDDEN`: an event that is not surface-eligible carries a `surfaceOp`.
+ * - `INVALID_SURFACE_OP`: `surfaceOp` is neither `'append'` nor exactly `{op:'replace', start, end}`.
+ * - `REPLACE_ENDPOINT_NOT_ON_SURFACE`: a replace names a start or end seq absent from the surface.
+ * - `REPLACE_RANGE_REVERSED`: a replace's start comes after its end in surface order.
+ * - `INVALID_SOURCE_EVENT_SEQS`: provenance is not a list of unique integers below the event's seq.
+ * - `EMPTY_SOURCE_EVENT_SEQS`: `[]` provenance on a type other than `assistant/message`.
+ * - `REPLACE_SOURCES_INCOMPLETE`: a replace does not cite every seq it shadows.
+ * - `TOOL_RESULT_REWRITE_INVALID`: a `tool/result` replace shadows more or other than one
+ *   `tool/result`, or changes a field other than the result content.
+ * - `INVALID_MESSAGE`: a surface event's message does not have the shape of its type.
+ * - `INVALID_HEADER`: the session header is malformed or of another format version.
+ * - `REENTRANT_APPEND`: a subscriber appended while the session was publishing an event.
+ */
+export type SessionValidationCode =
+  | 'INVALID_EVENT_TYPE'
+  | 'INVALID_ENVELOPE'
+  | 'INVALID_TIME'
+  | 'SEQ_NOT_CONTIGUOUS'
+  | 'NON_JSON_DATA'
+  | 'DATA_LIMIT_EXCEEDED'
+  | 'SURFACE_OP_REQUIRED'
+  | 'SURFACE_OP_FORBIDDEN'
+  | 'INVALID_SURFACE_OP'
+  | 'REPLACE_ENDPOINT_NOT_ON_SURFACE'
+  | 'REPLACE_RANGE_REVERSED'
+  | 'INVALID_SOURCE_EVENT_SEQS'
+  | 'EMPTY_SOURCE_EVENT_SEQS'
+  | 'REPLACE_SOURCES_INCOMPLETE'
+  | 'TOOL_RESULT_REWRITE_INVALID'
+  | 'INVALID_MESSAGE'
+  | 'INVALID_HEADER'
+  | 'REENTRANT_APPEND';
+
+/** Where a rejected event came from and what it was; all fields are short scalars. */
+export interface SessionValidationDetails {
+  /** The seq the event has or would have had. */
+  readonly seq?: number | undefined;
+  /** The event type, when it was a string. */
+  readonly eventType?: string | undefined;
+  /** Index in the seed or folded log, when the event was not appended live. */
+  readonly index?: number | undefined;
+  /** Path inside the event to the offending value, such as `data.message.content[0]`. */
+  readonly path?: string | undefined;
+}
+
+/**
+ * An event was refused by the session's validation. The session is exactly as it was before the
+ * call: log, surface, generation, caches and next seq are untouched.
+ */
+export class SessionValidationError extends PalimpsestError {
+  declare readonly code: SessionValidationCode;
+  readonly seq: number | undefined;
+  readonly eventType: string | undefined;
+  readonly index: number | undefined;
+  readonly path: string | undefined;
+
+  constructor(
+    code: SessionValidationCode,
+    message: string,
+    details: SessionValidationDetails = {},
+  ) {
+    super(code, withContext(message, details));
+    this.seq = details.seq;
+    this.eventType = details.eventType;
+    this.index = details.index;
+    this.path = details.path;
+  }
+}
+
+/** Codes of {@link ForkError}. */
+export type ForkErrorCode = 'INVALID_BOUNDARY' | 'OPEN_TURN';
+
+/** A fork was refused; no child session was created. */
+export class ForkError extends PalimpsestError {
+  declare readonly code: ForkErrorCode;
+  /** The boundary seq that was asked for, when it was a number. */
+  readonly boundarySeq: number | undefined;
+
+  constructor(code: ForkErrorCode, message: string, boundarySeq?: number) {
+    super(code, message);
+    this.boundarySeq = boundarySeq;
+  }
+}
+
+/** An argument to a query method (such as `messagesAt`) is out of range or of the wrong type. */
+export class InvalidArgumentError extends PalimpsestError {
+  declare readonly code: 'INVALID_ARGUMENT';
+
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
+function withContext(message: string, details: SessionValidationDetails): string {
+  const where: string[] = [];
+  if (details.index !== undefined) where.push(`at index ${details.index}`);
+  if (details.seq !== undefined) where.push(`seq ${details.seq}`);
+  if (details.eventType !== undefined) where.push(`type '${truncate(details.eventType, 60)}'`);
+  const prefix = where.length > 0 ? `event ${where.join(', ')}: ` : '';
+  const suffix = details.path !== undefined && details.path !== '' ? ` (at ${details.path})` : '';
+  return `${prefix}${message}${suffix}`;
+}
+
+/** Cuts a string for inclusion in an error message. */
+export function truncate(text: string, max = 80): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** A short, payload-free description of a value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return `the string ${JSON.stringify(truncate(value, 40))}`;
+  if (typeof value === 'number') {
+    if (Object.is(value, -0)) return '-0';
+    return `the number ${String(value)}`;
+  }
+  if (typeof value === 'bigint') return 'a bigint';
+  if (typeof value === 'boolean') return String(value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === null || proto === Object.prototype) return 'an object';
+  const ctor = (proto as { constructor?: { name?: unknown } }).constructor;
+  const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'unknown';
+  return `an instance of ${name}`;
+}

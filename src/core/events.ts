@@ -1,0 +1,269 @@
+/**
+ * The event envelope and the core vocabulary of a session log.
+ */
+import type { JsonObject, JsonValue } from './json.js';
+import type { AssistantMessage, ToolMessage, UserMessage } from './messages.js';
+
+/**
+ * How a surface-eligible event entered the surface: `'append'` puts its seq at the tail;
+ * `{op:'replace', start, end}` removes the inclusive range from `start` to `end` (both named by
+ * seq, ordered by surface position) and puts the event's seq in its place.
+ */
+export type SurfaceOp = 'append' | ReplaceOp;
+
+/** An inclusive, positional replace of the surface range `start..end`. */
+export interface ReplaceOp {
+  readonly op: 'replace';
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The third argument of `append` for a surface-eligible event: how it enters the surface and,
+ * optionally, which earlier events it was derived from. A replace must cite every seq it shadows.
+ */
+export interface SurfaceIntent {
+  readonly surfaceOp: SurfaceOp;
+  readonly sourceEventSeqs?: readonly number[];
+}
+
+/** The optional third argument of `append` for any other event: provenance only. */
+export interface ProvenanceIntent {
+  readonly surfaceOp?: never;
+  readonly sourceEventSeqs?: readonly number[];
+}
+
+/** Token counts reported by a provider for one model call. */
+export interface TokenUsage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly totalTokens?: number;
+  readonly reasoningTokens?: number;
+  readonly cachedInputTokens?: number;
+}
+
+/** Why a model call stopped, in AI SDK terms (`'stop'`, `'length'`, `'tool-calls'`, ...). */
+export type FinishReason =
+  | 'stop'
+  | 'length'
+  | 'tool-calls'
+  | 'content-filter'
+  | 'error'
+  | 'aborted'
+  | 'other'
+  | 'unknown';
+
+/** A failure reported by a provider, bounded to what a reader needs. */
+export interface ProviderFailure {
+  readonly message: string;
+  readonly code?: string;
+  readonly status?: number;
+  readonly requestId?: string;
+}
+
+/** Why a turn ended. `interrupted` is written only by crash repair. */
+export type TurnEndReason =
+  | { readonly kind: 'completed' }
+  | { readonly kind: 'aborted'; readonly cause?: string }
+  | { readonly kind: 'error'; readonly error: ProviderFailure }
+  | { readonly kind: 'max-tokens' }
+  | { readonly kind: 'interrupted' };
+
+/** `turn/start`: a turn (one user input and everything the agent does about it) begins. */
+export interface TurnStartData {
+  readonly turn: number;
+}
+
+/** `turn/end`: the turn is over. */
+export interface TurnEndData {
+  readonly turn: number;
+  readonly reason: TurnEndReason;
+}
+
+/** `step/start` and `step/end`: one model call plus the tool executions it asked for. */
+export interface StepData {
+  readonly turn: number;
+  readonly step: number;
+}
+
+/** A tool's schema as sent to the model. */
+export interface ToolSchema {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters: JsonObject;
+}
+
+/** `request/header`: the non-history part of a request, logged when it changes. */
+export interface RequestHeaderData {
+  readonly provider: string;
+  readonly model: string;
+  readonly system?: string;
+  readonly tools?: readonly ToolSchema[];
+  /** Call settings such as temperature or max output tokens. */
+  readonly settings?: JsonObject;
+}
+
+/** One raw stream part (`text-delta`, `reasoning-delta`, `tool-input-delta`, `finish`, ...). */
+export interface StreamChunk {
+  readonly type: string;
+  readonly [key: string]: JsonValue;
+}
+
+/** `assistant/chunk`: one stream part, kept forever so a message can be traced to its stream. */
+export interface AssistantChunkData {
+  readonly turn: number;
+  readonly step: number;
+  readonly chunk: StreamChunk;
+}
+
+/** `assistant/message`: the assembled model output of one step. */
+export interface AssistantMessageData {
+  readonly turn: number;
+  readonly step: number;
+  readonly message: AssistantMessage;
+  readonly finishReason: FinishReason;
+  readonly usage?: TokenUsage;
+  /** Present when the stream was cancelled; the message holds the text streamed until then. */
+  readonly interrupted?: true;
+  readonly providerMetadata?: JsonObject;
+}
+
+/** `tool/call`: a tool execution started. */
+export interface ToolCallData {
+  readonly turn: number;
+  readonly step: number;
+  readonly callId: string;
+  readonly name: string;
+  /** The raw JSON arguments as the model produced them. */
+  readonly arguments: string;
+}
+
+/** A tool failure, in a form the model and the reader can act on. */
+export interface ToolError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** `tool/result`: the result of one tool call. */
+export interface ToolResultData {
+  readonly turn: number;
+  readonly step: number;
+  readonly message: ToolMessage;
+  readonly error?: ToolError;
+}
+
+/** `compaction/start` and `compaction/end`: the bracket around a compaction or a prune. */
+export interface CompactionBracketData {
+  readonly id: string;
+  readonly [key: string]: JsonValue;
+}
+
+/**
+ * The data shape of each core event type. Applications may add their own types by declaration
+ * merging; types that are not listed here are accepted with any JSON data.
+ */
+export interface SessionEventMap {
+  'turn/start': TurnStartData;
+  'turn/end': TurnEndData;
+  'step/start': StepData;
+  'step/end': StepData;
+  'request/header': RequestHeaderData;
+  'user/message': UserMessage;
+  'context/message': UserMessage;
+  'assistant/chunk': AssistantChunkData;
+  'assistant/message': AssistantMessageData;
+  'tool/call': ToolCallData;
+  'tool/result': ToolResultData;
+  'compaction/start': CompactionBracketData;
+  'compaction/end': CompactionBracketData;
+}
+
+/** A type of the core vocabulary. */
+export type KnownEventType = keyof SessionEventMap;
+
+/** The four types whose events produce a message and therefore live on the surface. */
+export type SurfaceEventType =
+  | 'user/message'
+  | 'context/message'
+  | 'assistant/message'
+  | 'tool/result';
+
+/** Known types that never enter the surface. */
+export type LogEventType = Exclude<KnownEventType, SurfaceEventType>;
+
+/** The data of an event of type `T` (any JSON for types outside the core vocabulary). */
+export type EventData<T extends string> = T extends KnownEventType ? SessionEventMap[T] : JsonValue;
+
+/**
+ * One entry of the append-only log. `seq` equals its index in the log; `time` is integer epoch ms.
+ * Accepted events are deeply frozen.
+ */
+export interface SessionEvent<T extends string = string> {
+  readonly seq: number;
+  readonly time: number;
+  readonly type: T;
+  readonly data: EventData<T>;
+  /** Present exactly on surface-eligible events. */
+  readonly surfaceOp?: SurfaceOp;
+  /** Earlier events this one was derived from; absent means "not recorded". */
+  readonly sourceEventSeqs?: readonly number[];
+}
+
+/** An event of one of the core types, with its data narrowed by `type`. */
+export type KnownSessionEvent = { [K in KnownEventType]: SessionEvent<K> }[KnownEventType];
+
+const SURFACE_TYPES: ReadonlySet<string> = new Set<SurfaceEventType>([
+  'user/message',
+  'context/message',
+  'assistant/message',
+  'tool/result',
+]);
+
+/** True for the four types that must (and alone may) carry a `surfaceOp`. */
+export function isSurfaceEligibleType(type: string): type is SurfaceEventType {
+  return SURFACE_TYPES.has(type);
+}
+
+/** True when the event entered the surface by appending. */
+export function isAppendSurfaceEvent(event: SessionEvent): boolean {
+  return event.surfaceOp === 'append';
+}
+
+/** The replace op of an event, or `undefined` when the event did not replace a range. */
+export function replaceOpOf(event: SessionEvent): ReplaceOp | undefined {
+  const op = event.surfaceOp;
+  return typeof op === 'object' ? op : undefined;
+}
+
+/** Narrows an event to a type of the core vocabulary. */
+export function isEventOfType<T extends KnownEventType>(
+  event: SessionEvent,
+  type: T,
+): event is SessionEvent<T> {
+  return event.type === type;
+}
+
+const EVENT_TYPE_PATTERN = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)+$/;
+const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
+  'turn/start',
+  'turn/end',
+  'step/start',
+  'step/end',
+  'request/header',
+  'user/message',
+  'context/message',
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'compaction/start',
+  'compaction/end',
+]);
+
+/** True when `type` is a lowercase `area/name` event type (more `/` segments are allowed). */
+export function isValidEventType(type: unknown): type is string {
+  return (
+    typeof type === 'string' &&
+    (KNOWN_TYPES.has(type) || (type.length <= 200 && EVENT_TYPE_PATTERN.test(type)))
+  );
+}

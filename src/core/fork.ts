@@ -1,0 +1,86 @@
+/**
+ * Fork: a new session that starts from a prefix of another.
+ */
+import { describeValue, ForkError } from './errors.js';
+import type { SessionEvent } from './events.js';
+import { SESSION_FORMAT_VERSION, type SessionHeader } from './header.js';
+import { randomId } from './host.js';
+import { Session } from './session.js';
+
+/** Options of {@link forkSession}. */
+export interface ForkOptions {
+  /** The child's id; a random UUID by default. */
+  readonly id?: string;
+  /** The child's clock (for `createdAt` and its appends); `Date.now` by default. */
+  readonly clock?: () => number;
+}
+
+/**
+ * Creates a session seeded with `events[0..boundarySeq]` of `session` (inclusive; the whole log
+ * by default). The child's header records `parentSession` and `seedLength`, and keeps the
+ * parent's metadata. The copied events are re-validated like any seed.
+ *
+ * @throws ForkError `INVALID_BOUNDARY` when the boundary is not the seq of an event of the
+ *   session, `OPEN_TURN` when the prefix would end inside a turn that has not ended.
+ */
+export function forkSession(
+  session: Session,
+  boundarySeq?: number,
+  options: ForkOptions = {},
+): Session {
+  const events = session.events;
+  const boundary = boundarySeq ?? events.length - 1;
+  if (
+    !Number.isSafeInteger(boundary) ||
+    boundary < -1 ||
+    boundary >= events.length ||
+    (boundary === -1 && boundarySeq !== undefined)
+  ) {
+    throw new ForkError(
+      'INVALID_BOUNDARY',
+      events.length === 0
+        ? `fork boundary ${describeValue(boundarySeq)} is not an event of session '${session.id}', which is empty; omit the boundary to fork it`
+        : `fork boundary must be the seq of an event of session '${session.id}' (0..${events.length - 1}), found ${describeValue(boundarySeq)}`,
+      typeof boundarySeq === 'number' ? boundarySeq : undefined,
+    );
+  }
+  const prefix = events.slice(0, boundary + 1);
+  const open = openTurnAtEnd(prefix);
+  if (open !== undefined) {
+    throw new ForkError(
+      'OPEN_TURN',
+      `fork boundary seq ${boundary} ends inside turn ${open.turn}, opened at seq ${open.seq} and not ended by then; fork at a seq before that turn/start or after its turn/end`,
+      boundary,
+    );
+  }
+  const clock = options.clock ?? Date.now;
+  const id = options.id;
+  const header: SessionHeader = {
+    version: SESSION_FORMAT_VERSION,
+    id: id ?? randomId(),
+    createdAt: clock(),
+    parentSession: session.id,
+    seedLength: prefix.length,
+    ...(session.header.metadata === undefined ? {} : { metadata: session.header.metadata }),
+  };
+  return Session.create({
+    ...(id === undefined ? {} : { id }),
+    header,
+    seed: prefix,
+    clock,
+  });
+}
+
+function openTurnAtEnd(
+  events: readonly SessionEvent[],
+): { turn: unknown; seq: number } | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as SessionEvent;
+    if (event.type === 'turn/end') return undefined;
+    if (event.type === 'turn/start') {
+      const data = event.data as { turn?: unknown };
+      return { turn: data.turn ?? '?', seq: event.seq };
+    }
+  }
+  return undefined;
+}

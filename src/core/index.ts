@@ -1,0 +1,108 @@
+/**
+ * palimpsest — event-sourced LLM agent sessions.
+ *
+ * The core: the event log, its surface (the ordered view the model sees), derived messages,
+ * transcript, crash repair, fork and the log linter. Free of Node-specific imports, so it runs
+ * in browsers too.
+ *
+ * @packageDocumentation
+ */
+export { deriveEventMessage } from './derive.js';
+export {
+  ForkError,
+  type ForkErrorCode,
+  InvalidArgumentError,
+  PalimpsestError,
+  type SessionValidationCode,
+  type SessionValidationDetails,
+  SessionValidationError,
+} from './errors.js';
+export {
+  type AssistantChunkData,
+  type AssistantMessageData,
+  type CompactionBracketData,
+  type EventData,
+  type FinishReason,
+  isAppendSurfaceEvent,
+  isEventOfType,
+  isSurfaceEligibleType,
+  isValidEventType,
+  type KnownEventType,
+  type KnownSessionEvent,
+  type LogEventType,
+  type ProvenanceIntent,
+  type ProviderFailure,
+  type ReplaceOp,
+  type RequestHeaderData,
+  replaceOpOf,
+  type SessionEvent,
+  type SessionEventMap,
+  type StepData,
+  type StreamChunk,
+  type SurfaceEventType,
+  type SurfaceIntent,
+  type SurfaceOp,
+  type TokenUsage,
+  type ToolCallData,
+  type ToolError,
+  type ToolResultData,
+  type ToolSchema,
+  type TurnEndData,
+  type TurnEndReason,
+  type TurnStartData,
+} from './events.js';
+export { type ForkOptions, forkSession } from './fork.js';
+export { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './header.js';
+export {
+  checkInvariants,
+  type InvariantCode,
+  type InvariantOptions,
+  type InvariantViolation,
+} from './invariants.js';
+export {
+  DEFAULT_JSON_LIMITS,
+  isJsonValue,
+  type JsonArray,
+  type JsonLimits,
+  type JsonObject,
+  type JsonPrimitive,
+  type JsonValue,
+  jsonEqual,
+} from './json.js';
+export {
+  type AssistantContentBlock,
+  type AssistantMessage,
+  type ContentBlock,
+  type ImageBlock,
+  type Message,
+  type MessageSource,
+  type ModelSource,
+  messageText,
+  type ReasoningBlock,
+  type TextBlock,
+  type ToolCallBlock,
+  type ToolMessage,
+  type ToolResultBlock,
+  type ToolResultContentBlock,
+  type UserContentBlock,
+  type UserMessage,
+} from './messages.js';
+export { planRepair, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN } from './repair.js';
+export {
+  type MessageCursor,
+  type MessageDelta,
+  Session,
+  type SessionListener,
+  type SessionOptions,
+} from './session.js';
+export {
+  foldSurface,
+  type SessionSurface,
+  type SurfaceFold,
+  type SurfaceReplacement,
+} from './surface.js';
+export type {
+  TranscriptEntry,
+  TranscriptMessage,
+  TranscriptReplacement,
+} from './transcript.js';

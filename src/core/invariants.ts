@@ -1,0 +1,305 @@
+/**
+ * A linter for logs: the structural rules a well-formed agent log follows beyond what `append`
+ * enforces (turn and step nesting, tool call/result pairing, provenance kinds).
+ */
+import type { SessionEvent } from './events.js';
+import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
+
+/**
+ * Codes of {@link InvariantViolation}:
+ * - `MALFORMED_DATA`: a turn/step/tool field the rules need is missing or of the wrong type.
+ * - `TURN_ALREADY_OPEN`, `TURN_NOT_OPEN`, `TURN_NUMBER`: turn brackets do not nest or count up.
+ * - `STEP_ALREADY_OPEN`, `STEP_NOT_OPEN`, `STEP_NUMBER`: step brackets do not nest inside the
+ *   turn or count up from 1.
+ * - `OUTSIDE_STEP`: a chunk, assistant message, tool call or tool result is not in the open
+ *   step it names.
+ * - `OUTSIDE_TURN`: a request header is logged outside a turn.
+ * - `TOOL_CALL_NOT_REQUESTED`: a tool/call or tool/result for a call id the step's assistant
+ *   message did not request.
+ * - `DUPLICATE_TOOL_EVENT`: a second tool/call or tool/result for the same call id.
+ * - `TOOL_CALL_UNANSWERED`: a step ended with a requested call that has no result.
+ * - `PROVENANCE_KIND`: an assistant/message cites something other than its step's chunks, or a
+ *   tool/result cites something other than its tool/call.
+ * - `OPEN_AT_END`: the log ends inside a turn (reported only with `requireClosed`).
+ */
+export type InvariantCode =
+  | 'MALFORMED_DATA'
+  | 'TURN_ALREADY_OPEN'
+  | 'TURN_NOT_OPEN'
+  | 'TURN_NUMBER'
+  | 'STEP_ALREADY_OPEN'
+  | 'STEP_NOT_OPEN'
+  | 'STEP_NUMBER'
+  | 'OUTSIDE_STEP'
+  | 'OUTSIDE_TURN'
+  | 'TOOL_CALL_NOT_REQUESTED'
+  | 'DUPLICATE_TOOL_EVENT'
+  | 'TOOL_CALL_UNANSWERED'
+  | 'PROVENANCE_KIND'
+  | 'OPEN_AT_END';
+
+/** One broken rule, located at an event. */
+export interface InvariantViolation {
+  readonly code: InvariantCode;
+  readonly seq: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+/** Options of {@link checkInvariants}. */
+export interface InvariantOptions {
+  /** Report a log that ends inside a turn (a crashed or still running writer). */
+  readonly requireClosed?: boolean;
+}
+
+interface StepCall {
+  readonly requestSeq: number;
+  callSeq?: number;
+  resultSeq?: number;
+}
+
+/**
+ * Checks a log (already valid for `foldSurface`) against the structural rules of an agent log
+ * and returns every violation found, in log order; an empty array means the log is well formed.
+ * Never throws on malformed data: it reports it.
+ */
+export function checkInvariants(
+  events: readonly SessionEvent[],
+  options: InvariantOptions = {},
+): readonly InvariantViolation[] {
+  const violations: InvariantViolation[] = [];
+  const report = (event: SessionEvent, code: InvariantCode, message: string): void => {
+    violations.push(Object.freeze({ code, seq: event.seq, type: event.type, message }));
+  };
+  let lastTurn = 0;
+  let openTurn: { turn: number; seq: number } | undefined;
+  let openStep: number | undefined;
+  let lastStep = 0;
+  let calls = new Map<string, StepCall>();
+  let chunkSeqs = new Set<number>();
+  const byType = new Map<number, string>();
+
+  const inStep = (event: SessionEvent): boolean => {
+    const turn = intField(event, 'turn');
+    const step = intField(event, 'step');
+    if (turn === undefined || step === undefined) {
+      report(event, 'MALFORMED_DATA', `expected integer turn and step fields`);
+      return false;
+    }
+    if (
+      openTurn === undefined ||
+      openStep === undefined ||
+      turn !== openTurn.turn ||
+      step !== openStep
+    ) {
+      const open =
+        openStep === undefined
+          ? 'no open step'
+          : `open step is turn ${openTurn?.turn} step ${openStep}`;
+      report(event, 'OUTSIDE_STEP', `names turn ${turn} step ${step}, but the ${open}`);
+      return false;
+    }
+    return true;
+  };
+
+  const closeStep = (event: SessionEvent): void => {
+    for (const [callId, call] of calls) {
+      if (call.resultSeq === undefined) {
+        report(
+          event,
+          'TOOL_CALL_UNANSWERED',
+          `step ended without a result for tool call ${callId} (requested at seq ${call.requestSeq})`,
+        );
+      }
+    }
+    calls = new Map();
+    chunkSeqs = new Set();
+    openStep = undefined;
+  };
+
+  for (const event of events) {
+    byType.set(event.seq, event.type);
+    switch (event.type) {
+      case 'turn/start': {
+        const turn = intField(event, 'turn');
+        if (turn === undefined) {
+          report(event, 'MALFORMED_DATA', 'expected an integer turn');
+          break;
+        }
+        if (openTurn !== undefined) {
+          report(
+            event,
+            'TURN_ALREADY_OPEN',
+            `turn ${turn} starts while turn ${openTurn.turn} (seq ${openTurn.seq}) is open`,
+          );
+        }
+        if (turn !== lastTurn + 1)
+          report(event, 'TURN_NUMBER', `expected turn ${lastTurn + 1}, found turn ${turn}`);
+        lastTurn = turn;
+        openTurn = { turn, seq: event.seq };
+        openStep = undefined;
+        lastStep = 0;
+        calls = new Map();
+        break;
+      }
+      case 'turn/end': {
+        const turn = intField(event, 'turn');
+        if (openTurn === undefined || turn !== openTurn.turn) {
+          report(
+            event,
+            'TURN_NOT_OPEN',
+            `ends turn ${turn ?? '?'}, but ${openTurn === undefined ? 'no turn is open' : `turn ${openTurn.turn} is open`}`,
+          );
+        }
+        if (openStep !== undefined) {
+          report(event, 'STEP_ALREADY_OPEN', `turn ends while step ${openStep} is open`);
+          closeStep(event);
+        }
+        openTurn = undefined;
+        break;
+      }
+      case 'step/start': {
+        const turn = intField(event, 'turn');
+        const step = intField(event, 'step');
+        if (turn === undefined || step === undefined) {
+          report(event, 'MALFORMED_DATA', 'expected integer turn and step fields');
+          break;
+        }
+        if (openTurn === undefined || openTurn.turn !== turn) {
+          report(
+            event,
+            'TURN_NOT_OPEN',
+            `step of turn ${turn} starts, but ${openTurn === undefined ? 'no turn is open' : `turn ${openTurn.turn} is open`}`,
+          );
+        }
+        if (openStep !== undefined)
+          report(event, 'STEP_ALREADY_OPEN', `step ${step} starts while step ${openStep} is open`);
+        if (step !== lastStep + 1)
+          report(event, 'STEP_NUMBER', `expected step ${lastStep + 1}, found step ${step}`);
+        lastStep = step;
+        openStep = step;
+        calls = new Map();
+        chunkSeqs = new Set();
+        break;
+      }
+      case 'step/end': {
+        const step = intField(event, 'step');
+        if (
+          openStep === undefined ||
+          step !== openStep ||
+          intField(event, 'turn') !== openTurn?.turn
+        ) {
+          report(
+            event,
+            'STEP_NOT_OPEN',
+            `ends step ${step ?? '?'}, but ${openStep === undefined ? 'no step is open' : `step ${openStep} is open`}`,
+          );
+        }
+        closeStep(event);
+        break;
+      }
+      case 'request/header':
+        if (openTurn === undefined)
+          report(event, 'OUTSIDE_TURN', 'a request header belongs inside a turn');
+        break;
+      case 'assistant/chunk':
+        if (inStep(event)) chunkSeqs.add(event.seq);
+        break;
+      case 'assistant/message': {
+        if (event.surfaceOp !== 'append' || !inStep(event)) break;
+        for (const source of event.sourceEventSeqs ?? []) {
+          if (!chunkSeqs.has(source)) {
+            report(
+              event,
+              'PROVENANCE_KIND',
+              `cites seq ${source} (${byType.get(source) ?? 'unknown'}), which is not an assistant/chunk of its own step`,
+            );
+          }
+        }
+        for (const call of requestedToolCalls(event)) {
+          if (calls.has(call.id))
+            report(
+              event,
+              'DUPLICATE_TOOL_EVENT',
+              `requests tool call ${call.id} twice in one step`,
+            );
+          else calls.set(call.id, { requestSeq: event.seq });
+        }
+        break;
+      }
+      case 'tool/call': {
+        if (!inStep(event)) break;
+        const callId = stringField(event, 'callId');
+        const call = callId === undefined ? undefined : calls.get(callId);
+        if (callId === undefined) report(event, 'MALFORMED_DATA', 'expected a string callId');
+        else if (call === undefined)
+          report(
+            event,
+            'TOOL_CALL_NOT_REQUESTED',
+            `tool call ${callId} was not requested by this step's assistant message`,
+          );
+        else if (call.callSeq !== undefined)
+          report(
+            event,
+            'DUPLICATE_TOOL_EVENT',
+            `tool call ${callId} already started at seq ${call.callSeq}`,
+          );
+        else call.callSeq = event.seq;
+        break;
+      }
+      case 'tool/result': {
+        if (event.surfaceOp !== 'append' || !inStep(event)) break;
+        const callId = resultCallId(event);
+        const call = callId === undefined ? undefined : calls.get(callId);
+        if (call === undefined) {
+          report(
+            event,
+            'TOOL_CALL_NOT_REQUESTED',
+            `answers tool call ${callId ?? '?'}, which this step did not request`,
+          );
+          break;
+        }
+        if (call.resultSeq !== undefined) {
+          report(
+            event,
+            'DUPLICATE_TOOL_EVENT',
+            `tool call ${callId} already has a result at seq ${call.resultSeq}`,
+          );
+          break;
+        }
+        call.resultSeq = event.seq;
+        checkResultProvenance(event, call, report);
+        break;
+      }
+    }
+  }
+  const last = events[events.length - 1];
+  if (options.requireClosed === true && openTurn !== undefined && last !== undefined) {
+    report(
+      last,
+      'OPEN_AT_END',
+      `the log ends inside turn ${openTurn.turn} (opened at seq ${openTurn.seq})`,
+    );
+  }
+  return Object.freeze(violations);
+}
+
+function checkResultProvenance(
+  event: SessionEvent,
+  call: StepCall,
+  report: (event: SessionEvent, code: InvariantCode, message: string) => void,
+): void {
+  const sources = event.sourceEventSeqs;
+  if (sources === undefined) return;
+  // A result for a call that never started (TOOL_NOT_STARTED) cites the requesting message.
+  const expected = call.callSeq ?? call.requestSeq;
+  const cited =
+    call.callSeq === undefined ? 'the assistant/message that requested it' : 'its tool/call';
+  if (sources.length !== 1 || sources[0] !== expected) {
+    report(
+      event,
+      'PROVENANCE_KIND',
+      `a tool/result must cite exactly ${cited} (seq ${expected}); found [${sources.slice(0, 5).join(', ')}]`,
+    );
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * Lossless JSON values: what may be stored in an event, and the boundary that snapshots,
+ * validates and freezes caller data before it enters a log.
+ *
+ * "Lossless" means `JSON.parse(JSON.stringify(v))` is deep-equal to `v`: no `undefined`, NaN,
+ * ±Infinity, `-0`, sparse arrays, functions, symbols, bigints, class instances, symbol or
+ * non-enumerable keys, or cycles. A literal `__proto__` key is an ordinary data key.
+ */
+
+/** A JSON scalar. */
+export type JsonPrimitive = null | boolean | number | string;
+/** A JSON object with readonly members. */
+export type JsonObject = { readonly [key: string]: JsonValue };
+/** A JSON array with readonly elements. */
+export type JsonArray = readonly JsonValue[];
+/** Any JSON value. */
+export type JsonValue = JsonPrimitive | JsonArray | JsonObject;
+
+/** Bounds applied to each event's data so that hostile input cannot exhaust the stack or memory. */
+export interface JsonLimits {
+  /**
+   * Deepest allowed nesting of arrays and objects. The default (256) stays far below the depth
+   * at which `JSON.stringify` itself overflows the stack.
+   */
+  readonly maxDepth: number;
+  /** Most UTF-16 code units allowed in one value's strings and keys, summed. */
+  readonly maxChars: number;
+}
+
+/** The limits used when a session or fold is not given its own. */
+export const DEFAULT_JSON_LIMITS: JsonLimits = Object.freeze({
+  maxDepth: 256,
+  maxChars: 64 * 1024 * 1024,
+});
+
+/** Why a value was refused; `path` is relative to the walked value (`''` for the value itself). */
+export class JsonIssue {
+  readonly segments: (string | number)[] = [];
+  constructor(
+    readonly kind: 'non-json' | 'limit',
+    readonly reason: string,
+  ) {}
+
+  /** The path in `a.b[0]` form, prefixed by `root`. */
+  path(root: string): string {
+    let out = root;
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const segment = this.segments[i];
+      if (typeof segment === 'number') out += `[${segment}]`;
+      else
+        out += /^[A-Za-z_$][\w$]*$/.test(segment ?? '')
+          ? `.${segment}`
+          : `[${JSON.stringify(segment)}]`;
+    }
+    return out;
+  }
+}
+
+/**
+ * Returns a detached, deeply frozen copy of `value`, or throws a {@link JsonIssue}.
+ * Getters are read exactly once.
+ */
+export function snapshotJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  return new JsonWalk(limits, 'copy').visit(value, 0) as JsonValue;
+}
+
+/**
+ * Validates `value` in place and deeply freezes it, or throws a {@link JsonIssue}. For values the
+ * caller hands over (such as freshly parsed store lines): no copy is made.
+ */
+export function adoptJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  return new JsonWalk(limits, 'adopt').visit(value, 0) as JsonValue;
+}
+
+/** Checks `value` without copying or freezing it; throws a {@link JsonIssue} when it is not JSON. */
+export function checkJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  return new JsonWalk(limits, 'check').visit(value, 0) as JsonValue;
+}
+
+/** True when `value` is lossless JSON within the default limits. Does not freeze or copy. */
+export function isJsonValue(value: unknown): value is JsonValue {
+  try {
+    checkJson(value);
+    return true;
+  } catch (error) {
+    if (error instanceof JsonIssue) return false;
+    throw error;
+  }
+}
+
+class JsonWalk {
+  private chars = 0;
+  private readonly ancestors: object[] = [];
+
+  private readonly copy: boolean;
+  private readonly freeze: boolean;
+
+  constructor(
+    private readonly limits: JsonLimits,
+    mode: 'copy' | 'adopt' | 'check',
+  ) {
+    this.copy = mode === 'copy';
+    this.freeze = mode !== 'check';
+  }
+
+  visit(value: unknown, depth: number): unknown {
+    switch (typeof value) {
+      case 'string':
+        this.count(value.length);
+        return value;
+      case 'number':
+        if (!Number.isFinite(value))
+          throw new JsonIssue('non-json', `${value} is not a JSON number`);
+        if (value === 0 && 1 / value < 0)
+          throw new JsonIssue('non-json', '-0 does not survive JSON');
+        return value;
+      case 'boolean':
+        return value;
+      case 'object':
+        if (value === null) return null;
+        return this.container(value, depth);
+      case 'undefined':
+        throw new JsonIssue('non-json', 'undefined is not JSON');
+      default:
+        throw new JsonIssue('non-json', `a ${typeof value} is not JSON`);
+    }
+  }
+
+  private container(value: object, depth: number): unknown {
+    if (depth >= this.limits.maxDepth) {
+      // A cycle also ends here: it nests without bound, so it is told apart only at the limit.
+      if (this.ancestors.includes(value)) throw new JsonIssue('non-json', 'the value is cyclic');
+      throw new JsonIssue('limit', `nesting deeper than ${this.limits.maxDepth} levels`);
+    }
+    this.ancestors.push(value);
+    const result = Array.isArray(value) ? this.array(value, depth) : this.object(value, depth);
+    this.ancestors.pop();
+    return result;
+  }
+
+  private array(value: unknown[], depth: number): unknown {
+    if (!isArrayPrototype(Object.getPrototypeOf(value))) {
+      throw new JsonIssue('non-json', 'an array subclass is not JSON');
+    }
+    const length = value.length;
+    const out = this.copy ? new Array<unknown>(length) : value;
+    for (let i = 0; i < length; i++) {
+      const element = value[i];
+      if (element === undefined) {
+        const issue = new JsonIssue(
+          'non-json',
+          i in value ? 'undefined is not JSON' : 'a sparse array hole is not JSON',
+        );
+        issue.segments.push(i);
+        throw issue;
+      }
+      try {
+        const next = this.visit(element, depth + 1);
+        if (this.copy) out[i] = next;
+      } catch (error) {
+        if (error instanceof JsonIssue) error.segments.push(i);
+        throw error;
+      }
+    }
+    return this.freeze ? Object.freeze(out) : out;
+  }
+
+  private object(value: object, depth: number): object {
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (!isObjectPrototype(proto)) {
+      throw new JsonIssue('non-json', `${instanceName(proto)} is not a plain JSON object`);
+    }
+    const keys = Object.keys(value);
+    if (Reflect.ownKeys(value).length !== keys.length) {
+      throw new JsonIssue('non-json', 'symbol or non-enumerable keys do not survive JSON');
+    }
+    const source = value as Record<string, unknown>;
+    const out: Record<string, unknown> = this.copy ? {} : source;
+    for (const key of keys) {
+      this.count(key.length);
+      const member = source[key];
+      try {
+        const next = this.visit(member, depth + 1);
+        if (this.copy) {
+          if (key === '__proto__') {
+            Object.defineProperty(out, key, {
+              value: next,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
+          } else {
+            out[key] = next;
+          }
+        }
+      } catch (error) {
+        if (error instanceof JsonIssue) error.segments.push(key);
+        throw error;
+      }
+    }
+    return this.freeze ? Object.freeze(out) : out;
+  }
+
+  private count(chars: number): void {
+    this.chars += chars;
+    if (this.chars > this.limits.maxChars) {
+      throw new JsonIssue(
+        'limit',
+        `more than ${this.limits.maxChars} characters of strings and keys`,
+      );
+    }
+  }
+}
+
+function isObjectPrototype(proto: unknown): boolean {
+  if (proto === Object.prototype || proto === null) return true;
+  // A plain object from another realm (vm context, iframe) has that realm's Object.prototype.
+  return (
+    typeof proto === 'object' &&
+    Object.getPrototypeOf(proto) === null &&
+    Object.hasOwn(proto, 'isPrototypeOf') &&
+    Object.prototype.toString.call(proto) === '[object Object]'
+  );
+}
+
+function isArrayPrototype(proto: unknown): boolean {
+  if (proto === Array.prototype) return true;
+  return (
+    Array.isArray(proto) &&
+    Object.hasOwn(proto, 'concat') &&
+    isObjectPrototype(Object.getPrototypeOf(proto))
+  );
+}
+
+function instanceName(proto: unknown): string {
+  const ctor = (proto as { constructor?: { name?: unknown } } | null)?.constructor;
+  return typeof ctor?.name === 'string' && ctor.name !== ''
+    ? `an instance of ${ctor.name}`
+    : 'an exotic object';
+}
+
+/**
+ * Deep structural equality of two JSON values (object key order ignored). Both values must
+ * already be valid JSON within the default depth limit.
+ */
+export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (!jsonEqual(a[i] as JsonValue, b[i] as JsonValue)) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const objectA = a as JsonObject;
+  const objectB = b as JsonObject;
+  const keysA = Object.keys(objectA);
+  if (keysA.length !== Object.keys(objectB).length) return false;
+  for (const key of keysA) {
+    if (!Object.hasOwn(objectB, key)) return false;
+    if (!jsonEqual(objectA[key] as JsonValue, objectB[key] as JsonValue)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,353 @@
+/**
+ * The Session: an append-only event log, its surface and everything derived from them.
+ */
+import { type AdmissionMode, admitAppend, admitStored } from './admission.js';
+import { deriveEventMessage } from './derive.js';
+import { describeValue, InvalidArgumentError, SessionValidationError } from './errors.js';
+import type {
+  EventData,
+  KnownEventType,
+  LogEventType,
+  ProvenanceIntent,
+  SessionEvent,
+  SurfaceEventType,
+  SurfaceIntent,
+} from './events.js';
+import { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './header.js';
+import { host, randomId } from './host.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue } from './json.js';
+import type { Message } from './messages.js';
+import { replaySurface, type SessionSurface, SurfaceManager } from './surface.js';
+import { buildTranscript, type TranscriptEntry } from './transcript.js';
+
+/** Called after each committed append, in subscription order. */
+export type SessionListener = (event: SessionEvent, session: Session) => void | Promise<void>;
+
+/** Options of {@link Session.create}. */
+export interface SessionOptions {
+  /** The session id; defaults to the header's id, else a random UUID. */
+  readonly id?: string;
+  /** A full header (for example a loaded one); synthesised when absent. */
+  readonly header?: SessionHeader;
+  /**
+   * Events to start from (a loaded log, a fork prefix). They are validated exactly like appends;
+   * any invalid event rejects the whole seed.
+   */
+  readonly seed?: readonly unknown[];
+  /**
+   * `copy` (default) snapshots the seed, so later changes by the caller are invisible.
+   * `adopt` validates and freezes the seed's objects in place without copying: for stores that
+   * hand over freshly parsed events and keep no reference to them.
+   */
+  readonly seedMode?: 'copy' | 'adopt';
+  /** Source of event times (integer epoch ms); defaults to `Date.now`. */
+  readonly clock?: () => number;
+  /** Bounds on each event's data; defaults to {@link DEFAULT_JSON_LIMITS}. */
+  readonly limits?: Partial<JsonLimits>;
+  /**
+   * Receives errors thrown (or promises rejected) by subscribers. Defaults to `console.error`.
+   * Subscriber failures never undo or block an append.
+   */
+  readonly onListenerError?: (error: unknown, event: SessionEvent) => void;
+}
+
+/** Position in the derived messages, returned by {@link Session.deriveMessagesSince}. */
+export interface MessageCursor {
+  readonly replaceGeneration: number;
+  readonly count: number;
+}
+
+/** Messages derived since a cursor. */
+export interface MessageDelta {
+  /** True when the surface was rewritten since the cursor: `messages` is then the full list. */
+  readonly reset: boolean;
+  /** New messages (or all messages when `reset`). */
+  readonly messages: readonly Message[];
+  /** Pass it to the next call. */
+  readonly cursor: MessageCursor;
+}
+
+/**
+ * An event-sourced agent session. The log is the only state: the surface, the derived
+ * messages, the transcript and the views at any earlier seq are computed from it.
+ *
+ * `append` validates the event against every rule of the surface RFC before it commits
+ * anything: a rejected append leaves the log, the surface, its generation, the caches and
+ * `seq` exactly as they were. Accepted events are deeply frozen.
+ */
+export class Session {
+  /** The session id (equal to `header.id`). */
+  readonly id: string;
+  /** The frozen session header. */
+  readonly header: SessionHeader;
+
+  private readonly log: SessionEvent[] = [];
+  private readonly manager: SurfaceManager;
+  private readonly clock: () => number;
+  private readonly limits: JsonLimits;
+  private readonly listeners: SessionListener[] = [];
+  private readonly onListenerError: (error: unknown, event: SessionEvent) => void;
+  private publishing = false;
+  private eventsSnapshot: readonly SessionEvent[] | undefined;
+
+  private readonly derived: Message[] = [];
+  private derivedGeneration = 0;
+  private derivedEntries = 0;
+  private derivedSnapshot: readonly Message[] | undefined;
+
+  private constructor(options: SessionOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.limits = { ...DEFAULT_JSON_LIMITS, ...options.limits };
+    this.onListenerError = options.onListenerError ?? reportListenerError;
+    if (options.header !== undefined) {
+      this.header = validateHeader(options.header, options.id);
+      this.id = this.header.id;
+    } else {
+      this.id = options.id ?? randomId();
+      this.header = validateHeader({
+        version: SESSION_FORMAT_VERSION,
+        id: this.id,
+        createdAt: this.now(),
+      });
+    }
+    this.manager = new SurfaceManager(this.log);
+    if (options.seed !== undefined) this.seedWith(options.seed, options.seedMode ?? 'copy');
+  }
+
+  /**
+   * Creates a session, empty or from a seed.
+   *
+   * @throws SessionValidationError when the header or any seed event is invalid; the message
+   *   names the seed index, seq and type.
+   */
+  static create(options: SessionOptions = {}): Session {
+    return new Session(options);
+  }
+
+  /** A frozen snapshot of the log; it never grows (read it again after appending). */
+  get events(): readonly SessionEvent[] {
+    if (this.eventsSnapshot === undefined) this.eventsSnapshot = Object.freeze(this.log.slice());
+    return this.eventsSnapshot;
+  }
+
+  /** The seq the next appended event will get (the number of events in the log). */
+  get seq(): number {
+    return this.log.length;
+  }
+
+  /** The session's one surface, read-only. */
+  get surface(): SessionSurface {
+    return this.manager;
+  }
+
+  /** The event with `seq`, or `undefined` (O(1), no snapshot). */
+  event(seq: number): SessionEvent | undefined {
+    return Number.isInteger(seq) && seq >= 0 ? this.log[seq] : undefined;
+  }
+
+  /**
+   * Appends an event and returns it, frozen. Surface-eligible types require an intent saying
+   * how the event enters the surface; other types accept only provenance.
+   *
+   * @throws SessionValidationError when the event breaks a rule; nothing changes then.
+   */
+  append<T extends SurfaceEventType>(
+    type: T,
+    data: EventData<T>,
+    intent: SurfaceIntent,
+  ): SessionEvent<T>;
+  append<T extends LogEventType>(
+    type: T,
+    data: EventData<T>,
+    intent?: ProvenanceIntent,
+  ): SessionEvent<T>;
+  append<T extends KnownEventType>(
+    type: IsUnion<T> extends true ? T : never,
+    data: EventData<T>,
+    intent?: SurfaceIntent | ProvenanceIntent,
+  ): SessionEvent<T>;
+  append<T extends string>(
+    type: T extends KnownEventType ? never : T,
+    data: JsonValue,
+    intent?: SurfaceIntent | ProvenanceIntent,
+  ): SessionEvent;
+  append(type: string, data: unknown, intent?: SurfaceIntent | ProvenanceIntent): SessionEvent {
+    const seq = this.log.length;
+    if (this.publishing) {
+      throw new SessionValidationError(
+        'REENTRANT_APPEND',
+        'a subscriber appended while the session was publishing; append after the listener returns (for example in a microtask)',
+        { seq, eventType: typeof type === 'string' ? type : undefined },
+      );
+    }
+    const event = admitAppend(type, data, intent, seq, this.now(seq, type), this.limits);
+    this.manager.validateNext(event);
+    this.log.push(event);
+    this.eventsSnapshot = undefined;
+    this.publish(event);
+    return event;
+  }
+
+  /**
+   * The messages the model sees now: the projection of every surface entry, in surface order.
+   * Derivation is incremental (only new surface entries are projected unless a replace rewrote
+   * the surface). The result is a frozen array holding the events' own frozen messages; it is
+   * the same array until the surface changes.
+   */
+  deriveMessages(): readonly Message[] {
+    this.syncDerived();
+    if (this.derivedSnapshot === undefined)
+      this.derivedSnapshot = Object.freeze(this.derived.slice());
+    return this.derivedSnapshot;
+  }
+
+  /**
+   * The messages derived since `cursor` (all of them without a cursor or after a replace), for
+   * consumers that keep their own incremental state: O(new messages) per call.
+   */
+  deriveMessagesSince(cursor?: MessageCursor): MessageDelta {
+    this.syncDerived();
+    const next: MessageCursor = Object.freeze({
+      replaceGeneration: this.derivedGeneration,
+      count: this.derived.length,
+    });
+    const reset =
+      cursor === undefined ||
+      cursor.replaceGeneration !== this.derivedGeneration ||
+      cursor.count > this.derived.length;
+    const messages = reset ? this.derived.slice() : this.derived.slice(cursor.count);
+    return Object.freeze({ reset, messages: Object.freeze(messages), cursor: next });
+  }
+
+  /**
+   * The messages the model would have seen right after event `seq` was appended: equal to
+   * `deriveMessages()` of a session seeded with `events[0..seq]`.
+   *
+   * @throws InvalidArgumentError when `seq` is not the seq of an event of this log.
+   */
+  messagesAt(seq: number): readonly Message[] {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.log.length) {
+      throw new InvalidArgumentError(
+        `messagesAt expects the seq of an event (0..${this.log.length - 1}), found ${describeValue(seq)}`,
+      );
+    }
+    if (seq === this.log.length - 1) return this.deriveMessages();
+    const messages: Message[] = [];
+    for (const surfaceSeq of replaySurface(this.log, seq)) {
+      const message = deriveEventMessage(this.log[surfaceSeq] as SessionEvent);
+      if (message !== null) messages.push(message);
+    }
+    return Object.freeze(messages);
+  }
+
+  /**
+   * The human view of the session: every message that entered by appending, in log order, with
+   * a marker entry wherever a replace shadowed history. Unlike the surface, it never hides
+   * what a reader has already seen.
+   */
+  transcript(): readonly TranscriptEntry[] {
+    return buildTranscript(this.log, this.manager);
+  }
+
+  /**
+   * Calls `listener` after every committed append. A listener that throws (or rejects) is
+   * reported to `onListenerError`; the append stands. Returns the unsubscribe function.
+   */
+  subscribe(listener: SessionListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const index = this.listeners.indexOf(listener);
+      if (index !== -1) this.listeners.splice(index, 1);
+    };
+  }
+
+  private seedWith(seed: readonly unknown[], mode: AdmissionMode): void {
+    if (!Array.isArray(seed)) {
+      throw new SessionValidationError(
+        'INVALID_ENVELOPE',
+        `expected the seed as an array of events, found ${describeValue(seed)}`,
+      );
+    }
+    // A throw here aborts construction, so an invalid event rejects the whole seed.
+    for (let index = 0; index < seed.length; index++) {
+      const event = admitStored(seed[index], index, mode, this.limits);
+      this.manager.validateNext(event, { index });
+      this.log.push(event);
+    }
+  }
+
+  private syncDerived(): void {
+    const manager = this.manager;
+    const generation = manager.replaceGeneration;
+    const order = manager.borrowOrder();
+    if (generation !== this.derivedGeneration) {
+      this.derived.length = 0;
+      this.derivedEntries = 0;
+      this.derivedGeneration = generation;
+      this.derivedSnapshot = undefined;
+    }
+    if (this.derivedEntries === order.length) return;
+    for (let i = this.derivedEntries; i < order.length; i++) {
+      const message = deriveEventMessage(this.log[order[i] as number] as SessionEvent);
+      if (message !== null) this.derived.push(message);
+    }
+    this.derivedEntries = order.length;
+    this.derivedSnapshot = undefined;
+  }
+
+  private publish(event: SessionEvent): void {
+    if (this.listeners.length === 0) return;
+    this.publishing = true;
+    try {
+      for (const listener of this.listeners.slice()) {
+        try {
+          const result = listener(event, this);
+          if (isThenable(result)) {
+            result.then(undefined, (error: unknown) => this.reportListener(error, event));
+          }
+        } catch (error) {
+          this.reportListener(error, event);
+        }
+      }
+    } finally {
+      this.publishing = false;
+    }
+  }
+
+  private reportListener(error: unknown, event: SessionEvent): void {
+    try {
+      this.onListenerError(error, event);
+    } catch {
+      // The error reporter itself failed; an append must still never be undone by a listener.
+    }
+  }
+
+  private now(seq?: number, type?: string): number {
+    const time = this.clock();
+    if (typeof time !== 'number' || !Number.isSafeInteger(time)) {
+      throw new SessionValidationError(
+        'INVALID_TIME',
+        `the clock returned ${describeValue(time)}; expected integer epoch ms`,
+        { seq, eventType: type },
+      );
+    }
+    return time;
+  }
+}
+
+type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function reportListenerError(error: unknown, event: SessionEvent): void {
+  host.console?.error(
+    `palimpsest: a session listener failed on seq ${event.seq} (${event.type})`,
+    error,
+  );
+}

@@ -1,0 +1,372 @@
+/**
+ * The surface: the ordered seqs of the events whose messages the model sees. One incremental
+ * manager per session maintains it from the `surfaceOp` markers of the log; `foldSurface` gives
+ * the same answer for any log from scratch.
+ */
+import { admitStored } from './admission.js';
+import { type SessionValidationDetails, SessionValidationError } from './errors.js';
+import type { SessionEvent } from './events.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue, jsonEqual } from './json.js';
+import { asObject } from './messages.js';
+
+/** Read-only view of a session's surface. */
+export interface SessionSurface {
+  /** The surface in order, as a frozen snapshot (the same array until the surface changes). */
+  readonly seqs: readonly number[];
+  /** Number of entries on the surface. */
+  readonly size: number;
+  /** Counts committed replaces: equal generations mean the surface only grew at its tail. */
+  readonly replaceGeneration: number;
+  /** True when `seq` is currently on the surface (O(1)). */
+  has(seq: number): boolean;
+  /** Position of `seq` on the surface, or -1. */
+  indexOf(seq: number): number;
+  /** The seq at surface position `index` (negative counts from the end), or `undefined`. */
+  at(index: number): number | undefined;
+}
+
+/** One committed replace, as reported by {@link foldSurface}. */
+export interface SurfaceReplacement {
+  /** The replacing event. */
+  readonly seq: number;
+  readonly start: number;
+  readonly end: number;
+  /** The seqs the replace removed from the surface, in surface order. */
+  readonly shadowedSeqs: readonly number[];
+}
+
+/** The result of {@link foldSurface}. */
+export interface SurfaceFold {
+  readonly seqs: readonly number[];
+  readonly replaceGeneration: number;
+  readonly replacements: readonly SurfaceReplacement[];
+}
+
+/** What one event does to the surface, decided before the event is committed. */
+type SurfacePlan =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'append' }
+  | { readonly kind: 'replace'; readonly from: number; readonly shadowed: readonly number[] };
+
+const NO_EFFECT: SurfacePlan = Object.freeze({ kind: 'none' });
+const APPEND: SurfacePlan = Object.freeze({ kind: 'append' });
+
+/**
+ * The incremental surface of one log. It reads the log it was given by reference and folds only
+ * the events committed since its last synchronization: O(1) when nothing is new, O(new events)
+ * otherwise, O(surface) for a replace (positional lookup and splice).
+ *
+ * Validation is split from application: {@link SurfaceManager.validateNext} plans a candidate
+ * without changing anything; once the caller commits that exact event object to the log, the
+ * stored plan is applied on the next read.
+ */
+export class SurfaceManager implements SessionSurface {
+  private readonly order: number[] = [];
+  private membership = new Uint8Array(64);
+  private generation = 0;
+  private processed = 0;
+  private pending:
+    | { readonly event: SessionEvent; readonly index: number; readonly plan: SurfacePlan }
+    | undefined;
+  private frozenSeqs: readonly number[] | undefined;
+  private readonly replacements: SurfaceReplacement[] | undefined;
+
+  /**
+   * @param log the committed events, read by reference (the owner appends to it).
+   * @param options.recordReplacements keep a history of replaces (for `foldSurface`).
+   */
+  constructor(
+    private readonly log: readonly SessionEvent[],
+    options: { readonly recordReplacements?: boolean } = {},
+  ) {
+    this.replacements = options.recordReplacements === true ? [] : undefined;
+  }
+
+  get seqs(): readonly number[] {
+    this.sync();
+    if (this.frozenSeqs === undefined) this.frozenSeqs = Object.freeze(this.order.slice());
+    return this.frozenSeqs;
+  }
+
+  get size(): number {
+    this.sync();
+    return this.order.length;
+  }
+
+  get replaceGeneration(): number {
+    this.sync();
+    return this.generation;
+  }
+
+  has(seq: number): boolean {
+    this.sync();
+    return (
+      Number.isInteger(seq) &&
+      seq >= 0 &&
+      seq < this.membership.length &&
+      this.membership[seq] === 1
+    );
+  }
+
+  indexOf(seq: number): number {
+    return this.has(seq) ? this.order.indexOf(seq) : -1;
+  }
+
+  at(index: number): number | undefined {
+    this.sync();
+    return this.order.at(index);
+  }
+
+  /** The surface as the manager's own array; callers must not keep or mutate it. */
+  borrowOrder(): readonly number[] {
+    this.sync();
+    return this.order;
+  }
+
+  /** Replaces committed so far (only when constructed with `recordReplacements`). */
+  committedReplacements(): readonly SurfaceReplacement[] {
+    this.sync();
+    return this.replacements ?? [];
+  }
+
+  /**
+   * Validates `candidate` as the next event of the log without changing the surface. Throws
+   * `SessionValidationError` when the candidate breaks a surface rule.
+   */
+  validateNext(candidate: SessionEvent, details: SessionValidationDetails = {}): void {
+    this.sync();
+    const plan = this.plan(candidate, details);
+    this.pending = { event: candidate, index: this.log.length, plan };
+  }
+
+  /** Folds events committed since the last synchronization. */
+  private sync(): void {
+    const log = this.log;
+    while (this.processed < log.length) {
+      const event = log[this.processed] as SessionEvent;
+      const pending = this.pending;
+      let plan: SurfacePlan;
+      if (pending !== undefined && pending.event === event && pending.index === this.processed) {
+        plan = pending.plan;
+      } else {
+        plan = this.plan(event, { index: this.processed });
+      }
+      this.pending = undefined;
+      this.apply(event, plan);
+      this.processed++;
+    }
+  }
+
+  private plan(event: SessionEvent, details: SessionValidationDetails): SurfacePlan {
+    const op = event.surfaceOp;
+    if (op === undefined) return NO_EFFECT;
+    if (op === 'append') return APPEND;
+    const where = { ...details, seq: event.seq, eventType: event.type };
+    const { start, end } = op;
+    if (!this.isMember(start) || !this.isMember(end)) {
+      const missing = this.isMember(start) ? `end seq ${end}` : `start seq ${start}`;
+      throw new SessionValidationError(
+        'REPLACE_ENDPOINT_NOT_ON_SURFACE',
+        `replace ${missing} is not on the surface (${this.order.length} entries)`,
+        where,
+      );
+    }
+    const from = this.order.indexOf(start);
+    const to = this.order.indexOf(end, from);
+    if (to === -1) {
+      throw new SessionValidationError(
+        'REPLACE_RANGE_REVERSED',
+        `replace start seq ${start} (surface position ${from}) comes after end seq ${end} (position ${this.order.indexOf(end)})`,
+        where,
+      );
+    }
+    const shadowed = this.order.slice(from, to + 1);
+    const missing = missingSources(shadowed, event.sourceEventSeqs);
+    if (missing.length > 0) {
+      const shown =
+        missing.slice(0, 5).join(', ') +
+        (missing.length > 5 ? `, … (${missing.length} in all)` : '');
+      throw new SessionValidationError(
+        'REPLACE_SOURCES_INCOMPLETE',
+        `a replace must cite every seq it shadows in sourceEventSeqs; missing ${shown}`,
+        where,
+      );
+    }
+    if (event.type === 'tool/result') this.checkToolResultRewrite(event, shadowed, where);
+    return { kind: 'replace', from, shadowed };
+  }
+
+  private checkToolResultRewrite(
+    event: SessionEvent,
+    shadowed: readonly number[],
+    where: SessionValidationDetails,
+  ): void {
+    const fail = (message: string): never => {
+      throw new SessionValidationError('TOOL_RESULT_REWRITE_INVALID', message, where);
+    };
+    if (shadowed.length !== 1) {
+      fail(
+        `a tool/result replace must shadow exactly one tool/result, found a range of ${shadowed.length} entries`,
+      );
+    }
+    const target = this.log[shadowed[0] as number];
+    if (target === undefined || target.type !== 'tool/result') {
+      fail(
+        `a tool/result replace must target a tool/result, found ${target?.type ?? 'nothing'} at seq ${shadowed[0]}`,
+      );
+      return;
+    }
+    const field = firstDifferenceOutsideResultContent(target.data, event.data);
+    if (field !== undefined) {
+      fail(
+        `a tool/result replace may change only the result content, but ${field} differs from seq ${target.seq}`,
+      );
+    }
+  }
+
+  private apply(event: SessionEvent, plan: SurfacePlan): void {
+    if (plan.kind === 'none') return;
+    this.frozenSeqs = undefined;
+    const seq = event.seq;
+    this.ensureMembership(seq);
+    if (plan.kind === 'append') {
+      this.order.push(seq);
+      this.membership[seq] = 1;
+      return;
+    }
+    this.order.splice(plan.from, plan.shadowed.length, seq);
+    for (const shadowedSeq of plan.shadowed) this.membership[shadowedSeq] = 0;
+    this.membership[seq] = 1;
+    this.generation++;
+    const op = event.surfaceOp;
+    if (this.replacements !== undefined && typeof op === 'object') {
+      this.replacements.push(
+        Object.freeze({
+          seq,
+          start: op.start,
+          end: op.end,
+          shadowedSeqs: Object.freeze([...plan.shadowed]),
+        }),
+      );
+    }
+  }
+
+  private isMember(seq: number): boolean {
+    return seq < this.membership.length && this.membership[seq] === 1;
+  }
+
+  private ensureMembership(seq: number): void {
+    if (seq < this.membership.length) return;
+    let size = this.membership.length * 2;
+    while (size <= seq) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.membership);
+    this.membership = grown;
+  }
+}
+
+function missingSources(
+  shadowed: readonly number[],
+  sources: readonly number[] | undefined,
+): number[] {
+  if (sources === undefined) return [...shadowed];
+  if (shadowed.length * sources.length <= 256)
+    return shadowed.filter((seq) => !sources.includes(seq));
+  const cited = new Set(sources);
+  return shadowed.filter((seq) => !cited.has(seq));
+}
+
+/**
+ * Compares two tool/result data values everywhere but `message.content[0].content`; returns a
+ * description of the first differing field, or `undefined` when only the content differs.
+ */
+function firstDifferenceOutsideResultContent(
+  original: JsonValue,
+  replacement: JsonValue,
+): string | undefined {
+  const a = asObject(original);
+  const b = asObject(replacement);
+  if (a === undefined || b === undefined) return 'data';
+  const differentKey = differingKey(a, b, 'message');
+  if (differentKey !== undefined) return `data.${differentKey}`;
+  const messageA = asObject(a.message);
+  const messageB = asObject(b.message);
+  if (messageA === undefined || messageB === undefined) return 'data.message';
+  const messageKey = differingKey(messageA, messageB, 'content');
+  if (messageKey !== undefined) return `data.message.${messageKey}`;
+  const blockA = Array.isArray(messageA.content)
+    ? asObject(messageA.content[0] as JsonValue)
+    : undefined;
+  const blockB = Array.isArray(messageB.content)
+    ? asObject(messageB.content[0] as JsonValue)
+    : undefined;
+  if (blockA === undefined || blockB === undefined) return 'data.message.content';
+  const blockKey = differingKey(blockA, blockB, 'content');
+  if (blockKey !== undefined) return `data.message.content[0].${blockKey}`;
+  return undefined;
+}
+
+/** The first key (other than `except`) whose value differs between two objects. */
+function differingKey(
+  a: Readonly<Record<string, JsonValue>>,
+  b: Readonly<Record<string, JsonValue>>,
+  except: string,
+): string | undefined {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    if (key === except) continue;
+    const hasA = Object.hasOwn(a, key);
+    const hasB = Object.hasOwn(b, key);
+    if (hasA !== hasB || !jsonEqual(a[key] as JsonValue, b[key] as JsonValue)) return key;
+  }
+  return undefined;
+}
+
+/**
+ * Folds a whole log from seq 0 and returns its surface, applying exactly the validation a
+ * session applies when seeded with the same events (and throwing the same errors). Pure: the
+ * input is neither copied nor frozen.
+ */
+export function foldSurface(
+  events: readonly unknown[],
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): SurfaceFold {
+  const log: SessionEvent[] = [];
+  const manager = new SurfaceManager(log, { recordReplacements: true });
+  for (let index = 0; index < events.length; index++) {
+    const event = admitStored(events[index], index, 'check', limits);
+    manager.validateNext(event, { index });
+    log.push(event);
+  }
+  return Object.freeze({
+    seqs: manager.seqs,
+    replaceGeneration: manager.replaceGeneration,
+    replacements: Object.freeze([...manager.committedReplacements()]),
+  });
+}
+
+/**
+ * Replays the surface of an already validated log up to and including `lastIndex`, without
+ * validation. Used for time travel (`messagesAt`) and the transcript.
+ */
+export function replaySurface(
+  log: readonly SessionEvent[],
+  lastIndex: number,
+  onReplace?: (replacement: SurfaceReplacement) => void,
+): number[] {
+  const order: number[] = [];
+  for (let index = 0; index <= lastIndex; index++) {
+    const event = log[index] as SessionEvent;
+    const op = event.surfaceOp;
+    if (op === undefined) continue;
+    if (op === 'append') {
+      order.push(event.seq);
+      continue;
+    }
+    const from = order.indexOf(op.start);
+    const to = order.indexOf(op.end, from);
+    const shadowed = order.splice(from, to - from + 1, event.seq);
+    onReplace?.({ seq: event.seq, start: op.start, end: op.end, shadowedSeqs: shadowed });
+  }
+  return order;
+}
