@@ -10,6 +10,7 @@ import type {
   LogEventType,
   ProvenanceIntent,
   SessionEvent,
+  SessionEventMap,
   SurfaceEventType,
   SurfaceIntent,
 } from './events.js';
@@ -168,7 +169,7 @@ export class Session {
   ): SessionEvent<T>;
   append<T extends string>(
     type: T extends KnownEventType ? never : T,
-    data: JsonValue,
+    data: JsonValue | SessionEventMap[KnownEventType],
     intent?: SurfaceIntent | ProvenanceIntent,
   ): SessionEvent;
   append(type: string, data: unknown, intent?: SurfaceIntent | ProvenanceIntent): SessionEvent {

@@ -1,0 +1,167 @@
+/**
+ * The log linter: turn/step nesting, tool call/result pairing and provenance kinds.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  checkInvariants,
+  type InvariantCode,
+  Session,
+  type SessionEvent,
+} from '../../src/core/index.js';
+import { assistant, recordToolTurn, tickingClock, toolResult, user } from './builders.js';
+
+function codes(events: readonly SessionEvent[]): InvariantCode[] {
+  return checkInvariants(events).map((violation) => violation.code);
+}
+
+function raw(events: readonly Omit<SessionEvent, 'seq' | 'time'>[]): SessionEvent[] {
+  return events.map((event, seq) => ({ ...event, seq, time: 0 }) as SessionEvent);
+}
+
+describe('checkInvariants', () => {
+  it('finds nothing wrong in well-formed turns with tool round trips', () => {
+    const session = Session.create({ clock: tickingClock() });
+    recordToolTurn(session, 1);
+    session.append('user/message', user('between', 'between turns is fine'), {
+      surfaceOp: 'append',
+    });
+    recordToolTurn(session, 2);
+    expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+  });
+
+  it('reports turns that overlap, end without starting or skip numbers', () => {
+    expect(
+      codes(
+        raw([
+          { type: 'turn/start', data: { turn: 1 } },
+          { type: 'turn/start', data: { turn: 2 } },
+        ]),
+      ),
+    ).toEqual(['TURN_ALREADY_OPEN']);
+    expect(
+      codes(raw([{ type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } }])),
+    ).toEqual(['TURN_NOT_OPEN']);
+    expect(codes(raw([{ type: 'turn/start', data: { turn: 3 } }]))).toEqual(['TURN_NUMBER']);
+  });
+
+  it('reports steps outside turns, overlapping steps, misnumbered steps and turns ending inside a step', () => {
+    expect(codes(raw([{ type: 'step/start', data: { turn: 1, step: 1 } }]))).toEqual([
+      'TURN_NOT_OPEN',
+    ]);
+    expect(
+      codes(
+        raw([
+          { type: 'turn/start', data: { turn: 1 } },
+          { type: 'step/start', data: { turn: 1, step: 2 } },
+          { type: 'step/start', data: { turn: 1, step: 3 } },
+          { type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
+        ]),
+      ),
+    ).toEqual(['STEP_NUMBER', 'STEP_ALREADY_OPEN', 'STEP_ALREADY_OPEN']);
+    expect(
+      codes(
+        raw([
+          { type: 'turn/start', data: { turn: 1 } },
+          { type: 'step/end', data: { turn: 1, step: 1 } },
+        ]),
+      ),
+    ).toEqual(['STEP_NOT_OPEN']);
+  });
+
+  it('reports model and tool events outside the step they name, and request headers outside turns', () => {
+    expect(
+      codes(
+        raw([
+          { type: 'request/header', data: { provider: 'p', model: 'm' } },
+          { type: 'turn/start', data: { turn: 1 } },
+          { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'text-delta' } } },
+          { type: 'step/start', data: { turn: 1, step: 1 } },
+          {
+            type: 'tool/call',
+            data: { turn: 1, step: 2, callId: 'c', name: 'n', arguments: '{}' },
+          },
+        ]),
+      ),
+    ).toEqual(['OUTSIDE_TURN', 'OUTSIDE_STEP', 'OUTSIDE_STEP']);
+  });
+
+  it('reports unanswered calls, unrequested calls and duplicate results', () => {
+    const at = { turn: 1, step: 1 };
+    const log = raw([
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: at },
+      {
+        type: 'assistant/message',
+        data: assistant('a', '', [
+          { id: 'c1', name: 'ls' },
+          { id: 'c2', name: 'ls' },
+        ]),
+        surfaceOp: 'append',
+      },
+      { type: 'tool/call', data: { ...at, callId: 'zz', name: 'ls', arguments: '{}' } },
+      { type: 'tool/result', data: toolResult('r1', 'c1', 'ok'), surfaceOp: 'append' },
+      { type: 'tool/result', data: toolResult('r1b', 'c1', 'again'), surfaceOp: 'append' },
+      { type: 'step/end', data: at },
+    ] as never);
+    expect(codes(log)).toEqual([
+      'TOOL_CALL_NOT_REQUESTED',
+      'DUPLICATE_TOOL_EVENT',
+      'TOOL_CALL_UNANSWERED',
+    ]);
+  });
+
+  it('reports provenance of the wrong kind', () => {
+    const at = { turn: 1, step: 1 };
+    const log = raw([
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'user/message', data: user('u', 'q'), surfaceOp: 'append' },
+      { type: 'step/start', data: at },
+      { type: 'assistant/chunk', data: { ...at, chunk: { type: 'text-delta' } } },
+      {
+        type: 'assistant/message',
+        data: assistant('a', 'x', [{ id: 'c1', name: 'ls' }]),
+        surfaceOp: 'append',
+        sourceEventSeqs: [1, 3],
+      },
+      { type: 'tool/call', data: { ...at, callId: 'c1', name: 'ls', arguments: '{}' } },
+      {
+        type: 'tool/result',
+        data: toolResult('r', 'c1', 'ok'),
+        surfaceOp: 'append',
+        sourceEventSeqs: [4],
+      },
+      { type: 'step/end', data: at },
+      { type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
+    ] as never);
+    const violations = checkInvariants(log);
+    expect(violations.map((violation) => [violation.code, violation.seq])).toEqual([
+      ['PROVENANCE_KIND', 4],
+      ['PROVENANCE_KIND', 6],
+    ]);
+    expect(violations[0]?.message).toContain('seq 1 (user/message)');
+  });
+
+  it('reports a log that ends inside a turn only when asked to require closed turns', () => {
+    const log = raw([{ type: 'turn/start', data: { turn: 1 } }]);
+    expect(codes(log)).toEqual([]);
+    expect(
+      checkInvariants(log, { requireClosed: true }).map((violation) => violation.code),
+    ).toEqual(['OPEN_AT_END']);
+  });
+
+  it('reports malformed data instead of throwing', () => {
+    const log = raw([
+      { type: 'turn/start', data: 'one' },
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'step/start', data: null },
+      { type: 'assistant/chunk', data: [] },
+      { type: 'tool/call', data: { turn: 1 } },
+    ] as never);
+    expect(codes(log)).toEqual([
+      'MALFORMED_DATA',
+      'MALFORMED_DATA',
+      'MALFORMED_DATA',
+      'MALFORMED_DATA',
+    ]);
+  });
+});
