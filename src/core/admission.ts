@@ -9,6 +9,7 @@ import {
   type SessionValidationDetails,
   SessionValidationError,
 } from './errors.js';
+import { checkLogData, checkSurfaceData, isSeqLike } from './event-shapes.js';
 import {
   isSurfaceEligibleType,
   isValidEventType,
@@ -23,7 +24,6 @@ import {
   type JsonValue,
   snapshotJson,
 } from './json.js';
-import { asObject, checkMessageShape, type ShapeIssue } from './messages.js';
 
 /**
  * How a stored event's objects are treated: `copy` snapshots borrowed input, `adopt` validates
@@ -118,7 +118,7 @@ export function admitStored(
     }
   }
   const seq = record.seq;
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+  if (!isSeqLike(seq)) {
     fail(
       'INVALID_ENVELOPE',
       `expected seq as a non-negative integer, found ${describeValue(seq)}`,
@@ -128,7 +128,7 @@ export function admitStored(
   where.seq = seq;
   if (seq !== index) fail('SEQ_NOT_CONTIGUOUS', `expected seq ${index}, found seq ${seq}`, where);
   const time = record.time;
-  if (typeof time !== 'number' || !Number.isSafeInteger(time)) {
+  if (typeof time !== 'number' || !Number.isSafeInteger(time) || Object.is(time, -0)) {
     fail('INVALID_TIME', `expected time as integer epoch ms, found ${describeValue(time)}`, where);
   }
   if (!isValidEventType(type)) throw invalidType(type, where);
@@ -179,6 +179,10 @@ function finish(
   if (surfaceOp !== undefined) {
     const issue = checkSurfaceData(type, data);
     if (issue !== undefined) fail('INVALID_MESSAGE', issue.reason, { ...where, path: issue.path });
+  } else {
+    const issue = checkLogData(type, data);
+    if (issue !== undefined)
+      fail('INVALID_EVENT_DATA', issue.reason, { ...where, path: issue.path });
   }
   if (mode === 'check') {
     return { seq, time, type, data, surfaceOp, sourceEventSeqs: sources } as SessionEvent;
@@ -236,7 +240,7 @@ function admitSurfaceOp(type: string, raw: unknown, where: Where): SurfaceOp | u
     ['start', start],
     ['end', end],
   ] as const) {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    if (!isSeqLike(value)) {
       fail(
         'INVALID_SURFACE_OP',
         `expected replace ${name} as a non-negative integer seq, found ${describeValue(value)}`,
@@ -276,7 +280,7 @@ function admitSources(
   const seen = length > 16 ? new Set<number>() : undefined;
   for (let i = 0; i < length; i++) {
     const value: unknown = raw[i];
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    if (!isSeqLike(value)) {
       fail(
         'INVALID_SOURCE_EVENT_SEQS',
         `expected sourceEventSeqs[${i}] to be a non-negative integer seq, found ${i in raw ? describeValue(value) : 'a hole'}`,
@@ -299,48 +303,13 @@ function admitSources(
   return Object.freeze(out);
 }
 
-/** Shape checks of a surface-eligible event's data, by type. */
-function checkSurfaceData(type: string, data: JsonValue): ShapeIssue | undefined {
-  if (type === 'user/message' || type === 'context/message') {
-    return checkMessageShape(data, 'user', 'data');
-  }
-  const record = asObject(data);
-  if (record === undefined) return { path: 'data', reason: `expected a ${type} data object` };
-  for (const field of ['turn', 'step'] as const) {
-    const value = record[field];
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-      return { path: `data.${field}`, reason: 'expected a non-negative integer' };
-    }
-  }
-  if (type === 'assistant/message') {
-    if (typeof record.finishReason !== 'string') {
-      return { path: 'data.finishReason', reason: 'expected a string finish reason' };
-    }
-    if (record.interrupted !== undefined && record.interrupted !== true) {
-      return { path: 'data.interrupted', reason: 'expected true when present' };
-    }
-    if (record.usage !== undefined && asObject(record.usage) === undefined) {
-      return { path: 'data.usage', reason: 'expected an object when present' };
-    }
-    return checkMessageShape(record.message as JsonValue, 'assistant', 'data.message');
-  }
-  const error = record.error;
-  if (error !== undefined) {
-    const errorRecord = asObject(error);
-    if (
-      errorRecord === undefined ||
-      typeof errorRecord.code !== 'string' ||
-      typeof errorRecord.message !== 'string'
-    ) {
-      return { path: 'data.error', reason: 'expected {code, message} strings when present' };
-    }
-  }
-  return checkMessageShape(record.message as JsonValue, 'tool', 'data.message');
-}
-
+/** The value as a record when it is a plain (or null-prototype) object, else `undefined`. */
 function asPlainRecord(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  return value as Record<string, unknown>;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function invalidType(type: unknown, where: Where): SessionValidationError {

@@ -47,6 +47,8 @@ export class PalimpsestError extends Error {
  * - `TOOL_RESULT_REWRITE_INVALID`: a `tool/result` replace shadows more or other than one
  *   `tool/result`, or changes a field other than the result content.
  * - `INVALID_MESSAGE`: a surface event's message does not have the shape of its type.
+ * - `INVALID_EVENT_DATA`: a log-only event of the core vocabulary lacks the fields of its type
+ *   (such as an integer `turn` on `turn/start` or a reason kind on `turn/end`).
  * - `INVALID_HEADER`: the session header is malformed or of another format version.
  * - `REENTRANT_APPEND`: a subscriber appended while the session was publishing an event.
  */
@@ -67,6 +69,7 @@ export type SessionValidationCode =
   | 'REPLACE_SOURCES_INCOMPLETE'
   | 'TOOL_RESULT_REWRITE_INVALID'
   | 'INVALID_MESSAGE'
+  | 'INVALID_EVENT_DATA'
   | 'INVALID_HEADER'
   | 'REENTRANT_APPEND';
 
@@ -136,7 +139,8 @@ function withContext(message: string, details: SessionValidationDetails): string
   if (details.seq !== undefined) where.push(`seq ${details.seq}`);
   if (details.eventType !== undefined) where.push(`type '${truncate(details.eventType, 60)}'`);
   const prefix = where.length > 0 ? `event ${where.join(', ')}: ` : '';
-  const suffix = details.path !== undefined && details.path !== '' ? ` (at ${details.path})` : '';
+  const suffix =
+    details.path !== undefined && details.path !== '' ? ` (at ${truncate(details.path, 120)})` : '';
   return `${prefix}${message}${suffix}`;
 }
 

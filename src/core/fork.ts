@@ -5,6 +5,7 @@ import { describeValue, ForkError } from './errors.js';
 import type { SessionEvent } from './events.js';
 import { SESSION_FORMAT_VERSION, type SessionHeader } from './header.js';
 import { randomId } from './host.js';
+import { intField } from './read-data.js';
 import { Session } from './session.js';
 
 /** Options of {@link forkSession}. */
@@ -18,7 +19,8 @@ export interface ForkOptions {
 /**
  * Creates a session seeded with `events[0..boundarySeq]` of `session` (inclusive; the whole log
  * by default). The child's header records `parentSession` and `seedLength`, and keeps the
- * parent's metadata. The copied events are re-validated like any seed.
+ * parent's metadata. The prefix goes through seed validation (contiguity and every surface rule);
+ * events the parent already admitted are shared, frozen, rather than copied.
  *
  * @throws ForkError `INVALID_BOUNDARY` when the boundary is not the seq of an event of the
  *   session, `OPEN_TURN` when the prefix would end inside a turn that has not ended.
@@ -73,14 +75,12 @@ export function forkSession(
 
 function openTurnAtEnd(
   events: readonly SessionEvent[],
-): { turn: unknown; seq: number } | undefined {
+): { turn: number | string; seq: number } | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as SessionEvent;
     if (event.type === 'turn/end') return undefined;
-    if (event.type === 'turn/start') {
-      const data = event.data as { turn?: unknown };
-      return { turn: data.turn ?? '?', seq: event.seq };
-    }
+    if (event.type === 'turn/start')
+      return { turn: intField(event, 'turn') ?? '?', seq: event.seq };
   }
   return undefined;
 }

@@ -2,8 +2,13 @@
  * A linter for logs: the structural rules a well-formed agent log follows beyond what `append`
  * enforces (turn and step nesting, tool call/result pairing, provenance kinds).
  */
+import { deriveEventMessage } from './derive.js';
+import { SessionValidationError } from './errors.js';
 import type { SessionEvent } from './events.js';
+import type { JsonValue } from './json.js';
+import { asObject } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
+import { foldSurface } from './surface.js';
 
 /**
  * Codes of {@link InvariantViolation}:
@@ -20,6 +25,10 @@ import { intField, requestedToolCalls, resultCallId, stringField } from './read-
  * - `TOOL_CALL_UNANSWERED`: a step ended with a requested call that has no result.
  * - `PROVENANCE_KIND`: an assistant/message cites something other than its step's chunks, or a
  *   tool/result cites something other than its tool/call.
+ * - `SURFACE_TOOL_PAIRING`: on the current surface, a tool result does not follow its call, or
+ *   a call is not answered before the next message (providers reject such requests).
+ * - `INVALID_LOG`: the log fails the session's own validation (a seed of it would be refused;
+ *   the message gives the validation code), so the surface checks were skipped.
  * - `OPEN_AT_END`: the log ends inside a turn (reported only with `requireClosed`).
  */
 export type InvariantCode =
@@ -36,6 +45,8 @@ export type InvariantCode =
   | 'DUPLICATE_TOOL_EVENT'
   | 'TOOL_CALL_UNANSWERED'
   | 'PROVENANCE_KIND'
+  | 'SURFACE_TOOL_PAIRING'
+  | 'INVALID_LOG'
   | 'OPEN_AT_END';
 
 /** One broken rule, located at an event. */
@@ -59,9 +70,9 @@ interface StepCall {
 }
 
 /**
- * Checks a log (already valid for `foldSurface`) against the structural rules of an agent log
- * and returns every violation found, in log order; an empty array means the log is well formed.
- * Never throws on malformed data: it reports it.
+ * Checks a log against the structural rules of an agent log and returns every violation found
+ * (step and turn rules in log order, then the surface checks); an empty array means the log is
+ * well formed. Never throws on malformed data: it reports it.
  */
 export function checkInvariants(
   events: readonly SessionEvent[],
@@ -155,6 +166,9 @@ export function checkInvariants(
           report(event, 'STEP_ALREADY_OPEN', `turn ends while step ${openStep} is open`);
           closeStep(event);
         }
+        if (!isTurnEndReason(asObject(event.data as JsonValue)?.reason)) {
+          report(event, 'MALFORMED_DATA', `expected reason {kind: ${TURN_END_KINDS.join(' | ')}}`);
+        }
         openTurn = undefined;
         break;
       }
@@ -199,8 +213,15 @@ export function checkInvariants(
         break;
       }
       case 'request/header':
-        if (openTurn === undefined)
+        if (openTurn === undefined) {
           report(event, 'OUTSIDE_TURN', 'a request header belongs inside a turn');
+        }
+        if (
+          stringField(event, 'provider') === undefined ||
+          stringField(event, 'model') === undefined
+        ) {
+          report(event, 'MALFORMED_DATA', 'expected string provider and model fields');
+        }
         break;
       case 'assistant/chunk':
         if (inStep(event)) chunkSeqs.add(event.seq);
@@ -231,6 +252,12 @@ export function checkInvariants(
         if (!inStep(event)) break;
         const callId = stringField(event, 'callId');
         const call = callId === undefined ? undefined : calls.get(callId);
+        if (
+          stringField(event, 'name') === undefined ||
+          stringField(event, 'arguments') === undefined
+        ) {
+          report(event, 'MALFORMED_DATA', 'expected string name and arguments (the raw JSON text)');
+        }
         if (callId === undefined) report(event, 'MALFORMED_DATA', 'expected a string callId');
         else if (call === undefined)
           report(
@@ -274,14 +301,81 @@ export function checkInvariants(
     }
   }
   const last = events[events.length - 1];
-  if (options.requireClosed === true && openTurn !== undefined && last !== undefined) {
+  const requireClosed = options.requireClosed === true;
+  if (requireClosed && openTurn !== undefined && last !== undefined) {
     report(
       last,
       'OPEN_AT_END',
       `the log ends inside turn ${openTurn.turn} (opened at seq ${openTurn.seq})`,
     );
   }
+  checkSurfacePairing(events, requireClosed || openTurn === undefined, report);
   return Object.freeze(violations);
+}
+
+const TURN_END_KINDS = ['completed', 'aborted', 'error', 'max-tokens', 'interrupted'] as const;
+
+function isTurnEndReason(value: JsonValue | undefined): boolean {
+  const reason = asObject(value);
+  if (reason === undefined || !(TURN_END_KINDS as readonly unknown[]).includes(reason.kind))
+    return false;
+  return reason.kind !== 'error' || typeof asObject(reason.error)?.message === 'string';
+}
+
+/**
+ * Walks the messages of the current surface as a provider would receive them: every tool result
+ * must answer a call of the assistant message before it, and every call must be answered before
+ * the next non-tool message. Trailing unanswered calls are allowed while a turn is running.
+ */
+function checkSurfacePairing(
+  events: readonly SessionEvent[],
+  closed: boolean,
+  report: (event: SessionEvent, code: InvariantCode, message: string) => void,
+): void {
+  let surface: readonly number[];
+  try {
+    surface = foldSurface(events).seqs;
+  } catch (error) {
+    const seq = error instanceof SessionValidationError ? error.seq : undefined;
+    const at = (seq === undefined ? undefined : events[seq]) ?? events[events.length - 1];
+    if (at !== undefined) {
+      report(at, 'INVALID_LOG', `a session would refuse this log: ${(error as Error).message}`);
+    }
+    return;
+  }
+  const pending = new Map<string, SessionEvent>();
+  const flushPending = (): void => {
+    for (const [callId, request] of pending) {
+      report(
+        request,
+        'SURFACE_TOOL_PAIRING',
+        `tool call ${callId} is not answered on the surface before the next message`,
+      );
+    }
+    pending.clear();
+  };
+  for (const seq of surface) {
+    const event = events[seq] as SessionEvent;
+    const message = deriveEventMessage(event);
+    if (message === null) continue;
+    if (message.role === 'tool') {
+      const callId = message.content[0].toolCallId;
+      if (!pending.delete(callId)) {
+        report(
+          event,
+          'SURFACE_TOOL_PAIRING',
+          `tool result for call ${callId} does not follow an unanswered call on the surface`,
+        );
+      }
+      continue;
+    }
+    flushPending();
+    if (message.role === 'assistant') {
+      for (const block of message.content)
+        if (block.type === 'tool-call') pending.set(block.id, event);
+    }
+  }
+  if (closed) flushPending();
 }
 
 function checkResultProvenance(

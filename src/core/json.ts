@@ -25,12 +25,19 @@ export interface JsonLimits {
   readonly maxDepth: number;
   /** Most UTF-16 code units allowed in one value's strings and keys, summed. */
   readonly maxChars: number;
+  /**
+   * Most values (scalars, arrays and objects) allowed in one value, counting a value each time
+   * it is reached: a small object graph that shares references can stand for an enormous JSON
+   * text, and this bound keeps its walk (and its copy) finite.
+   */
+  readonly maxNodes: number;
 }
 
 /** The limits used when a session or fold is not given its own. */
 export const DEFAULT_JSON_LIMITS: JsonLimits = Object.freeze({
   maxDepth: 256,
   maxChars: 64 * 1024 * 1024,
+  maxNodes: 1_000_000,
 });
 
 /** Why a value was refused; `path` is relative to the walked value (`''` for the value itself). */
@@ -90,6 +97,7 @@ export function isJsonValue(value: unknown): value is JsonValue {
 
 class JsonWalk {
   private chars = 0;
+  private nodes = 0;
   private readonly ancestors: object[] = [];
 
   private readonly copy: boolean;
@@ -104,6 +112,9 @@ class JsonWalk {
   }
 
   visit(value: unknown, depth: number): unknown {
+    if (++this.nodes > this.limits.maxNodes) {
+      throw new JsonIssue('limit', `more than ${this.limits.maxNodes} values`);
+    }
     switch (typeof value) {
       case 'string':
         this.count(value.length);

@@ -325,7 +325,7 @@ export class Session {
 
   private now(seq?: number, type?: string): number {
     const time = this.clock();
-    if (typeof time !== 'number' || !Number.isSafeInteger(time)) {
+    if (typeof time !== 'number' || !Number.isSafeInteger(time) || Object.is(time, -0)) {
       throw new SessionValidationError(
         'INVALID_TIME',
         `the clock returned ${describeValue(time)}; expected integer epoch ms`,

@@ -39,7 +39,7 @@ const triggers: Record<SessionValidationCode, () => unknown> = {
   NON_JSON_DATA: () => fixture().append('app/x', { value: Number.NaN }),
   DATA_LIMIT_EXCEEDED: () => Session.create({ limits: { maxChars: 3 } }).append('app/x', 'four'),
   SURFACE_OP_REQUIRED: () => fixture().append('context/message', user('c', 'x')),
-  SURFACE_OP_FORBIDDEN: () => fixture().append('tool/call', {}, { surfaceOp: 'append' }),
+  SURFACE_OP_FORBIDDEN: () => fixture().append('app/x', {}, { surfaceOp: 'append' }),
   INVALID_SURFACE_OP: () =>
     fixture().append('user/message', user('u', 'x'), { surfaceOp: 'insert' }),
   REPLACE_ENDPOINT_NOT_ON_SURFACE: () =>
@@ -57,6 +57,7 @@ const triggers: Record<SessionValidationCode, () => unknown> = {
   TOOL_RESULT_REWRITE_INVALID: () =>
     fixture().append('tool/result', toolResult('r2', 'c', 'x'), replace(3, 3, [3])),
   INVALID_MESSAGE: () => fixture().append('user/message', { id: 'u' }, { surfaceOp: 'append' }),
+  INVALID_EVENT_DATA: () => fixture().append('turn/end', { turn: 1, reason: { kind: 'finished' } }),
   INVALID_HEADER: () => Session.create({ header: { version: 0, id: 'x', createdAt: -1 } }),
   REENTRANT_APPEND: () => {
     const { session } = fixture();

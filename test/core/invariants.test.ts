@@ -107,6 +107,7 @@ describe('checkInvariants', () => {
       'TOOL_CALL_NOT_REQUESTED',
       'DUPLICATE_TOOL_EVENT',
       'TOOL_CALL_UNANSWERED',
+      'SURFACE_TOOL_PAIRING',
     ]);
   });
 
@@ -162,6 +163,71 @@ describe('checkInvariants', () => {
       'MALFORMED_DATA',
       'MALFORMED_DATA',
       'MALFORMED_DATA',
+      'INVALID_LOG',
     ]);
+  });
+
+  it('reports a surface on which a replace separated a tool call from its result', () => {
+    const session = Session.create({ clock: tickingClock() });
+    const turn = recordToolTurn(session, 1);
+    session.append('user/message', user('s', 'summary of the request only'), {
+      surfaceOp: { op: 'replace', start: turn.user, end: 4 },
+      sourceEventSeqs: [turn.user, 4],
+    });
+    const violations = checkInvariants(session.events);
+    expect(violations.map((violation) => [violation.code, violation.seq])).toEqual([
+      ['SURFACE_TOOL_PAIRING', turn.result],
+    ]);
+  });
+
+  it('reports a call left unanswered before the next message on the surface', () => {
+    const log = raw([
+      {
+        type: 'assistant/message',
+        data: assistant('a', '', [{ id: 'c1', name: 'ls' }]),
+        surfaceOp: 'append',
+      },
+      { type: 'user/message', data: user('u', 'interrupting'), surfaceOp: 'append' },
+    ] as never);
+    expect(codes(log)).toEqual(['OUTSIDE_STEP', 'SURFACE_TOOL_PAIRING']);
+  });
+
+  it('reports malformed turn endings, tool calls and request headers', () => {
+    const log = raw([
+      { type: 'turn/start', data: { turn: 1 } },
+      { type: 'request/header', data: { provider: 'p' } },
+      { type: 'step/start', data: { turn: 1, step: 1 } },
+      {
+        type: 'assistant/message',
+        data: assistant('a', '', [{ id: 'c1', name: 'ls' }]),
+        surfaceOp: 'append',
+      },
+      { type: 'tool/call', data: { turn: 1, step: 1, callId: 'c1', name: 'ls', arguments: {} } },
+      { type: 'tool/result', data: toolResult('r', 'c1', 'ok'), surfaceOp: 'append' },
+      { type: 'step/end', data: { turn: 1, step: 1 } },
+      { type: 'turn/end', data: { turn: 1, reason: { kind: 'finished' } } },
+    ] as never);
+    expect(checkInvariants(log).map((violation) => [violation.code, violation.seq])).toEqual([
+      ['MALFORMED_DATA', 1],
+      ['MALFORMED_DATA', 4],
+      ['MALFORMED_DATA', 7],
+      ['INVALID_LOG', 1],
+    ]);
+  });
+
+  it('reports a log that a session would refuse instead of throwing', () => {
+    const log = raw([
+      { type: 'user/message', data: user('u', 'q'), surfaceOp: 'append' },
+      {
+        type: 'user/message',
+        data: user('s', 's'),
+        surfaceOp: { op: 'replace', start: 0, end: 0 },
+      },
+    ] as never);
+    const violations = checkInvariants(log);
+    expect(violations.map((violation) => [violation.code, violation.seq])).toEqual([
+      ['INVALID_LOG', 1],
+    ]);
+    expect(violations[0]?.message).toContain('missing 0');
   });
 });

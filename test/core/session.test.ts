@@ -280,6 +280,42 @@ describe('append', () => {
   });
 });
 
+describe('data shapes of log-only core events', () => {
+  const cases: [string, unknown, string][] = [
+    ['turn/start', { turn: -1 }, 'data.turn'],
+    ['turn/start', null, 'data'],
+    ['turn/end', { turn: 1, reason: { kind: 'finished' } }, 'data.reason'],
+    ['turn/end', { turn: 1, reason: { kind: 'error' } }, 'data.reason.error'],
+    ['step/start', { turn: 1, step: 1.5 }, 'data.step'],
+    ['assistant/chunk', { turn: 1, step: 1, chunk: 'text' }, 'data.chunk'],
+    [
+      'tool/call',
+      { turn: 1, step: 1, callId: 'c', name: 'ls', arguments: { path: '.' } },
+      'data.arguments',
+    ],
+    ['tool/call', { turn: 1, step: 1, callId: '', name: 'ls', arguments: '{}' }, 'data.callId'],
+    ['request/header', { provider: 'p' }, 'data.model'],
+    ['request/header', { provider: 'p', model: 'm', tools: {} }, 'data.tools'],
+    ['compaction/start', {}, 'data.id'],
+  ];
+  for (const [type, data, path] of cases) {
+    it(`refuses ${type} with ${JSON.stringify(data)} at ${path}`, () => {
+      const session = Session.create();
+      const widened = session.append as (type: string, data: unknown) => unknown;
+      const error = captureError(() => widened.call(session, type, data));
+      expect(error.code).toBe('INVALID_EVENT_DATA');
+      expect(error.path).toBe(path);
+      expect(session.seq).toBe(0);
+    });
+  }
+
+  it('accepts extra fields beyond the ones it checks', () => {
+    const session = Session.create();
+    const event = session.append('turn/start', { turn: 1, trigger: 'user' } as never);
+    expect(event.data).toEqual({ turn: 1, trigger: 'user' });
+  });
+});
+
 describe('seeding', () => {
   function validLog(): Record<string, unknown>[] {
     const session = Session.create({ clock: tickingClock() });
@@ -354,6 +390,13 @@ describe('seeding', () => {
       6,
     ],
     ['a non-object entry', (log) => log.splice(2, 1, null as never), 'INVALID_ENVELOPE', 2],
+    [
+      'a class-instance entry',
+      (log) => log.splice(2, 1, Object.create(log[2] ?? null)),
+      'INVALID_ENVELOPE',
+      2,
+    ],
+    ['a -0 seq', (log) => Object.assign(log[0] ?? {}, { seq: -0 }), 'INVALID_ENVELOPE', 0],
   ];
   for (const [name, mutate, code, index] of rejections) {
     it(`rejects the whole seed for ${name}, naming the code and index`, () => {
