@@ -19,6 +19,7 @@ import {
 import {
   adoptJson,
   checkJson,
+  isObjectPrototype,
   JsonIssue,
   type JsonLimits,
   type JsonValue,
@@ -306,8 +307,7 @@ function admitSources(
 /** The value as a record when it is a plain (or null-prototype) object, else `undefined`. */
 function asPlainRecord(value: unknown): Record<string, unknown> | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null
+  return isObjectPrototype(Object.getPrototypeOf(value))
     ? (value as Record<string, unknown>)
     : undefined;
 }

@@ -165,7 +165,11 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length}`;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === null || proto === Object.prototype) return 'an object';
-  const ctor = (proto as { constructor?: { name?: unknown } }).constructor;
-  const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'unknown';
-  return `an instance of ${name}`;
+  const ctor = Object.hasOwn(proto as object, 'constructor')
+    ? (proto as { constructor?: { name?: unknown } }).constructor
+    : undefined;
+  const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : undefined;
+  return name === undefined || name === 'Object'
+    ? 'an object whose prototype is not a plain object prototype'
+    : `an instance of ${name}`;
 }

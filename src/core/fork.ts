@@ -19,8 +19,8 @@ export interface ForkOptions {
 /**
  * Creates a session seeded with `events[0..boundarySeq]` of `session` (inclusive; the whole log
  * by default). The child's header records `parentSession` and `seedLength`, and keeps the
- * parent's metadata. The prefix goes through seed validation (contiguity and every surface rule);
- * events the parent already admitted are shared, frozen, rather than copied.
+ * parent's metadata and limits. The prefix goes through seed validation (contiguity and every
+ * surface rule); events the parent already admitted are shared, frozen, rather than copied.
  *
  * @throws ForkError `INVALID_BOUNDARY` when the boundary is not the seq of an event of the
  *   session, `OPEN_TURN` when the prefix would end inside a turn that has not ended.
@@ -70,6 +70,7 @@ export function forkSession(
     header,
     seed: prefix,
     clock,
+    limits: session.limits,
   });
 }
 

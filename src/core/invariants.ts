@@ -4,6 +4,7 @@
  */
 import { deriveEventMessage } from './derive.js';
 import { SessionValidationError } from './errors.js';
+import { TURN_END_KINDS } from './event-shapes.js';
 import type { SessionEvent } from './events.js';
 import type { JsonValue } from './json.js';
 import { asObject } from './messages.js';
@@ -104,10 +105,10 @@ export function checkInvariants(
       step !== openStep
     ) {
       const open =
-        openStep === undefined
-          ? 'no open step'
-          : `open step is turn ${openTurn?.turn} step ${openStep}`;
-      report(event, 'OUTSIDE_STEP', `names turn ${turn} step ${step}, but the ${open}`);
+        openStep === undefined || openTurn === undefined
+          ? 'no step is open'
+          : `the open step is turn ${openTurn.turn} step ${openStep}`;
+      report(event, 'OUTSIDE_STEP', `names turn ${turn} step ${step}, but ${open}`);
       return false;
     }
     return true;
@@ -129,6 +130,8 @@ export function checkInvariants(
   };
 
   for (const event of events) {
+    // Entries that are not even objects are reported once, by the fold (INVALID_LOG).
+    if (typeof event !== 'object' || event === null) continue;
     byType.set(event.seq, event.type);
     switch (event.type) {
       case 'turn/start': {
@@ -313,8 +316,6 @@ export function checkInvariants(
   return Object.freeze(violations);
 }
 
-const TURN_END_KINDS = ['completed', 'aborted', 'error', 'max-tokens', 'interrupted'] as const;
-
 function isTurnEndReason(value: JsonValue | undefined): boolean {
   const reason = asObject(value);
   if (reason === undefined || !(TURN_END_KINDS as readonly unknown[]).includes(reason.kind))
@@ -336,11 +337,18 @@ function checkSurfacePairing(
   try {
     surface = foldSurface(events).seqs;
   } catch (error) {
-    const seq = error instanceof SessionValidationError ? error.seq : undefined;
-    const at = (seq === undefined ? undefined : events[seq]) ?? events[events.length - 1];
-    if (at !== undefined) {
-      report(at, 'INVALID_LOG', `a session would refuse this log: ${(error as Error).message}`);
-    }
+    if (!(error instanceof SessionValidationError)) throw error;
+    const index = error.index ?? events.length - 1;
+    const entry: unknown = events[index];
+    const type =
+      typeof (entry as { type?: unknown } | null)?.type === 'string'
+        ? (entry as SessionEvent).type
+        : '(invalid)';
+    report(
+      { seq: index, type } as SessionEvent,
+      'INVALID_LOG',
+      `a session would refuse this log (${error.code}): ${error.message}`,
+    );
     return;
   }
   const pending = new Map<string, SessionEvent>();

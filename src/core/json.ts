@@ -54,13 +54,16 @@ export class JsonIssue {
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const segment = this.segments[i];
       if (typeof segment === 'number') out += `[${segment}]`;
-      else
-        out += /^[A-Za-z_$][\w$]*$/.test(segment ?? '')
-          ? `.${segment}`
-          : `[${JSON.stringify(segment)}]`;
+      else if (/^[A-Za-z_$][\w$]{0,39}$/.test(segment ?? '')) out += `.${segment}`;
+      else out += `[${JSON.stringify(truncateKey(segment ?? ''))}]`;
     }
     return out;
   }
+}
+
+/** Long keys are cut in paths so an error message never carries a payload-sized key. */
+function truncateKey(key: string): string {
+  return key.length > 40 ? `${key.slice(0, 39)}…` : key;
 }
 
 /**
@@ -223,7 +226,8 @@ class JsonWalk {
   }
 }
 
-function isObjectPrototype(proto: unknown): boolean {
+/** True for `Object.prototype` (of any realm) and `null`: the prototypes of plain objects. */
+export function isObjectPrototype(proto: unknown): boolean {
   if (proto === Object.prototype || proto === null) return true;
   // A plain object from another realm (vm context, iframe) has that realm's Object.prototype.
   return (

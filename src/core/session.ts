@@ -84,8 +84,9 @@ export class Session {
 
   private readonly log: SessionEvent[] = [];
   private readonly manager: SurfaceManager;
+  /** The bounds this session applies to each event's data. */
+  readonly limits: JsonLimits;
   private readonly clock: () => number;
-  private readonly limits: JsonLimits;
   private readonly listeners: SessionListener[] = [];
   private readonly onListenerError: (error: unknown, event: SessionEvent) => void;
   private publishing = false;
@@ -98,7 +99,7 @@ export class Session {
 
   private constructor(options: SessionOptions) {
     this.clock = options.clock ?? Date.now;
-    this.limits = { ...DEFAULT_JSON_LIMITS, ...options.limits };
+    this.limits = Object.freeze({ ...DEFAULT_JSON_LIMITS, ...options.limits });
     this.onListenerError = options.onListenerError ?? reportListenerError;
     if (options.header !== undefined) {
       this.header = validateHeader(options.header, options.id);

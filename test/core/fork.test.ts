@@ -98,4 +98,13 @@ describe('forkSession', () => {
     expect(child.surface.seqs).toEqual(parent.surface.seqs);
     expect(child.surface.replaceGeneration).toBe(1);
   });
+
+  it('gives the child the parent limits, so it accepts what the parent accepted', () => {
+    const parent = Session.create({ limits: { maxNodes: 10 } });
+    const child = forkSession(parent);
+    expect(child.limits.maxNodes).toBe(10);
+    expect(() => child.append('app/x', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])).toThrow(
+      /more than 10 values/,
+    );
+  });
 });

@@ -230,4 +230,17 @@ describe('checkInvariants', () => {
     ]);
     expect(violations[0]?.message).toContain('missing 0');
   });
+
+  it('locates a refused log at the refused entry, even when entries are not objects', () => {
+    const log = [
+      { seq: 0, time: 0, type: 'app/x', data: 1 },
+      null,
+      { seq: 2, time: 0, type: 'app/x', data: 1 },
+    ] as unknown as SessionEvent[];
+    const violations = checkInvariants(log);
+    expect(violations.map((violation) => [violation.code, violation.seq])).toEqual([
+      ['INVALID_LOG', 1],
+    ]);
+    expect(violations[0]?.message).toContain('(INVALID_ENVELOPE)');
+  });
 });
