@@ -409,6 +409,14 @@ describe('seeding', () => {
     });
   }
 
+  it('re-validates a copy of an admitted event (the admitted mark does not travel with a spread)', () => {
+    const session = Session.create();
+    const event = session.append('app/x', { ok: true });
+    const forged = { ...event, data: { ok: Number.NaN } };
+    expect(captureError(() => Session.create({ seed: [forged] })).code).toBe('NON_JSON_DATA');
+    expect(Session.create({ seed: [event] }).events[0]).toBe(event);
+  });
+
   it('refuses a seed that is not an array', () => {
     expect(captureError(() => Session.create({ seed: { length: 0 } as never })).code).toBe(
       'INVALID_ENVELOPE',

@@ -1,0 +1,88 @@
+/**
+ * Timing helpers: monotonic nanosecond clock, medians, forced GC between phases, and a sink that
+ * keeps the optimizer from discarding measured work.
+ */
+
+/** Nanoseconds `fn` takes, once. */
+export function timeNs(fn: () => void): number {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start);
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of nothing');
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** Relative spread of a sample: (max - min) / median. */
+export function spread(values: readonly number[]): number {
+  return (Math.max(...values) - Math.min(...values)) / median(values);
+}
+
+/** True when node runs with `--expose-gc`. */
+export const gcAvailable = typeof globalThis.gc === 'function';
+
+/** Runs a full GC when `--expose-gc` is on (twice, so weak tables and finalizers settle). */
+export function collectGarbage(): void {
+  const gc = globalThis.gc;
+  if (gc === undefined) return;
+  gc();
+  gc();
+}
+
+let sinkValue = 0;
+
+/** Feeds a value into a global sink so measured work cannot be optimized away. */
+export function consume(value: number): void {
+  sinkValue = (sinkValue + value) | 0;
+}
+
+/** The sink's value (print it once so the sink itself stays live). */
+export function sink(): number {
+  return sinkValue;
+}
+
+/** Samples of a paired measurement: `ours` and `floor` alternate, each after a forced GC. */
+export interface PairedSamples {
+  readonly ours: number[];
+  readonly floor: number[];
+}
+
+/**
+ * Runs `ours` and `floor` alternately `reps` times (after `warmup` untimed rounds of each) and
+ * returns their wall times in ns. Alternation spreads drift (thermal, other tenants) evenly.
+ */
+export function paired(
+  reps: number,
+  warmup: number,
+  ours: () => void,
+  floor: () => void,
+): PairedSamples {
+  for (let i = 0; i < warmup; i++) {
+    ours();
+    floor();
+  }
+  const samples: PairedSamples = { ours: [], floor: [] };
+  for (let i = 0; i < reps; i++) {
+    collectGarbage();
+    samples.ours.push(timeNs(ours));
+    collectGarbage();
+    samples.floor.push(timeNs(floor));
+  }
+  return samples;
+}
+
+/** Overhead of one `process.hrtime.bigint()` pair, median of many (included in per-op timings). */
+export function timerOverheadNs(): number {
+  const samples: number[] = [];
+  for (let i = 0; i < 10_001; i++) {
+    const start = process.hrtime.bigint();
+    samples.push(Number(process.hrtime.bigint() - start));
+  }
+  return median(samples);
+}
