@@ -126,7 +126,10 @@ export class Session {
     return new Session(options);
   }
 
-  /** A frozen snapshot of the log; it never grows (read it again after appending). */
+  /**
+   * A frozen snapshot of the log; it never grows (read it again after appending). The first read
+   * after an append copies the n event pointers: use {@link Session.event} in hot loops.
+   */
   get events(): readonly SessionEvent[] {
     if (this.eventsSnapshot === undefined) this.eventsSnapshot = Object.freeze(this.log.slice());
     return this.eventsSnapshot;
@@ -194,7 +197,9 @@ export class Session {
    * The messages the model sees now: the projection of every surface entry, in surface order.
    * Derivation is incremental (only new surface entries are projected unless a replace rewrote
    * the surface). The result is a frozen array holding the events' own frozen messages; it is
-   * the same array until the surface changes.
+   * the same array until the surface changes. Publishing a new snapshot copies the n message
+   * pointers (about 0.45 ms at 100k messages); consumers that keep their own list should use
+   * {@link Session.deriveMessagesSince}, which is O(new messages).
    */
   deriveMessages(): readonly Message[] {
     this.syncDerived();
