@@ -50,6 +50,11 @@ export interface SessionOptions {
    * Subscriber failures never undo or block an append.
    */
   readonly onListenerError?: (error: unknown, event: SessionEvent) => void;
+  /**
+   * Called before each append is validated; throwing rejects the append with that error and
+   * changes nothing. A recorder uses it to refuse appends once its writer has failed.
+   */
+  readonly beforeAppend?: (type: string) => void;
 }
 
 /** Position in the derived messages, returned by {@link Session.deriveMessagesSince}. */
@@ -89,6 +94,7 @@ export class Session {
   private readonly clock: () => number;
   private readonly listeners: SessionListener[] = [];
   private readonly onListenerError: (error: unknown, event: SessionEvent) => void;
+  private readonly beforeAppend: ((type: string) => void) | undefined;
   private publishing = false;
   private eventsSnapshot: readonly SessionEvent[] | undefined;
 
@@ -97,10 +103,11 @@ export class Session {
   private derivedEntries = 0;
   private derivedSnapshot: readonly Message[] | undefined;
 
-  private constructor(options: SessionOptions) {
+  protected constructor(options: SessionOptions) {
     this.clock = options.clock ?? Date.now;
     this.limits = Object.freeze({ ...DEFAULT_JSON_LIMITS, ...options.limits });
     this.onListenerError = options.onListenerError ?? reportListenerError;
+    this.beforeAppend = options.beforeAppend;
     if (options.header !== undefined) {
       this.header = validateHeader(options.header, options.id);
       this.id = this.header.id;
@@ -185,6 +192,7 @@ export class Session {
         { seq, eventType: typeof type === 'string' ? type : undefined },
       );
     }
+    this.beforeAppend?.(type);
     const event = admitAppend(type, data, intent, seq, this.now(seq, type), this.limits);
     this.manager.validateNext(event);
     this.log.push(event);

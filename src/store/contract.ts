@@ -1,0 +1,116 @@
+/**
+ * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
+ */
+import type { SessionEvent, SessionHeader } from '../core/index.js';
+import type { LockOwner } from './errors.js';
+
+/** A session as stored. The events are fresh objects the caller owns (they may be adopted). */
+export interface LoadedSession {
+  readonly header: SessionHeader;
+  readonly events: SessionEvent[];
+  /**
+   * Present when the log ends with an incomplete final batch left by a crash. Its events are not
+   * in `events`; a writer drops the bytes with {@link SessionStore.discardTornTail}.
+   */
+  readonly tornTail?: TornTail;
+}
+
+/** The unacknowledged remains of a batch a crash interrupted. */
+export interface TornTail {
+  /** Where the committed log ends (bytes for files, next seq for databases). */
+  readonly offset: number;
+  /** How much would be dropped (bytes for files). */
+  readonly size: number;
+  /** Why the tail is considered torn. */
+  readonly reason: string;
+}
+
+/** One entry of {@link SessionStore.list}, read from headers or an index, never from whole logs. */
+export interface SessionSummary {
+  readonly header: SessionHeader;
+  /** Last write, epoch ms, when the store knows it. */
+  readonly updatedAt?: number;
+  /** Events stored, when the store knows it without reading the log. */
+  readonly eventCount?: number;
+  /** Bytes on disk, when the store knows it. */
+  readonly sizeBytes?: number;
+}
+
+/** Options of {@link SessionStore.list}. */
+export interface ListOptions {
+  /** Most sessions per page (default 100). */
+  readonly limit?: number;
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string;
+}
+
+/** A page of sessions, newest first (by `createdAt`, then id). */
+export interface SessionPage {
+  readonly sessions: readonly SessionSummary[];
+  /** Present when more sessions follow. */
+  readonly nextCursor?: string;
+}
+
+/** Options of {@link SessionStore.append}. */
+export interface AppendOptions {
+  /** The seq the caller believes is next in the store; the batch's first event must carry it. */
+  readonly expectedSeq: number;
+}
+
+/** A held single-writer lock. */
+export interface SessionLock {
+  readonly sessionId: string;
+  readonly owner: LockOwner;
+  /** Releases the lock; idempotent. */
+  release(): Promise<void>;
+}
+
+/**
+ * Durable storage of sessions. One writer per session (see {@link SessionStore.lock}); many
+ * readers. Every method rejects with a typed error (`NotFoundError`, `ConflictError`,
+ * `LockedError`, `CorruptLogError`, `FormatVersionError`, `StorageError`, ...).
+ */
+export interface SessionStore {
+  /** Where the sessions live, for messages (`jsonl:/abs/dir`, `sqlite:/abs/file.db`, ...). */
+  readonly location: string;
+
+  /**
+   * Creates an empty session with this header, atomically; never overwrites an existing one
+   * (`AlreadyExistsError`). Durable when it resolves.
+   */
+  create(header: SessionHeader): Promise<void>;
+
+  /**
+   * Appends a batch whose first event has seq `expectedSeq` and whose seqs are contiguous.
+   * Resolves only once the whole batch is durable. A wrong `expectedSeq` rejects with a
+   * `ConflictError` (expected and actual seq) and writes nothing: never a duplicate or a gap.
+   * An empty batch is a no-op.
+   */
+  append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void>;
+
+  /**
+   * Reads a session without modifying anything. A torn final batch is reported in `tornTail`
+   * and left out of `events`; damage anywhere else is a `CorruptLogError`.
+   */
+  load(id: string): Promise<LoadedSession>;
+
+  /** Sessions newest first, paginated. */
+  list(options?: ListOptions): Promise<SessionPage>;
+
+  /** Removes a session (`NotFoundError` if absent, `LockedError` while a writer holds it). */
+  delete(id: string): Promise<void>;
+
+  /**
+   * Takes the session's single-writer lock. A lock whose owner died (`kill -9`) is recovered;
+   * a live owner gives `LockedError`. The session need not exist yet.
+   */
+  lock(id: string): Promise<SessionLock>;
+
+  /**
+   * Drops the torn tail `load` reported, if the log still ends with it. Requires the lock.
+   */
+  discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void>;
+
+  /** Releases resources (file handles, connections). Later calls reject with `ClosedError`. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,217 @@
+/**
+ * Typed errors of the stores. Each carries a stable `code` and the facts a caller needs to act,
+ * in fields; messages stay short and never include event payloads.
+ */
+import { PalimpsestError } from '../core/index.js';
+
+/** No session with that id exists in the store. */
+export class NotFoundError extends PalimpsestError {
+  declare readonly code: 'NOT_FOUND';
+  constructor(
+    readonly sessionId: string,
+    readonly location: string,
+  ) {
+    super('NOT_FOUND', `session '${short(sessionId)}' does not exist in ${location}`);
+  }
+}
+
+/** `create` found a session with that id already; nothing was overwritten. */
+export class AlreadyExistsError extends PalimpsestError {
+  declare readonly code: 'ALREADY_EXISTS';
+  constructor(
+    readonly sessionId: string,
+    readonly location: string,
+  ) {
+    super(
+      'ALREADY_EXISTS',
+      `session '${short(sessionId)}' already exists in ${location}; nothing was overwritten`,
+    );
+  }
+}
+
+/**
+ * An append named a different next seq than the store holds: another writer appended, or the
+ * caller's view is stale. Nothing was written.
+ */
+export class ConflictError extends PalimpsestError {
+  declare readonly code: 'CONFLICT';
+  constructor(
+    readonly sessionId: string,
+    /** The seq the caller expected to write next. */
+    readonly expectedSeq: number,
+    /** The seq the store holds as next. */
+    readonly actualSeq: number,
+  ) {
+    super(
+      'CONFLICT',
+      `append to session '${short(sessionId)}' expected next seq ${expectedSeq}, but the store's next seq is ${actualSeq}; reload the session before writing`,
+    );
+  }
+}
+
+/** Who holds a session's writer lock. */
+export interface LockOwner {
+  readonly pid: number;
+  readonly host: string;
+  /** When the lock was taken, epoch ms. */
+  readonly since: number;
+  /** Random token of this acquisition. */
+  readonly token: string;
+  /** Process start time (Linux boot-relative clock ticks), to tell a reused pid apart. */
+  readonly processStart?: number;
+  /** Kernel boot id, to tell a lock from before a reboot apart. */
+  readonly bootId?: string;
+}
+
+/** Another live writer holds the session. */
+export class LockedError extends PalimpsestError {
+  declare readonly code: 'LOCKED';
+  constructor(
+    readonly sessionId: string,
+    readonly owner: LockOwner,
+  ) {
+    super(
+      'LOCKED',
+      `session '${short(sessionId)}' is held by a live writer (pid ${owner.pid} on ${owner.host} since ${new Date(owner.since).toISOString()}); close it there first`,
+    );
+  }
+}
+
+/** Where in a stored log the damage is. */
+export interface CorruptionSite {
+  /** The file or database. */
+  readonly file: string;
+  /** 1-based line (JSONL) or the seq of the row (SQLite). */
+  readonly line?: number | undefined;
+  readonly row?: number | undefined;
+  /** Byte offset of the damaged record in the file (JSONL). */
+  readonly offset?: number | undefined;
+  /** What was wrong. */
+  readonly reason: string;
+}
+
+/**
+ * Stored data is damaged outside the final, unacknowledged batch. Nothing was skipped, repaired
+ * or overwritten.
+ */
+export class CorruptLogError extends PalimpsestError {
+  declare readonly code: 'CORRUPT_LOG';
+  readonly file: string;
+  readonly line: number | undefined;
+  readonly row: number | undefined;
+  readonly offset: number | undefined;
+  readonly reason: string;
+  constructor(site: CorruptionSite, options?: { cause?: unknown }) {
+    const where = [
+      site.line === undefined ? undefined : `line ${site.line}`,
+      site.row === undefined ? undefined : `row seq ${site.row}`,
+      site.offset === undefined ? undefined : `byte ${site.offset}`,
+    ].filter((part) => part !== undefined);
+    super(
+      'CORRUPT_LOG',
+      `corrupt session log ${site.file}${where.length > 0 ? ` at ${where.join(', ')}` : ''}: ${site.reason}`,
+      options,
+    );
+    this.file = site.file;
+    this.line = site.line;
+    this.row = site.row;
+    this.offset = site.offset;
+    this.reason = site.reason;
+  }
+}
+
+/** A log or database written by another format version; it was not modified. */
+export class FormatVersionError extends PalimpsestError {
+  declare readonly code: 'FORMAT_VERSION';
+  readonly direction: 'newer' | 'older';
+  constructor(
+    readonly file: string,
+    readonly found: number,
+    readonly supported: number,
+    what = 'format version',
+  ) {
+    const direction = found > supported ? 'newer' : 'older';
+    super(
+      'FORMAT_VERSION',
+      direction === 'newer'
+        ? `${file} was written with ${what} ${found}, newer than this palimpsest supports (${supported}); upgrade palimpsest`
+        : `${file} was written with ${what} ${found}; this log is older than any supported format (${supported})`,
+    );
+    this.direction = direction;
+  }
+}
+
+/** A line or event is larger than the store's configured limit; refused before parsing. */
+export class LimitExceededError extends PalimpsestError {
+  declare readonly code: 'LIMIT_EXCEEDED';
+  constructor(
+    readonly limit: string,
+    readonly allowed: number,
+    readonly found: number,
+    where: string,
+  ) {
+    super('LIMIT_EXCEEDED', `${where}: ${found} bytes exceed ${limit} (${allowed} bytes)`);
+  }
+}
+
+/** A session id the store cannot hold (empty, too long, or not a string). */
+export class InvalidSessionIdError extends PalimpsestError {
+  declare readonly code: 'INVALID_SESSION_ID';
+  constructor(reason: string) {
+    super('INVALID_SESSION_ID', `invalid session id: ${reason}`);
+  }
+}
+
+/** The storage medium failed (I/O error, full disk, driver error); `cause` holds the original. */
+export class StorageError extends PalimpsestError {
+  declare readonly code: 'STORAGE';
+  constructor(message: string, options: { cause: unknown }) {
+    super('STORAGE', `${message}: ${causeText(options.cause)}`, options);
+  }
+}
+
+/**
+ * An earlier write or fsync of this writer failed, so the writer stopped (no silent retry:
+ * after a failed fsync the kernel may have dropped the data). Reopen the session to continue.
+ */
+export class WriterFailedError extends PalimpsestError {
+  declare readonly code: 'WRITER_FAILED';
+  constructor(
+    readonly sessionId: string,
+    options: { cause: unknown },
+  ) {
+    super(
+      'WRITER_FAILED',
+      `the writer of session '${short(sessionId)}' stopped after a failed write (${causeText(options.cause)}); reopen the session to continue`,
+      options,
+    );
+  }
+}
+
+/** The session or store was closed. */
+export class ClosedError extends PalimpsestError {
+  declare readonly code: 'CLOSED';
+  constructor(what: string) {
+    super('CLOSED', `${what} is closed`);
+  }
+}
+
+/** A store URL or option that cannot be used. */
+export class InvalidStoreError extends PalimpsestError {
+  declare readonly code: 'INVALID_STORE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_STORE', message, options);
+  }
+}
+
+function short(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+function causeText(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return short(`${typeof code === 'string' ? `${code}: ` : ''}${cause.message}`);
+  }
+  return short(String(cause));
+}

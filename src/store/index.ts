@@ -1,0 +1,41 @@
+/**
+ * palimpsest/store — the store contract, live sessions recorded to a store, and store URLs.
+ *
+ * @packageDocumentation
+ */
+export type {
+  AppendOptions,
+  ListOptions,
+  LoadedSession,
+  SessionLock,
+  SessionPage,
+  SessionStore,
+  SessionSummary,
+  TornTail,
+} from './contract.js';
+export {
+  AlreadyExistsError,
+  ClosedError,
+  ConflictError,
+  type CorruptionSite,
+  CorruptLogError,
+  FormatVersionError,
+  InvalidSessionIdError,
+  InvalidStoreError,
+  LimitExceededError,
+  LockedError,
+  type LockOwner,
+  NotFoundError,
+  StorageError,
+  WriterFailedError,
+} from './errors.js';
+export { MemoryStore } from './memory.js';
+export {
+  inspectSession,
+  LiveSession,
+  type OpenReport,
+  type OpenSessionOptions,
+  openSession,
+} from './open-session.js';
+export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './open-store.js';
+export { DEFAULT_WINDOW_MS, type Durability, Recorder, type RecorderStats } from './recorder.js';

@@ -1,0 +1,126 @@
+/**
+ * The file-system facade of the JSONL backend. Every file operation the backend performs goes
+ * through this small interface, so tests can inject faults (a failing fdatasync, a short write,
+ * ENOSPC) and a power-loss simulator can keep durable and volatile images of each file; the
+ * production code has no test switches.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import * as fsp from 'node:fs/promises';
+
+/** The subset of `fs.Stats` the backend reads. Node's `Stats` satisfies it. */
+export interface FsStats {
+  readonly size: number;
+  /** Last modification, epoch ms (may be fractional). */
+  readonly mtimeMs: number;
+  readonly dev: number;
+  readonly ino: number;
+  /** Type and permission bits. */
+  readonly mode: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+}
+
+/**
+ * Flags the backend opens files with: `'r'` read-only (also directories, to fsync them), `'r+'`
+ * read-write without creating (positional appends; `'a'` is never used because Linux ignores
+ * the position of writes to files opened for appending), `'wx'` create exclusively.
+ */
+export type FsOpenFlags = 'r' | 'r+' | 'wx';
+
+/** An open file. Errors are Node-style, with an errno `code` such as `'ENOENT'`. */
+export interface FsFileHandle {
+  /** Reads up to `length` bytes at `position` into `buffer[offset..]`; resolves to bytes read. */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Writes `buffer[offset..offset+length]` at `position`; resolves to bytes written (may be short). */
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  stat(): Promise<FsStats>;
+  truncate(length: number): Promise<void>;
+  /** `fdatasync(2)`: the data and the metadata needed to read it back (the size) are durable. */
+  datasync(): Promise<void>;
+  /** `fsync(2)`; used on directories, to make their entries durable. */
+  sync(): Promise<void>;
+  chmod(mode: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The file operations of the JSONL backend. Errors are Node-style, with an errno `code`. */
+export interface FsFacade {
+  open(path: string, flags: FsOpenFlags, mode?: number): Promise<FsFileHandle>;
+  /** Creates `newPath` as a hard link; fails with `EEXIST` instead of replacing anything. */
+  link(existingPath: string, newPath: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  rename(oldPath: string, newPath: string): Promise<void>;
+  /** Creates the directory and any missing parents with `mode`; an existing directory is fine. */
+  mkdir(path: string, mode: number): Promise<void>;
+  /** Names of the entries of a directory. */
+  readdir(path: string): Promise<string[]>;
+  stat(path: string): Promise<FsStats>;
+}
+
+class NodeFileHandle implements FsFileHandle {
+  constructor(private readonly handle: FileHandle) {}
+
+  async read(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<number> {
+    return (await this.handle.read(buffer, offset, length, position)).bytesRead;
+  }
+
+  async write(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<number> {
+    return (await this.handle.write(buffer, offset, length, position)).bytesWritten;
+  }
+
+  stat(): Promise<FsStats> {
+    return this.handle.stat();
+  }
+
+  truncate(length: number): Promise<void> {
+    return this.handle.truncate(length);
+  }
+
+  datasync(): Promise<void> {
+    return this.handle.datasync();
+  }
+
+  sync(): Promise<void> {
+    return this.handle.sync();
+  }
+
+  chmod(mode: number): Promise<void> {
+    return this.handle.chmod(mode);
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+/** The real file system (`node:fs/promises`). */
+export const nodeFs: FsFacade = {
+  async open(path, flags, mode) {
+    return new NodeFileHandle(await fsp.open(path, flags, mode));
+  },
+  link: (existingPath, newPath) => fsp.link(existingPath, newPath),
+  unlink: (path) => fsp.unlink(path),
+  rename: (oldPath, newPath) => fsp.rename(oldPath, newPath),
+  async mkdir(path, mode) {
+    await fsp.mkdir(path, { recursive: true, mode });
+  },
+  readdir: (path) => fsp.readdir(path),
+  stat: (path) => fsp.stat(path),
+};
+
+/** The errno code of a Node-style error, if it has one. */
+export function errnoCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}

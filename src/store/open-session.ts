@@ -1,0 +1,177 @@
+/**
+ * Live sessions bound to a store: open (load, repair, lock), record, flush, close.
+ */
+import {
+  type JsonLimits,
+  planRepair,
+  SESSION_FORMAT_VERSION,
+  Session,
+  type SessionHeader,
+  type SessionOptions,
+} from '../core/index.js';
+import type { LoadedSession, SessionLock, SessionStore } from './contract.js';
+import { NotFoundError } from './errors.js';
+import { type Durability, Recorder, type RecorderStats } from './recorder.js';
+
+/** Options of {@link openSession}. */
+export interface OpenSessionOptions {
+  /** How appends become durable; group commit with a 50 ms window by default. */
+  readonly durability?: Durability;
+  /** Header fields for a session that does not exist yet (`metadata`, lineage). */
+  readonly header?: Partial<Pick<SessionHeader, 'metadata' | 'parentSession' | 'seedLength'>>;
+  /** The clock of the live session (event times); `Date.now` by default. */
+  readonly clock?: () => number;
+  /** Data limits of the live session. */
+  readonly limits?: Partial<JsonLimits>;
+  /** Receives subscriber errors (see `SessionOptions.onListenerError`). */
+  readonly onListenerError?: SessionOptions['onListenerError'];
+}
+
+/** What {@link openSession} did to bring the stored session into a writable state. */
+export interface OpenReport {
+  /** The session did not exist and was created. */
+  readonly created: boolean;
+  /** Bytes of a torn final batch that were dropped. */
+  readonly tornBytesDropped: number;
+  /** Closer events appended to end a turn a crash left open. */
+  readonly repairedEvents: number;
+}
+
+/**
+ * A session whose appends are recorded to a store. Appends stay synchronous and are acknowledged
+ * in memory at once; `flush()` is the durability barrier (`append` then `await flush()` gives a
+ * durable acknowledgement of that event; with `durability: {mode: 'each'}` no window delays it).
+ * After a failed write every append rejects with `WriterFailedError` until the session is
+ * reopened.
+ */
+export class LiveSession extends Session {
+  /** What opening did (creation, torn tail, repair). */
+  readonly openReport: OpenReport;
+  readonly store: SessionStore;
+  private readonly recorder: Recorder;
+  private readonly writerLock: SessionLock;
+  private closing: Promise<void> | undefined;
+
+  /** @internal use {@link openSession} */
+  constructor(
+    options: SessionOptions,
+    wiring: { store: SessionStore; recorder: Recorder; lock: SessionLock; report: OpenReport },
+  ) {
+    super({ ...options, beforeAppend: () => wiring.recorder.assertWritable() });
+    this.store = wiring.store;
+    this.recorder = wiring.recorder;
+    this.writerLock = wiring.lock;
+    this.openReport = wiring.report;
+    this.subscribe((event) => this.recorder.enqueue(event));
+  }
+
+  /** Resolves once every event appended before the call is durable. */
+  flush(): Promise<void> {
+    return this.recorder.flush();
+  }
+
+  /** Counters of the recorder. */
+  get recorderStats(): RecorderStats {
+    return this.recorder.stats;
+  }
+
+  /** Flushes, stops recording and releases the writer lock. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        await this.recorder.close();
+      } finally {
+        await this.writerLock.release();
+      }
+    })();
+    return this.closing;
+  }
+}
+
+/**
+ * Opens a session for writing: takes the single-writer lock, loads the session (creating it if
+ * the id is new), drops a torn final batch, durably appends the closers of a turn a crash left
+ * open (deterministic: they take the last event's time), and records every later append.
+ *
+ * @throws LockedError when another live writer holds the session; CorruptLogError,
+ *   FormatVersionError or SessionValidationError when the stored log cannot be trusted.
+ */
+export async function openSession(
+  store: SessionStore,
+  id: string,
+  options: OpenSessionOptions = {},
+): Promise<LiveSession> {
+  const lock = await store.lock(id);
+  try {
+    const clock = options.clock ?? Date.now;
+    let loaded: LoadedSession;
+    let created = false;
+    try {
+      loaded = await store.load(id);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      const header: SessionHeader = {
+        version: SESSION_FORMAT_VERSION,
+        id,
+        createdAt: clock(),
+        ...options.header,
+      };
+      await store.create(header);
+      created = true;
+      loaded = { header, events: [] };
+    }
+    let tornBytesDropped = 0;
+    if (loaded.tornTail !== undefined) {
+      await store.discardTornTail(id, loaded.tornTail, lock);
+      tornBytesDropped = loaded.tornTail.size;
+    }
+    const closers = planRepair(loaded.events);
+    // Validate the repaired log before writing anything: a log the session would refuse must
+    // stay exactly as it was on disk.
+    const seed = closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
+    const probe = Session.create({
+      header: loaded.header,
+      seed,
+      seedMode: 'adopt',
+      limits: options.limits ?? {},
+    });
+    if (closers.length > 0) {
+      await store.append(id, closers, { expectedSeq: loaded.events.length });
+    }
+    const recorder = new Recorder(store, id, probe.seq, options.durability);
+    return new LiveSession(
+      {
+        header: loaded.header,
+        seed: probe.events,
+        clock,
+        ...(options.limits === undefined ? {} : { limits: options.limits }),
+        ...(options.onListenerError === undefined
+          ? {}
+          : { onListenerError: options.onListenerError }),
+      },
+      {
+        store,
+        recorder,
+        lock,
+        report: { created, tornBytesDropped, repairedEvents: closers.length },
+      },
+    );
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+/**
+ * Loads a session read-only: no lock, nothing written. A crashed session is repaired in memory
+ * only (the closers are in the returned session, not in the store).
+ */
+export async function inspectSession(store: SessionStore, id: string): Promise<Session> {
+  const loaded = await store.load(id);
+  const closers = planRepair(loaded.events);
+  return Session.create({
+    header: loaded.header,
+    seed: closers.length === 0 ? loaded.events : [...loaded.events, ...closers],
+    seedMode: 'adopt',
+  });
+}

@@ -1,0 +1,288 @@
+/**
+ * The SQLite schema of palimpsest: the DDL, the identity checks run before anything is written
+ * (bump-and-reject, no migrations while pre-release), the connection pragmas, and the subset of
+ * the better-sqlite3 API the store uses.
+ *
+ * The driver types are declared here, structurally, so that palimpsest's public types never
+ * depend on better-sqlite3 (the driver is an optional peer dependency, loaded on demand).
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { FormatVersionError, InvalidStoreError, StorageError } from '../errors.js';
+
+/**
+ * Version of the table layout, kept in `PRAGMA user_version`. A database written with any other
+ * version is refused on open and left untouched.
+ */
+export const SCHEMA_VERSION = 1;
+
+/** Marks a database as palimpsest's, in `PRAGMA application_id` (ASCII `Pali`). */
+export const APPLICATION_ID = 0x50616c69;
+
+/** The subset of better-sqlite3's `Statement` the store uses. */
+export interface SqliteStatement {
+  run(...params: readonly unknown[]): { readonly changes: number };
+  get(...params: readonly unknown[]): unknown;
+  all(...params: readonly unknown[]): unknown[];
+}
+
+/** A function wrapped in a transaction, as better-sqlite3's `Database#transaction` returns it. */
+export interface SqliteTransaction<A extends unknown[], R> {
+  (...args: A): R;
+  /** Runs the function inside `BEGIN IMMEDIATE` ... `COMMIT`. */
+  immediate(...args: A): R;
+}
+
+/** The subset of better-sqlite3's `Database` the store uses. */
+export interface SqliteDatabase {
+  readonly open: boolean;
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): unknown;
+  pragma(source: string, options: { readonly simple: true }): unknown;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): SqliteTransaction<A, R>;
+  function(
+    name: string,
+    options: { readonly deterministic: boolean },
+    fn: (value: unknown) => unknown,
+  ): unknown;
+  close(): unknown;
+}
+
+/** Options of better-sqlite3's `Database` constructor that the store passes. */
+export interface SqliteOpenOptions {
+  readonly readonly?: boolean;
+  readonly fileMustExist?: boolean;
+  readonly timeout?: number;
+}
+
+/** better-sqlite3's `Database` class. */
+export type SqliteDriver = new (file: string, options?: SqliteOpenOptions) => SqliteDatabase;
+
+const DRIVER_MODULE = 'better-sqlite3';
+let driver: Promise<SqliteDriver> | undefined;
+
+/**
+ * Loads better-sqlite3 on first use; an application that never opens a `sqlite:` store never
+ * loads it. `specifier` exists for tests.
+ *
+ * @throws InvalidStoreError when the driver is not installed or does not load.
+ */
+export function loadDriver(specifier = DRIVER_MODULE): Promise<SqliteDriver> {
+  if (specifier !== DRIVER_MODULE) return importDriver(specifier);
+  driver ??= importDriver(specifier).catch((error: unknown) => {
+    driver = undefined;
+    throw error;
+  });
+  return driver;
+}
+
+async function importDriver(specifier: string): Promise<SqliteDriver> {
+  let module: unknown;
+  try {
+    module = await import(specifier);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new InvalidStoreError('install better-sqlite3@12 to use sqlite: stores', {
+        cause: error,
+      });
+    }
+    throw new InvalidStoreError('better-sqlite3 is installed but failed to load', {
+      cause: error,
+    });
+  }
+  const ctor = (module as { default?: unknown }).default;
+  if (typeof ctor !== 'function') {
+    throw new InvalidStoreError('better-sqlite3 did not export its Database class');
+  }
+  return ctor as SqliteDriver;
+}
+
+/**
+ * Sessions, their events and writer locks. `header` is the full header JSON; `next_seq` is the
+ * number of events, `created_at` orders `list`. In `events`, `data`, `source_event_seqs` and
+ * `surface_op` are JSON text, the last two NULL when the event has no such field.
+ */
+const DDL = `
+CREATE TABLE sessions (
+  id TEXT NOT NULL PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  header TEXT NOT NULL,
+  next_seq INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_created ON sessions (created_at DESC, id);
+CREATE TABLE events (
+  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  source_event_seqs TEXT,
+  surface_op TEXT,
+  PRIMARY KEY (session_id, seq)
+) STRICT;
+CREATE INDEX events_surface ON events (session_id, seq) WHERE surface_op IS NOT NULL;
+CREATE TABLE locks (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  owner TEXT NOT NULL
+) STRICT;
+PRAGMA application_id = ${APPLICATION_ID};
+PRAGMA user_version = ${SCHEMA_VERSION};
+`;
+
+const COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  sessions: ['id', 'created_at', 'header', 'next_seq', 'updated_at'],
+  events: ['session_id', 'seq', 'type', 'time', 'data', 'source_event_seqs', 'surface_op'],
+  locks: ['session_id', 'owner'],
+};
+
+/** What a database says about itself, read without writing anything. */
+export interface DatabaseIdentity {
+  readonly applicationId: number;
+  readonly userVersion: number;
+  /** The schema objects found, for messages (`table 'foo', index 'bar'`); absent when none. */
+  readonly objects?: string;
+  /** Read from the file header: whether the database is in WAL mode. */
+  readonly wal?: boolean;
+}
+
+/** Reads the identity pragmas and the first few schema objects through a connection. */
+export function readIdentity(db: SqliteDatabase): DatabaseIdentity {
+  const objects = db
+    .prepare("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' LIMIT 4")
+    .all() as { type: string; name: string }[];
+  return {
+    applicationId: Number(db.pragma('application_id', { simple: true })),
+    userVersion: Number(db.pragma('user_version', { simple: true })),
+    ...(objects.length === 0
+      ? {}
+      : { objects: objects.map((row) => `${row.type} '${row.name.slice(0, 40)}'`).join(', ') }),
+  };
+}
+
+const MAGIC = 'SQLite format 3\0';
+
+/**
+ * Reads the identity from the database file's header with plain file reads, so that a database
+ * can be refused without SQLite touching it (even a read-only connection creates the `-wal` and
+ * `-shm` files of a WAL database). `undefined` for an empty file. The header may lag behind a
+ * WAL the file's writer has not checkpointed: the read-write connection checks again.
+ *
+ * @throws InvalidStoreError when the file is not a SQLite database.
+ */
+export function readFileIdentity(path: string): DatabaseIdentity | undefined {
+  // The 100-byte database header, then the b-tree page header of page 1 (the schema table).
+  const head = Buffer.alloc(108);
+  let size: number;
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    size = readSync(fd, head, 0, head.length, 0);
+  } catch (error) {
+    throw new StorageError(`cannot read ${path}`, { cause: error });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (size === 0) return undefined;
+  if (size < head.length || head.toString('latin1', 0, 16) !== MAGIC) {
+    throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`);
+  }
+  const pageType = head.readUInt8(100);
+  const cells = head.readUInt16BE(103);
+  const objects =
+    pageType === 0x0d ? (cells === 0 ? undefined : `${cells} schema objects`) : 'schema objects';
+  return {
+    userVersion: head.readInt32BE(60),
+    applicationId: head.readInt32BE(68),
+    wal: head.readUInt8(18) === 2,
+    ...(objects === undefined ? {} : { objects }),
+  };
+}
+
+/**
+ * `'pristine'` for an empty database (no schema, no identity), `'current'` for one of ours at
+ * this schema version. Anything else is refused, naming what was found.
+ *
+ * @throws FormatVersionError for a palimpsest database of another schema version;
+ *   InvalidStoreError for a database of another application.
+ */
+export function classify(identity: DatabaseIdentity, file: string): 'pristine' | 'current' {
+  const { applicationId, userVersion, objects } = identity;
+  if (applicationId === APPLICATION_ID) {
+    if (userVersion !== SCHEMA_VERSION) {
+      throw new FormatVersionError(file, userVersion, SCHEMA_VERSION, 'schema version');
+    }
+    return 'current';
+  }
+  if (applicationId === 0 && userVersion === 0) {
+    if (objects === undefined) return 'pristine';
+    throw new InvalidStoreError(
+      `${file} is a SQLite database of another application (no application_id or user_version, but ${objects}); it was not modified`,
+    );
+  }
+  throw new InvalidStoreError(
+    `${file} is a SQLite database of another application (application_id ${applicationId}, user_version ${userVersion}; palimpsest uses application_id ${APPLICATION_ID}); it was not modified`,
+  );
+}
+
+/**
+ * Checks that a database claiming to be ours has the tables and columns this version writes.
+ *
+ * @throws InvalidStoreError naming the first table that differs.
+ */
+export function checkTables(db: SqliteDatabase, file: string): void {
+  const columnsOf = db.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid');
+  for (const [table, expected] of Object.entries(COLUMNS)) {
+    const found = (columnsOf.all(table) as { name: string }[]).map((row) => row.name);
+    if (found.join(',') !== expected.join(',')) {
+      throw new InvalidStoreError(
+        `${file} claims palimpsest schema version ${SCHEMA_VERSION}, but table '${table}' has ${
+          found.length === 0 ? 'no columns' : `columns (${found.join(', ')})`
+        } instead of (${expected.join(', ')}); it was not modified`,
+      );
+    }
+  }
+}
+
+/** Creates the tables and sets the identity pragmas (call inside a write transaction). */
+export function createSchema(db: SqliteDatabase): void {
+  db.exec(DDL);
+}
+
+/** How the connection is configured, as read back from SQLite after setting it. */
+export interface SqliteSettings {
+  /** Always `'wal'`. */
+  readonly journalMode: string;
+  /** `2` (FULL: a resolved append survives power loss) or `1` (NORMAL: survives a crash). */
+  readonly synchronous: number;
+  readonly foreignKeys: boolean;
+  readonly busyTimeoutMs: number;
+}
+
+/** Sets and reads back the pragmas every connection of the store needs. */
+export function configure(
+  db: SqliteDatabase,
+  file: string,
+  options: { readonly synchronous: 'full' | 'normal'; readonly busyTimeoutMs: number },
+): SqliteSettings {
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs}`, { simple: true });
+  db.pragma('trusted_schema = OFF', { simple: true });
+  db.pragma('foreign_keys = ON', { simple: true });
+  db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`, {
+    simple: true,
+  });
+  const journalMode = String(db.pragma('journal_mode = WAL', { simple: true }));
+  const settings: SqliteSettings = {
+    journalMode,
+    synchronous: Number(db.pragma('synchronous', { simple: true })),
+    foreignKeys: Number(db.pragma('foreign_keys', { simple: true })) === 1,
+    busyTimeoutMs: Number(db.pragma('busy_timeout', { simple: true })),
+  };
+  const wanted = options.synchronous === 'full' ? 2 : 1;
+  if (journalMode !== 'wal' || settings.synchronous !== wanted || !settings.foreignKeys) {
+    throw new InvalidStoreError(
+      `${file}: SQLite did not accept the settings palimpsest needs (journal_mode ${journalMode}, synchronous ${settings.synchronous}, foreign_keys ${String(settings.foreignKeys)})`,
+    );
+  }
+  return settings;
+}

@@ -1,0 +1,401 @@
+/**
+ * The SessionStore contract suite. Every backend runs it (see the `*.test.ts` files beside
+ * this one) through `runStoreContract(name, open)`, where `open` returns a fresh, empty store
+ * and a way to reopen the same location from a new store instance (a restart).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  checkInvariants,
+  Session,
+  type SessionEvent,
+  type SessionHeader,
+  TOOL_NOT_STARTED,
+  TOOL_OUTCOME_UNKNOWN,
+  type ToolResultData,
+} from '../../src/core/index.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  InvalidStoreError,
+  inspectSession,
+  LockedError,
+  NotFoundError,
+  openSession,
+  type SessionStore,
+  WriterFailedError,
+} from '../../src/store/index.js';
+import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
+
+/** A store under test and the means to restart it. */
+export interface StoreFixture {
+  readonly store: SessionStore;
+  /** A new store instance on the same location (the old one may be closed or not). */
+  reopen(): Promise<SessionStore>;
+  /** Removes everything the fixture created. */
+  cleanup(): Promise<void>;
+}
+
+function header(
+  id: string,
+  createdAt = 1_700_000_000_000,
+  extra: Partial<SessionHeader> = {},
+): SessionHeader {
+  return { version: 0, id, createdAt, ...extra };
+}
+
+/** A log with every shape the stores must keep verbatim. */
+function richLog(): readonly SessionEvent[] {
+  const session = Session.create({ id: 'rich', clock: tickingClock() });
+  const turn = recordToolTurn(session, 1, 'unicode: héllo — 世界 🌍 \u2028 "quotes" \\ back');
+  session.append('app/custom-type', {
+    __proto__: null,
+    nested: { deep: [1, 2, { x: null }] },
+  } as never);
+  session.append(
+    'app/proto',
+    JSON.parse('{"__proto__": {"polluted": true}, "ok": [true, false]}') as never,
+  );
+  session.append('assistant/message', assistant('empty', '', [], { turn: 1, step: 2 }), {
+    surfaceOp: 'append',
+    sourceEventSeqs: [],
+  });
+  session.append('tool/result', toolResult('r1', 'c1', '[pruned]'), {
+    surfaceOp: { op: 'replace', start: turn.result, end: turn.result },
+    sourceEventSeqs: [turn.result],
+  });
+  session.append('user/message', user('summary', 'summary'), {
+    surfaceOp: { op: 'replace', start: turn.user, end: turn.answer },
+    sourceEventSeqs: [turn.user, 4, session.seq - 1, turn.answer],
+  });
+  session.append('app/big', { text: 'x'.repeat(200_000) });
+  return session.events;
+}
+
+/** Events of a turn that crashed after a tool call started. */
+function crashedLog(): readonly SessionEvent[] {
+  const session = Session.create({ id: 'crashed', clock: tickingClock() });
+  recordToolTurn(session, 1);
+  session.append('turn/start', { turn: 2 });
+  session.append('user/message', user('u2', 'write two files'), { surfaceOp: 'append' });
+  session.append('step/start', { turn: 2, step: 1 });
+  session.append(
+    'assistant/message',
+    assistant(
+      'a2',
+      '',
+      [
+        { id: 'w1', name: 'write' },
+        { id: 'w2', name: 'write' },
+      ],
+      { turn: 2, step: 1 },
+    ),
+    { surfaceOp: 'append', sourceEventSeqs: [] },
+  );
+  session.append('tool/call', { turn: 2, step: 1, callId: 'w1', name: 'write', arguments: '{}' });
+  return session.events;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+export function runStoreContract(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`SessionStore contract: ${name}`, () => {
+    let fixture: StoreFixture;
+    let store: SessionStore;
+
+    beforeEach(async () => {
+      fixture = await open();
+      store = fixture.store;
+    });
+    afterEach(async () => {
+      await store.close().catch(() => {});
+      await fixture.cleanup();
+    });
+
+    describe('create, append and load', () => {
+      it('round-trips a header with every field', async () => {
+        const full = header('h1', 5, {
+          parentSession: 'p',
+          seedLength: 3,
+          metadata: { cwd: '/w', tags: ['a'] },
+        });
+        await store.create(full);
+        const loaded = await store.load('h1');
+        expect(loaded.header).toEqual(full);
+        expect(loaded.events).toEqual([]);
+        expect(loaded.tornTail).toBeUndefined();
+      });
+
+      it('round-trips every event shape, unknown types and __proto__ keys included, across a restart', async () => {
+        const events = richLog();
+        await store.create(header('rich'));
+        await store.append('rich', events.slice(0, 10), { expectedSeq: 0 });
+        await store.append('rich', events.slice(10), { expectedSeq: 10 });
+        expect((await store.load('rich')).events).toEqual(events);
+        const restarted = await fixture.reopen();
+        const loaded = await restarted.load('rich');
+        await restarted.close();
+        expect(loaded.events).toEqual(events);
+        const proto = loaded.events.find((event) => event.type === 'app/proto');
+        expect(Object.keys(proto?.data as object)).toEqual(['__proto__', 'ok']);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        expect(Session.create({ seed: loaded.events }).deriveMessages()).toEqual(
+          Session.create({ seed: events }).deriveMessages(),
+        );
+      });
+
+      it('refuses to create a session twice and keeps the first', async () => {
+        await store.create(header('dup', 1));
+        await store.append('dup', richLog().slice(0, 2), { expectedSeq: 0 });
+        expect(await rejection(store.create(header('dup', 2)))).toBeInstanceOf(AlreadyExistsError);
+        const loaded = await store.load('dup');
+        expect(loaded.header.createdAt).toBe(1);
+        expect(loaded.events).toHaveLength(2);
+      });
+
+      it('reports unknown sessions with NotFoundError', async () => {
+        expect(await rejection(store.load('nope'))).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.append('nope', [], { expectedSeq: 0 }))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect(await rejection(store.delete('nope'))).toBeInstanceOf(NotFoundError);
+      });
+
+      it('treats an empty batch as a no-op', async () => {
+        await store.create(header('empty'));
+        await store.append('empty', [], { expectedSeq: 0 });
+        expect((await store.load('empty')).events).toEqual([]);
+      });
+    });
+
+    describe('optimistic concurrency', () => {
+      it('rejects a stale or future expectedSeq with ConflictError and writes nothing', async () => {
+        const events = richLog();
+        await store.create(header('c'));
+        await store.append('c', events.slice(0, 3), { expectedSeq: 0 });
+        const stale = await rejection(store.append('c', events.slice(0, 3), { expectedSeq: 0 }));
+        expect(stale).toBeInstanceOf(ConflictError);
+        expect(stale).toMatchObject({ expectedSeq: 0, actualSeq: 3 });
+        const future = await rejection(store.append('c', events.slice(5, 6), { expectedSeq: 5 }));
+        expect(future).toMatchObject({ code: 'CONFLICT', expectedSeq: 5, actualSeq: 3 });
+        expect((await store.load('c')).events).toEqual(events.slice(0, 3));
+      });
+
+      it('rejects a batch whose seqs are not contiguous from expectedSeq, writing nothing', async () => {
+        const events = richLog();
+        await store.create(header('g'));
+        const gap = [events[0], events[2]] as SessionEvent[];
+        expect(await rejection(store.append('g', gap, { expectedSeq: 0 }))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        expect((await store.load('g')).events).toEqual([]);
+      });
+
+      it('lets exactly one of two store instances win a race for the same seq', async () => {
+        const events = richLog();
+        await store.create(header('race'));
+        await store.append('race', events.slice(0, 1), { expectedSeq: 0 });
+        const other = await fixture.reopen();
+        await other.load('race');
+        const results = await Promise.allSettled([
+          store.append('race', events.slice(1, 3), { expectedSeq: 1 }),
+          other.append('race', events.slice(1, 2), { expectedSeq: 1 }),
+        ]);
+        await other.close();
+        expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+        const failed = results.find((result) => result.status === 'rejected');
+        expect((failed as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+        const stored = (await store.load('race')).events;
+        expect(stored.map((event) => event.seq)).toEqual(stored.map((_, index) => index));
+      });
+    });
+
+    describe('list and delete', () => {
+      it('lists sessions newest first, page by page, from headers alone', async () => {
+        for (let i = 0; i < 7; i++) await store.create(header(`s${i}`, 1000 + (i % 4)));
+        const first = await store.list({ limit: 3 });
+        expect(first.sessions.map((summary) => summary.header.id)).toEqual(['s3', 's2', 's6']);
+        expect(first.nextCursor).toBeDefined();
+        const second = await store.list({ limit: 3, cursor: first.nextCursor as string });
+        expect(second.sessions.map((summary) => summary.header.id)).toEqual(['s1', 's5', 's0']);
+        const third = await store.list({ limit: 3, cursor: second.nextCursor as string });
+        expect(third.sessions.map((summary) => summary.header.id)).toEqual(['s4']);
+        expect(third.nextCursor).toBeUndefined();
+        expect((await store.list()).sessions).toHaveLength(7);
+      });
+
+      it('refuses a list cursor it did not issue and a limit below one', async () => {
+        expect(await rejection(store.list({ cursor: 'garbage' }))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidStoreError);
+      });
+
+      it('deletes a session, but not while a writer holds it', async () => {
+        await store.create(header('d'));
+        const lock = await store.lock('d');
+        expect(await rejection(store.delete('d'))).toBeInstanceOf(LockedError);
+        await lock.release();
+        await store.delete('d');
+        expect(await rejection(store.load('d'))).toBeInstanceOf(NotFoundError);
+        expect((await store.list()).sessions).toEqual([]);
+      });
+    });
+
+    describe('the single-writer lock', () => {
+      it('refuses a second writer with LockedError naming the holder, and frees on release', async () => {
+        const lock = await store.lock('l');
+        const other = await fixture.reopen();
+        const refused = await rejection(other.lock('l'));
+        expect(refused).toBeInstanceOf(LockedError);
+        expect((refused as LockedError).owner.token).toBe(lock.owner.token);
+        expect((refused as LockedError).message).toContain(`pid ${lock.owner.pid}`);
+        await lock.release();
+        await lock.release();
+        const again = await other.lock('l');
+        await again.release();
+        await other.close();
+      });
+
+      it('refuses to open a session a live writer holds, and lets it open once closed', async () => {
+        const live = await openSession(store, 'w');
+        const other = await fixture.reopen();
+        expect(await rejection(openSession(other, 'w'))).toBeInstanceOf(LockedError);
+        await live.close();
+        const next = await openSession(other, 'w');
+        await next.close();
+        await other.close();
+      });
+    });
+
+    describe('openSession and the recorder', () => {
+      it('creates a new session, records every append, and survives a restart', async () => {
+        const live = await openSession(store, 'rec', {
+          clock: tickingClock(),
+          header: { metadata: { title: 't' } },
+        });
+        expect(live.openReport).toEqual({ created: true, tornBytesDropped: 0, repairedEvents: 0 });
+        recordToolTurn(live, 1);
+        await live.flush();
+        await live.close();
+        const restarted = await fixture.reopen();
+        const loaded = await restarted.load('rec');
+        await restarted.close();
+        expect(loaded.events).toEqual(live.events);
+        expect(loaded.header.metadata).toEqual({ title: 't' });
+      });
+
+      it('groups appends made within the window into few batches', async () => {
+        const live = await openSession(store, 'group', {
+          durability: { mode: 'group', windowMs: 30 },
+        });
+        for (let i = 0; i < 200; i++) live.append('app/tick', { i });
+        await live.flush();
+        expect(live.recorderStats.events).toBe(200);
+        expect(live.recorderStats.batches).toBeLessThanOrEqual(2);
+        await live.close();
+      });
+
+      it('makes everything appended before flush() durable, including appends made while writing', async () => {
+        const live = await openSession(store, 'flush', { durability: { mode: 'each' } });
+        for (let i = 0; i < 50; i++) live.append('app/tick', { i });
+        const first = live.flush();
+        for (let i = 50; i < 80; i++) live.append('app/tick', { i });
+        await first;
+        expect((await store.load('flush')).events.length).toBeGreaterThanOrEqual(50);
+        await live.flush();
+        expect((await store.load('flush')).events).toHaveLength(80);
+        await live.close();
+      });
+
+      it('durably repairs a crashed session once, with deterministic closers, and a second open writes nothing', async () => {
+        const crashed = crashedLog();
+        await store.create(header('crashed'));
+        await store.append('crashed', crashed, { expectedSeq: 0 });
+        const live = await openSession(store, 'crashed');
+        expect(live.openReport.repairedEvents).toBe(4);
+        await live.close();
+        const stored = (await store.load('crashed')).events;
+        expect(stored).toHaveLength(crashed.length + 4);
+        const [unknown, notStarted] = stored.slice(crashed.length) as [SessionEvent, SessionEvent];
+        expect((unknown.data as unknown as ToolResultData).error?.code).toBe(TOOL_OUTCOME_UNKNOWN);
+        expect((notStarted.data as unknown as ToolResultData).error?.code).toBe(TOOL_NOT_STARTED);
+        const lastTime = crashed.at(-1)?.time;
+        expect(stored.slice(crashed.length).every((event) => event.time === lastTime)).toBe(true);
+        expect(checkInvariants(stored, { requireClosed: true })).toEqual([]);
+        const again = await openSession(store, 'crashed');
+        expect(again.openReport.repairedEvents).toBe(0);
+        expect(again.seq).toBe(stored.length);
+        await again.close();
+        expect((await store.load('crashed')).events).toEqual(stored);
+      });
+
+      it('inspects a crashed session with the repair in memory only', async () => {
+        const crashed = crashedLog();
+        await store.create(header('inspect'));
+        await store.append('inspect', crashed, { expectedSeq: 0 });
+        const view = await inspectSession(store, 'inspect');
+        expect(view.seq).toBe(crashed.length + 4);
+        expect((await store.load('inspect')).events).toHaveLength(crashed.length);
+        const lock = await store.lock('inspect');
+        await lock.release();
+      });
+
+      it('stops the writer after a failed write: later appends and flushes reject until reopened', async () => {
+        const live = await openSession(failingAppends(store, 'poison'), 'poison');
+        live.append('app/a', 1);
+        const failure = await rejection(live.flush());
+        expect(failure).toBeInstanceOf(WriterFailedError);
+        expect(() => live.append('app/b', 2)).toThrow(WriterFailedError);
+        expect(live.seq).toBe(1);
+        expect(await rejection(live.flush())).toBeInstanceOf(WriterFailedError);
+        expect(await rejection(live.close())).toBeInstanceOf(WriterFailedError);
+        const reopened = await openSession(store, 'poison');
+        expect(reopened.seq).toBe(0);
+        await reopened.close();
+      });
+
+      it('refuses to open a stored log the session rules reject, and leaves it untouched', async () => {
+        const events = richLog().slice(0, 3);
+        await store.create(header('bad'));
+        const broken = JSON.parse(JSON.stringify(events)) as Record<string, unknown>[];
+        delete broken[1]?.surfaceOp;
+        await store.append('bad', broken as unknown as SessionEvent[], { expectedSeq: 0 });
+        const error = await rejection(openSession(store, 'bad'));
+        expect(error).toMatchObject({ code: 'SURFACE_OP_REQUIRED', index: 1 });
+        expect((await store.load('bad')).events).toEqual(broken);
+        const lock = await store.lock('bad');
+        await lock.release();
+      });
+    });
+  });
+}
+
+/** A view of `store` whose appends to `id` fail, as a full disk would make them. */
+function failingAppends(store: SessionStore, id: string): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'append') {
+        return async (
+          sessionId: string,
+          events: readonly SessionEvent[],
+          options: { expectedSeq: number },
+        ) => {
+          if (sessionId === id && events.length > 0)
+            throw new Error('ENOSPC: no space left on device');
+          return target.append(sessionId, events, options);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}

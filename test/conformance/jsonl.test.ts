@@ -1,0 +1,16 @@
+/** The contract suite against the JSONL backend, on a real temporary directory. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openJsonlStore } from '../../src/store/jsonl/index.js';
+import { runStoreContract } from './contract.js';
+
+runStoreContract('jsonl', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'palimpsest-conformance-jsonl-'));
+  const dir = join(root, 'sessions');
+  return {
+    store: await openJsonlStore(dir),
+    reopen: () => openJsonlStore(dir),
+    cleanup: async () => rmSync(root, { recursive: true, force: true }),
+  };
+});

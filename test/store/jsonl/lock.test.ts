@@ -1,0 +1,285 @@
+/**
+ * The single-writer lock: exclusive between stores and processes, recovered from dead owners
+ * (kill -9, reused pid, reboot), never taken from a live one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile, rename, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LockedError, type LockOwner } from '../../../src/store/errors.js';
+import {
+  encodeSessionId,
+  type FsFacade,
+  nodeFs,
+  openJsonlStore,
+} from '../../../src/store/jsonl/index.js';
+import { currentOwner } from '../../../src/store/lock-owner.js';
+import { header, notes, rejection, tempDir } from './helpers.js';
+
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function lockPath(dir: string, id: string): string {
+  return join(dir, `${encodeSessionId(id)}.lock`);
+}
+
+/** Field 22 of /proc/<pid>/stat, as lock-owner.ts reads it. */
+async function processStart(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+async function spawnSleeper(): Promise<ChildProcess & { pid: number }> {
+  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  children.push(child);
+  await once(child, 'spawn');
+  return child as ChildProcess & { pid: number };
+}
+
+async function writeOwner(
+  dir: string,
+  id: string,
+  owner: LockOwner & { transient?: boolean },
+): Promise<void> {
+  await writeFile(lockPath(dir, id), JSON.stringify(owner), { mode: 0o600 });
+}
+
+const linux = process.platform === 'linux';
+
+describe('lock', () => {
+  it('writes the owner record to a 0600 lock file and gives a second taker LockedError with that owner', async () => {
+    const dir = await tempDir();
+    const store = await openJsonlStore(dir);
+    const lock = await store.lock('s1');
+    expect(lock.owner).toMatchObject({ pid: process.pid, host: hostname() });
+    const file = lockPath(dir, 's1');
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(lock.owner);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const again = await rejection(store.lock('s1'));
+    expect(again).toBeInstanceOf(LockedError);
+    expect((again as LockedError).owner.token).toBe(lock.owner.token);
+    const other = await openJsonlStore(dir);
+    const fromOther = await rejection(other.lock('s1'));
+    expect(fromOther).toBeInstanceOf(LockedError);
+    expect((fromOther as LockedError).owner).toEqual(lock.owner);
+    await store.close();
+    await other.close();
+  });
+
+  it('leaves no temp files behind and needs no session to exist', async () => {
+    const dir = await tempDir();
+    const store = await openJsonlStore(dir);
+    const lock = await store.lock('nothing-yet');
+    expect(await readdir(dir)).toEqual(['nothing-yet.lock']);
+    await lock.release();
+    expect(await readdir(dir)).toEqual([]);
+    await store.close();
+  });
+
+  it('releases idempotently, and an old handle never removes a newer lock', async () => {
+    const dir = await tempDir();
+    const store = await openJsonlStore(dir);
+    const first = await store.lock('s1');
+    await first.release();
+    await first.release();
+    const second = await store.lock('s1');
+    await first.release();
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe(second.owner.token);
+    await second.release();
+    expect(await readdir(dir)).toEqual([]);
+    await store.close();
+  });
+
+  it.runIf(linux)('takes over the lock of a dead pid', async () => {
+    const dir = await tempDir();
+    const child = spawn('true');
+    await once(child, 'exit');
+    await writeOwner(dir, 's1', {
+      pid: child.pid as number,
+      host: hostname(),
+      since: Date.now(),
+      token: 'dead',
+    });
+    const store = await openJsonlStore(dir);
+    const lock = await store.lock('s1');
+    expect(lock.owner.pid).toBe(process.pid);
+    expect(await readdir(dir)).toEqual(['s1.lock']); // the stale record is gone, not set aside
+    await store.close();
+  });
+
+  it.runIf(linux)(
+    'takes over a lock whose pid now belongs to a process started at another time',
+    async () => {
+      const dir = await tempDir();
+      const start = await processStart(process.pid);
+      await writeOwner(dir, 's1', {
+        pid: process.pid,
+        host: hostname(),
+        since: 1,
+        token: 'reused',
+        processStart: start - 1,
+      });
+      const store = await openJsonlStore(dir);
+      await store.lock('s1');
+      await store.close();
+    },
+  );
+
+  it('takes over a lock from before a reboot (another boot id)', async () => {
+    const dir = await tempDir();
+    const me = currentOwner();
+    if (me.bootId === undefined) return; // no boot id on this platform
+    await writeOwner(dir, 's1', { ...me, token: 'old-boot', bootId: 'another-boot' });
+    const store = await openJsonlStore(dir);
+    await store.lock('s1');
+    await store.close();
+  });
+
+  it.runIf(linux)('refuses while another live process holds the lock', async () => {
+    const dir = await tempDir();
+    const sleeper = await spawnSleeper();
+    const owner: LockOwner = {
+      pid: sleeper.pid,
+      host: hostname(),
+      since: Date.now(),
+      token: 'sleeper',
+      processStart: await processStart(sleeper.pid),
+      ...(currentOwner().bootId === undefined ? {} : { bootId: currentOwner().bootId as string }),
+    };
+    await writeOwner(dir, 's1', owner);
+    const store = await openJsonlStore(dir);
+    const started = Date.now();
+    const error = await rejection(store.lock('s1'));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).owner).toEqual(owner);
+    expect(Date.now() - started).toBeLessThan(1000); // a lock() holder is not waited for
+    await store.create(header('s1'));
+    // An append from a process that does not hold the lock is refused too.
+    expect(await rejection(store.append('s1', notes(0, 1), { expectedSeq: 0 }))).toBeInstanceOf(
+      LockedError,
+    );
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8'))).toEqual(owner);
+    sleeper.kill('SIGKILL');
+    await once(sleeper, 'exit');
+    await store.append('s1', notes(0, 1), { expectedSeq: 0 });
+    await store.close();
+  });
+
+  it.runIf(linux)('waits for a live process that holds the lock for one append only', async () => {
+    const dir = await tempDir();
+    const sleeper = await spawnSleeper();
+    const owner = {
+      pid: sleeper.pid,
+      host: hostname(),
+      since: Date.now(),
+      token: 't',
+      transient: true,
+    };
+    const store = await openJsonlStore(dir, { lockWaitMs: 5000 });
+    await store.create(header('s1'));
+    await writeOwner(dir, 's1', owner);
+    const { unlink } = await import('node:fs/promises');
+    setTimeout(() => void unlink(lockPath(dir, 's1')), 150);
+    const started = Date.now();
+    await store.append('s1', notes(0, 1), { expectedSeq: 0 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    await writeOwner(dir, 's1', owner);
+    const impatient = await openJsonlStore(dir, { lockWaitMs: 50 });
+    expect(await rejection(impatient.append('s1', notes(1, 1), { expectedSeq: 1 }))).toBeInstanceOf(
+      LockedError,
+    );
+    await store.close();
+    await impatient.close();
+  });
+
+  it('treats an unreadable lock as held while young and as stale once older than 10 s', async () => {
+    const dir = await tempDir();
+    await writeFile(lockPath(dir, 's1'), '');
+    const store = await openJsonlStore(dir, { lockWaitMs: 20 });
+    expect(await rejection(store.lock('s1'))).toBeInstanceOf(LockedError);
+    const old = new Date(Date.now() - 11_000);
+    await utimes(lockPath(dir, 's1'), old, old);
+    const lock = await store.lock('s1');
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe(lock.owner.token);
+    await store.close();
+  });
+
+  it.runIf(linux)(
+    'puts back a live lock that replaced the stale one during takeover and reports it',
+    async () => {
+      const dir = await tempDir();
+      const sleeper = await spawnSleeper();
+      const live: LockOwner = {
+        pid: sleeper.pid,
+        host: hostname(),
+        since: Date.now(),
+        token: 'live',
+        processStart: await processStart(sleeper.pid),
+      };
+      await writeOwner(dir, 's1', { pid: 0x7ffffff0, host: hostname(), since: 1, token: 'dead' });
+      const fs: FsFacade = {
+        ...nodeFs,
+        rename: async (from, to) => {
+          // Another taker replaces the stale lock between our check and our rename.
+          await writeOwner(dir, 's1', live);
+          await rename(from, to);
+        },
+      };
+      const store = await openJsonlStore(dir, { fs });
+      const error = await rejection(store.lock('s1'));
+      expect(error).toBeInstanceOf(LockedError);
+      expect((error as LockedError).owner.token).toBe('live');
+      expect(await readdir(dir)).toEqual(['s1.lock']);
+      expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe('live');
+      await store.close();
+    },
+  );
+
+  it('calls the lock:after-acquire failpoint and releases the lock if it throws', async () => {
+    const dir = await tempDir();
+    const seen: string[] = [];
+    const store = await openJsonlStore(dir, {
+      failpoint: (name) => {
+        seen.push(name);
+        if (name === 'lock:after-acquire') throw new Error('injected');
+      },
+    });
+    expect(await rejection(store.lock('s1'))).toMatchObject({ code: 'STORAGE' });
+    expect(seen).toEqual(['lock:after-acquire']);
+    expect(await readdir(dir)).toEqual([]);
+    await store.close();
+  });
+
+  it('recovers the lock of a writer process killed with kill -9', async () => {
+    const dir = await tempDir();
+    const script = fileURLToPath(new URL('./fixtures/hold-lock.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script, dir, 's1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    let output = '';
+    child.stdout?.setEncoding('utf8');
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: string) => {
+        output += chunk;
+        if (output.includes('LOCKED')) resolve();
+      });
+      child.on('exit', () => reject(new Error(`child exited early: ${output}`)));
+    });
+    const store = await openJsonlStore(dir);
+    const held = await rejection(store.lock('s1'));
+    expect((held as LockedError).owner.pid).toBe(child.pid);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const lock = await store.lock('s1');
+    expect(lock.owner.pid).toBe(process.pid);
+    await store.close();
+  }, 20_000);
+});

@@ -1,0 +1,203 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LockedError, type LockOwner, type SessionStore } from '../../../src/store/index.js';
+import { openSqliteStore } from '../../../src/store/sqlite/index.js';
+import { events, header, rejection, useTempDir, withRaw } from './helpers.js';
+
+const tempDir = useTempDir();
+const opened: SessionStore[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close().catch(() => {});
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+async function two(): Promise<{ file: string; a: SessionStore; b: SessionStore }> {
+  const file = join(tempDir(), 'sessions.db');
+  const a = await openSqliteStore(file);
+  const b = await openSqliteStore(file);
+  opened.push(a, b);
+  return { file, a, b };
+}
+
+/** Writes a lock row as another process would have. */
+async function plantLock(file: string, id: string, owner: LockOwner): Promise<void> {
+  await withRaw(file, (db) => {
+    db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)').run(
+      id,
+      JSON.stringify(owner),
+    );
+  });
+}
+
+async function lockRows(file: string): Promise<{ session_id: string; owner: string }[]> {
+  return withRaw(file, (db) => db.prepare('SELECT session_id, owner FROM locks').all()) as Promise<
+    { session_id: string; owner: string }[]
+  >;
+}
+
+function deadPid(): number {
+  const child = spawnSync('true');
+  expect(child.status).toBe(0);
+  return child.pid as number;
+}
+
+describe('the single-writer lock', () => {
+  it('refuses a second store instance with LockedError naming the holder, and frees on release', async () => {
+    const { a, b } = await two();
+    const lock = await a.lock('s');
+    expect(lock.owner).toMatchObject({ pid: process.pid, host: hostname() });
+    const error = await rejection(b.lock('s'));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).owner).toEqual(lock.owner);
+    expect(await rejection(a.lock('s'))).toBeInstanceOf(LockedError);
+    await lock.release();
+    await lock.release();
+    const again = await b.lock('s');
+    expect(again.owner.token).not.toBe(lock.owner.token);
+  });
+
+  it('does not let a released lock remove a later holder', async () => {
+    const { file, a, b } = await two();
+    const first = await a.lock('s');
+    await first.release();
+    const second = await b.lock('s');
+    await first.release();
+    expect(await lockRows(file)).toEqual([
+      { session_id: 's', owner: JSON.stringify(second.owner) },
+    ]);
+  });
+
+  it('takes over a stale lock whose owner process is dead', async () => {
+    const { file, a } = await two();
+    await plantLock(file, 's', { pid: deadPid(), host: hostname(), since: 1, token: 'dead' });
+    const lock = await a.lock('s');
+    expect(lock.owner.pid).toBe(process.pid);
+    expect(await lockRows(file)).toEqual([{ session_id: 's', owner: JSON.stringify(lock.owner) }]);
+  });
+
+  it('takes over a lock whose pid was reused by a process that started later', async () => {
+    const { file, a } = await two();
+    const sleeper = spawn('sleep', ['30']);
+    children.push(sleeper);
+    await plantLock(file, 's', {
+      pid: sleeper.pid as number,
+      host: hostname(),
+      since: 1,
+      token: 'reused',
+      processStart: 1,
+    });
+    expect((await a.lock('s')).owner.pid).toBe(process.pid);
+  });
+
+  it('takes over an unreadable lock row', async () => {
+    const { file, a } = await two();
+    await withRaw(file, (db) => {
+      db.prepare("INSERT INTO locks (session_id, owner) VALUES ('s', '{not json')").run();
+    });
+    expect((await a.lock('s')).owner.pid).toBe(process.pid);
+  });
+
+  it('refuses a lock held by a live foreign process', async () => {
+    const { file, a } = await two();
+    const sleeper = spawn('sleep', ['30']);
+    children.push(sleeper);
+    const owner = { pid: sleeper.pid as number, host: hostname(), since: 1, token: 'live' };
+    await plantLock(file, 's', owner);
+    const error = await rejection(a.lock('s'));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).owner).toEqual(owner);
+    expect((error as Error).message).toContain(`pid ${owner.pid}`);
+    sleeper.kill('SIGKILL');
+    await new Promise((resolve) => sleeper.once('exit', resolve));
+    expect((await a.lock('s')).owner.pid).toBe(process.pid);
+  });
+
+  it('treats a lock from another host as live', async () => {
+    const { file, a } = await two();
+    await plantLock(file, 's', {
+      pid: deadPid(),
+      host: `not-${hostname()}`,
+      since: 1,
+      token: 'far',
+    });
+    expect(await rejection(a.lock('s'))).toBeInstanceOf(LockedError);
+  });
+
+  it('allows locking a session that does not exist yet', async () => {
+    const { a } = await two();
+    const lock = await a.lock('future');
+    await a.create(header('future'));
+    await lock.release();
+  });
+
+  it('releases the locks a store holds when it closes', async () => {
+    const { file, a, b } = await two();
+    await a.lock('s');
+    await a.lock('t');
+    await a.close();
+    expect(await lockRows(file)).toEqual([]);
+    await b.lock('s');
+  });
+});
+
+describe('delete and the lock', () => {
+  it('refuses to delete a session a live writer holds, and deletes it with its stale lock row', async () => {
+    const { file, a, b } = await two();
+    await a.create(header('s'));
+    const lock = await a.lock('s');
+    expect(await rejection(b.delete('s'))).toBeInstanceOf(LockedError);
+    expect(await rejection(a.delete('s'))).toBeInstanceOf(LockedError);
+    await lock.release();
+    await plantLock(file, 's', { pid: deadPid(), host: hostname(), since: 1, token: 'dead' });
+    await b.delete('s');
+    expect(await lockRows(file)).toEqual([]);
+  });
+});
+
+describe('a writer killed with SIGKILL', () => {
+  it('leaves every acknowledged batch and a lock the next writer recovers', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    const module = resolve(import.meta.dirname, '../../../src/store/sqlite/index.ts');
+    const script = `
+      import { openSqliteStore } from ${JSON.stringify(module)};
+      const store = await openSqliteStore(${JSON.stringify(file)});
+      await store.lock('s');
+      await store.create({ version: 0, id: 's', createdAt: 1 });
+      for (let seq = 0; ; seq++) {
+        await store.append('s', [{ seq, time: seq, type: 'app/tick', data: { seq } }], { expectedSeq: seq });
+        process.stdout.write('ACK ' + seq + '\\n');
+      }`;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    children.push(child);
+    let acked = -1;
+    await new Promise<void>((done, fail) => {
+      child.once('exit', (code) => fail(new Error(`writer exited early with ${code}`)));
+      child.stdout?.on('data', (chunk: Buffer) => {
+        for (const match of chunk.toString().matchAll(/ACK (\d+)/g)) acked = Number(match[1]);
+        if (acked >= 50) {
+          child.removeAllListeners('exit');
+          child.once('exit', () => done());
+          child.kill('SIGKILL');
+        }
+      });
+    });
+    const store = await openSqliteStore(file);
+    opened.push(store);
+    const loaded = await store.load('s');
+    expect(loaded.events.length).toBeGreaterThan(acked);
+    expect(loaded.events.map((event) => event.seq)).toEqual(loaded.events.map((_, i) => i));
+    const lock = await store.lock('s');
+    expect(lock.owner.pid).toBe(process.pid);
+    await store.append('s', events(loaded.events.length, 2), { expectedSeq: loaded.events.length });
+  });
+});
