@@ -16,6 +16,7 @@ import {
 import {
   AlreadyExistsError,
   ConflictError,
+  FormatVersionError,
   InvalidStoreError,
   inspectSession,
   LockedError,
@@ -33,6 +34,13 @@ export interface StoreFixture {
   reopen(): Promise<SessionStore>;
   /** Removes everything the fixture created. */
   cleanup(): Promise<void>;
+  /**
+   * Rewrites a stored session's header version in place, as a newer or older palimpsest would
+   * have written it (stores that keep no header of their own omit this).
+   */
+  plantVersion?(id: string, version: number): Promise<void>;
+  /** A fingerprint of the stored bytes of a session, to show a refusal changed nothing. */
+  fingerprint?(id: string): Promise<string>;
 }
 
 function header(
@@ -172,6 +180,27 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await store.append('empty', [], { expectedSeq: 0 });
         expect((await store.load('empty')).events).toEqual([]);
       });
+    });
+
+    describe('format versions', () => {
+      for (const [found, direction, words] of [
+        [1, 'newer', 'upgrade palimpsest'],
+        [-1, 'older', 'older than any supported format'],
+      ] as const) {
+        it(`refuses a session written with a ${direction} format version, and changes nothing`, async (context) => {
+          if (fixture.plantVersion === undefined) return context.skip();
+          await store.create(header('v'));
+          await store.append('v', richLog().slice(0, 4), { expectedSeq: 0 });
+          await fixture.plantVersion('v', found);
+          const before = await fixture.fingerprint?.('v');
+          const refused = await rejection(store.load('v'));
+          expect(refused).toBeInstanceOf(FormatVersionError);
+          expect(refused).toMatchObject({ found, supported: 0, direction });
+          expect((refused as Error).message).toContain(words);
+          expect(await rejection(openSession(store, 'v'))).toBeInstanceOf(FormatVersionError);
+          expect(await fixture.fingerprint?.('v')).toBe(before);
+        });
+      }
     });
 
     describe('optimistic concurrency', () => {

@@ -1,5 +1,6 @@
 /** The contract suite against the JSONL backend, on a real temporary directory. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
@@ -12,5 +13,16 @@ runStoreContract('jsonl', async () => {
     store: await openJsonlStore(dir),
     reopen: () => openJsonlStore(dir),
     cleanup: async () => rmSync(root, { recursive: true, force: true }),
+    plantVersion: async (id, version) => {
+      const file = join(dir, `${id}.jsonl`);
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8').replace('{"version":0,', `{"version":${version},`),
+      );
+    },
+    fingerprint: async (id) =>
+      createHash('sha256')
+        .update(readFileSync(join(dir, `${id}.jsonl`)))
+        .digest('hex'),
   };
 });

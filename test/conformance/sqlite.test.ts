@@ -3,14 +3,36 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { withRaw } from '../store/sqlite/helpers.js';
 import { runStoreContract } from './contract.js';
+
+interface Statement {
+  run(...values: unknown[]): unknown;
+  all(...values: unknown[]): unknown[];
+}
 
 runStoreContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'palimpsest-sqlite-contract-'));
   const file = join(dir, 'sessions.db');
+  const statement = (db: { prepare(sql: string): unknown }, sql: string): Statement =>
+    db.prepare(sql) as Statement;
   return {
     store: await openSqliteStore(file),
     reopen: () => openSqliteStore(file),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    plantVersion: (id, version) =>
+      withRaw(file, (db) => {
+        statement(
+          db,
+          "UPDATE sessions SET header = json_set(header, '$.version', ?) WHERE id = ?",
+        ).run(version, id);
+      }),
+    fingerprint: (id) =>
+      withRaw(file, (db) =>
+        JSON.stringify([
+          statement(db, 'SELECT * FROM sessions WHERE id = ?').all(id),
+          statement(db, 'SELECT * FROM events WHERE session_id = ? ORDER BY seq').all(id),
+        ]),
+      ),
   };
 });
