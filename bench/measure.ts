@@ -86,3 +86,35 @@ export function timerOverheadNs(): number {
   }
   return median(samples);
 }
+
+/**
+ * {@link paired} for asynchronous work with untimed setup: `ours` and `floor` each run their own
+ * setup, time only the measured part (for example with {@link timeNsAsync}) and resolve to those
+ * nanoseconds. They alternate `reps` times after `warmup` rounds, each after a forced GC.
+ */
+export async function pairedTimed(
+  reps: number,
+  warmup: number,
+  ours: () => Promise<number>,
+  floor: () => Promise<number>,
+): Promise<PairedSamples> {
+  for (let i = 0; i < warmup; i++) {
+    await ours();
+    await floor();
+  }
+  const samples: PairedSamples = { ours: [], floor: [] };
+  for (let i = 0; i < reps; i++) {
+    collectGarbage();
+    samples.ours.push(await ours());
+    collectGarbage();
+    samples.floor.push(await floor());
+  }
+  return samples;
+}
+
+/** Nanoseconds `fn` takes until its promise settles, once. */
+export async function timeNsAsync(fn: () => Promise<void>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start);
+}

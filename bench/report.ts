@@ -1,9 +1,15 @@
 /**
  * The benchmark report: machine facts, the summary table (ours beside a floor measured in the
- * same run), detail tables and notes, rendered as markdown (docs/benchmarks.md) and as plain
- * text for the terminal.
+ * same run), detail tables and notes, rendered as one markdown section of docs/benchmarks.md and
+ * as plain text for the terminal.
+ *
+ * docs/benchmarks.md is shared: a short intro, then one section per benchmark between
+ * `<!-- bench:<name>:begin -->` and `<!-- bench:<name>:end -->`. Each benchmark rewrites only its
+ * own section ({@link writeSection}) and keeps the others as they are.
  */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { dirname } from 'node:path';
 
 export type Verdict = 'pass' | 'miss' | 'info';
 
@@ -38,7 +44,24 @@ export interface MachineInfo {
   readonly date: string;
 }
 
+/** The benchmarks sharing docs/benchmarks.md, in page order. */
+export const SECTIONS = ['core', 'store'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+const SECTION_TITLES: Record<SectionName, string> = {
+  core: 'Core benchmark',
+  store: 'Store benchmark',
+};
+
 export interface Report {
+  /** Which section of the page this report fills. */
+  readonly section: SectionName;
+  /** Paragraph lines under the section title: what is measured, against what. */
+  readonly intro: readonly string[];
+  /** How long a run takes, for the reproduce block ("about 1–2 minutes"). */
+  readonly runtime: string;
+  /** Lines after the reproduce block (flags, noise). */
+  readonly reproduce: readonly string[];
   readonly machine: MachineInfo;
   readonly summary: readonly SummaryRow[];
   readonly details: readonly DetailTable[];
@@ -107,21 +130,73 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
   return [row.id, row.what, row.ours, row.floor, row.ratio, row.goal, verdicts[row.verdict]];
 }
 
+/** The shared top of docs/benchmarks.md, above the sections. */
+const PAGE_INTRO = [
+  '# Benchmarks',
+  '',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts) and `npm run bench:store` (bench/store.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '',
+  'Every figure is measured beside a **floor** measured in the same run on the same machine:',
+  'the cheapest thing a library could possibly do with the same events (for example',
+  '`JSON.stringify` of each event, `JSON.parse` of each line, one `write` + `fdatasync` per',
+  'batch, or raw better-sqlite3). Goals are ratios to that floor, never absolute numbers, so',
+  'they carry over to other machines. Performance is measured here and never asserted by a',
+  'timed test: `npm test` runs neither benchmark.',
+  '',
+  `- [${SECTION_TITLES.core}](#core-benchmark): \`Session.append\`, the surface, derivation, seeding (\`npm run bench:core\`).`,
+  `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
+].join('\n');
+
+function beginMarker(name: SectionName): string {
+  return `<!-- bench:${name}:begin -->`;
+}
+
+function endMarker(name: SectionName): string {
+  return `<!-- bench:${name}:end -->`;
+}
+
+/** The text between a section's markers, if the page has both. */
+function sectionOf(page: string, name: SectionName): string | undefined {
+  const begin = page.indexOf(beginMarker(name));
+  const end = page.indexOf(endMarker(name));
+  if (begin === -1 || end < begin) return undefined;
+  return page.slice(begin + beginMarker(name).length, end).trim();
+}
+
+function placeholder(name: SectionName): string {
+  return `## ${SECTION_TITLES[name]}\n\nNot run yet: \`npm run bench:${name}\` writes this section.`;
+}
+
+/**
+ * Writes one section of the benchmark page: the shared intro, then every section in page order,
+ * this one from `markdown` and the others as the existing page has them (a placeholder when the
+ * page has none, for example a page from before the sections existed).
+ */
+export function writeSection(file: string, name: SectionName, markdown: string): void {
+  let page = '';
+  try {
+    page = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const sections = SECTIONS.map((section) => {
+    const body =
+      section === name ? markdown.trim() : (sectionOf(page, section) ?? placeholder(section));
+    return `${beginMarker(section)}\n\n${body}\n\n${endMarker(section)}`;
+  });
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${[PAGE_INTRO, ...sections].join('\n\n')}\n`);
+}
+
+/** The report as its section of docs/benchmarks.md (headings from level 2 down). */
 export function renderMarkdown(report: Report): string {
   const m = report.machine;
   const parts: string[] = [
-    '# Core benchmarks',
+    `## ${SECTION_TITLES[report.section]}`,
     '',
-    '<!-- Generated by `npm run bench:core` (bench/core.ts); edits are overwritten. -->',
+    ...report.intro,
     '',
-    'Each figure of the core (`Session.append`, the surface, derivation, seeding) is measured',
-    'beside a **floor** measured in the same run on the same machine: the cheapest thing a',
-    'library could possibly do with the same events (for example `JSON.stringify` of each',
-    'event, or `JSON.parse` of each line). Goals are ratios to that floor, never absolute',
-    'numbers, so they carry over to other machines. Performance is measured here and never',
-    'asserted by a timed test: `npm test` does not run this benchmark.',
-    '',
-    '## Machine',
+    '### Machine',
     '',
     markdownTable(
       ['', ''],
@@ -135,7 +210,7 @@ export function renderMarkdown(report: Report): string {
       ],
     ),
     '',
-    '## Summary',
+    '### Summary',
     '',
     'Ratios are `ours / floor`: for throughputs a higher ratio is better, for times lower.',
     '',
@@ -146,27 +221,23 @@ export function renderMarkdown(report: Report): string {
     '',
   ];
   for (const table of report.details) {
-    parts.push(`### ${table.title}`, '');
+    parts.push(`#### ${table.title}`, '');
     if (table.intro !== undefined) parts.push(table.intro, '');
     parts.push(markdownTable(table.header, table.rows), '');
   }
-  parts.push('## Method', '', ...report.method.map((line) => `- ${line}`), '');
+  parts.push('### Method', '', ...report.method.map((line) => `- ${line}`), '');
   if (report.notes.length > 0) {
-    parts.push('## Reading the results', '', ...report.notes.map((line) => `- ${line}`), '');
+    parts.push('### Reading the results', '', ...report.notes.map((line) => `- ${line}`), '');
   }
   parts.push(
-    '## Reproduce',
+    '### Reproduce',
     '',
     '```sh',
     'npm ci',
-    'npm run bench:core   # about 1–2 minutes; rewrites docs/benchmarks.md',
+    `npm run bench:${report.section}   # ${report.runtime}; rewrites its section of docs/benchmarks.md`,
     '```',
     '',
-    'The script runs node with `--expose-gc` (a full GC between measured phases) and an 8 GiB',
-    'heap (the 1M-event seeding phase holds the JSONL text and the parsed events at once).',
-    'Absolute numbers vary between runs, by a few percent on a quiet machine and more on a',
-    'shared VM; compare the ratios, which are measured side by side. A ratio within ~15% of its',
-    'goal can land on either side from one run to the next (see the spread columns).',
+    ...report.reproduce,
     '',
   );
   return parts.join('\n');
@@ -186,7 +257,7 @@ function textTable(header: readonly string[], rows: readonly (readonly string[])
 export function renderText(report: Report): string {
   const m = report.machine;
   const parts = [
-    `palimpsest core benchmark — ${m.cpu} × ${m.cores}, ${m.memory}, Node ${m.node}, flags ${m.flags}`,
+    `palimpsest ${report.section} benchmark — ${m.cpu} × ${m.cores}, ${m.memory}, Node ${m.node}, flags ${m.flags}`,
     '',
     textTable(
       SUMMARY_HEADER,
