@@ -1,8 +1,11 @@
 /**
  * CRC-32 (IEEE 802.3, the polynomial of zip, PNG and zlib: reflected 0xEDB88320, initial and
- * final XOR 0xFFFFFFFF), computed with slicing-by-8 tables. Node 20 has no built-in CRC-32
- * (`zlib.crc32` arrived in Node 22).
+ * final XOR 0xFFFFFFFF). Uses zlib's native `crc32` where Node has it (20.15+, 22.2+), else
+ * slicing-by-8 tables in JavaScript (about 7x slower).
  */
+import * as zlib from 'node:zlib';
+
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
 
 const TABLES = buildTables();
 
@@ -29,6 +32,12 @@ function buildTables(): Uint32Array[] {
  * result back to checksum data that arrives in pieces.
  */
 export function crc32(bytes: Uint8Array, previous = 0): number {
+  if (nativeCrc32 !== undefined) return nativeCrc32(bytes, previous);
+  return crc32Js(bytes, previous);
+}
+
+/** The table-driven fallback (exported for tests that compare it with the native one). */
+export function crc32Js(bytes: Uint8Array, previous = 0): number {
   const [t0, t1, t2, t3, t4, t5, t6, t7] = TABLES as [
     Uint32Array,
     Uint32Array,

@@ -64,6 +64,8 @@ const COMMIT_LINE =
 const MAX_COMMIT_LINE_BYTES =
   COMMIT_PREFIX.length + 16 + ',"bytes":'.length + 16 + ',"crc32":'.length + 10 + 2;
 const NEWLINE_BYTES = Buffer.from('\n');
+/** Characters of JSON lines encoded at once by {@link encodeBatch}. */
+const ENCODE_PIECE_CHARS = 8 * 1024 * 1024;
 
 /** The header line, `\n` included. */
 export function encodeHeaderLine(header: SessionHeader, maxLineBytes: number): Buffer {
@@ -89,12 +91,15 @@ export function encodeBatch(
   committedAfter: number,
   maxLineBytes: number,
 ): Buffer {
-  const parts: Buffer[] = [];
-  let checksum = 0;
+  // The lines are joined into strings of up to ENCODE_PIECE_CHARS and encoded once per piece: a
+  // Buffer per line plus a concat cost more than the JSON itself. A line's UTF-8 length is at
+  // most 3 bytes per UTF-16 unit, so only lines that could be over the limit are measured.
+  const pieces: Buffer[] = [];
+  let text = '';
   for (const event of events) {
-    let text: string | undefined;
+    let line: string | undefined;
     try {
-      text = JSON.stringify(event);
+      line = JSON.stringify(event);
     } catch (error) {
       throw new InvalidStoreError(
         `append to session '${id.slice(0, 80)}': event seq ${event.seq} is not serializable as JSON`,
@@ -103,26 +108,38 @@ export function encodeBatch(
         },
       );
     }
-    if (typeof text !== 'string' || !text.startsWith('{')) {
+    if (typeof line !== 'string' || !line.startsWith('{')) {
       throw new InvalidStoreError(
         `append to session '${id.slice(0, 80)}': event seq ${String(event.seq)} is not a JSON object`,
       );
     }
-    const line = Buffer.from(text, 'utf8');
-    if (line.length > maxLineBytes) {
-      throw new LimitExceededError(
-        'maxLineBytes',
-        maxLineBytes,
-        line.length,
-        `append to session '${id.slice(0, 80)}', event seq ${event.seq}`,
-      );
+    if (line.length * 3 > maxLineBytes) {
+      const bytes = Buffer.byteLength(line, 'utf8');
+      if (bytes > maxLineBytes) {
+        throw new LimitExceededError(
+          'maxLineBytes',
+          maxLineBytes,
+          bytes,
+          `append to session '${id.slice(0, 80)}', event seq ${event.seq}`,
+        );
+      }
     }
-    checksum = crc32(NEWLINE_BYTES, crc32(line, checksum));
-    parts.push(line, NEWLINE_BYTES);
+    if (text.length + line.length > ENCODE_PIECE_CHARS && text !== '') {
+      pieces.push(Buffer.from(text, 'utf8'));
+      text = '';
+    }
+    text += `${line}\n`;
   }
-  const length = parts.reduce((sum, part) => sum + part.length, 0);
-  parts.push(Buffer.from(`${commitLine(committedAfter, length, checksum)}\n`, 'utf8'));
-  return Buffer.concat(parts);
+  pieces.push(Buffer.from(text, 'utf8'));
+  let body = 0;
+  let checksum = 0;
+  // The CRC of the concatenated lines equals the per-line chained one the scanner computes.
+  for (const piece of pieces) {
+    body += piece.length;
+    checksum = crc32(piece, checksum);
+  }
+  pieces.push(Buffer.from(`${commitLine(committedAfter, body, checksum)}\n`, 'latin1'));
+  return Buffer.concat(pieces, body + (pieces.at(-1)?.length ?? 0));
 }
 
 /** The CRC-32 a commit marker carries for a batch made of these event lines (without `\n`). */
@@ -162,6 +179,8 @@ export interface RawLine {
   readonly bytes: Buffer;
   /** False for a final line with no `\n` (a write that did not complete). */
   readonly terminated: boolean;
+  /** The line with its `\n`, when both lie in one chunk (one checksum call instead of two). */
+  readonly withNewline?: Buffer;
 }
 
 /**
@@ -192,6 +211,23 @@ export class LineReader {
     this.view = this.chunk.subarray(0, 0);
     this.chunkOffset = start;
     this.lineNumber = firstLineNumber;
+  }
+
+  /**
+   * The next line when it ends inside the chunk already read (no I/O, no promise: most lines of
+   * a log), else `undefined`; then {@link LineReader.next} reads on.
+   */
+  nextBuffered(): RawLine | undefined {
+    if (this.chunkPos >= this.chunkLength) return undefined;
+    const newline = this.view.indexOf(NEWLINE, this.chunkPos);
+    if (newline === -1) return undefined;
+    const length = newline - this.chunkPos;
+    if (length > this.maxLineBytes) return undefined; // next() reports it
+    const offset = this.chunkOffset + this.chunkPos;
+    const withNewline = this.view.subarray(this.chunkPos, newline + 1);
+    const bytes = withNewline.subarray(0, length);
+    this.chunkPos = newline + 1;
+    return { number: this.lineNumber++, offset, bytes, terminated: true, withNewline };
   }
 
   /** The next line, or `undefined` at the end of the file. */
@@ -328,7 +364,12 @@ export function commitCount(bytes: Buffer): number | undefined {
 
 /** Whether a line starts like a commit marker (it may still be malformed). */
 function looksLikeCommit(bytes: Buffer): boolean {
-  return bytes.subarray(0, COMMIT_PREFIX.length).equals(COMMIT_PREFIX);
+  // Event lines start with `{"seq"`: the third byte tells them apart without a view.
+  return (
+    bytes.length >= COMMIT_PREFIX.length &&
+    bytes[2] === COMMIT_PREFIX[2] &&
+    bytes.compare(COMMIT_PREFIX, 0, COMMIT_PREFIX.length, 0, COMMIT_PREFIX.length) === 0
+  );
 }
 
 /** The count and checksum of a well-formed commit marker line, or `undefined`. */
@@ -405,7 +446,7 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   // The marker that closes the damaged batch, once found.
   let closing: RawLine | undefined;
   for (;;) {
-    const line = await reader.next();
+    const line = reader.nextBuffered() ?? (await reader.next());
     if (line === undefined) break;
     end = line.offset + line.bytes.length + (line.terminated ? 1 : 0);
     if (damage !== undefined) {
@@ -436,7 +477,7 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
       damage = { line, problem: 'incomplete final line' };
       continue;
     }
-    const verdict = acceptLine(line.bytes, events.length, batch);
+    const verdict = acceptLine(line.bytes, line.withNewline, events.length, batch);
     if (verdict.kind === 'commit') {
       for (const event of batch.events) events.push(event);
       batch.events = [];
@@ -489,7 +530,12 @@ interface BatchState {
  * Takes one complete body line: an event (added to the batch) or the commit marker closing the
  * batch (its count and checksum must match); anything else is damage, with the reason.
  */
-function acceptLine(bytes: Buffer, committed: number, batch: BatchState): LineVerdict {
+function acceptLine(
+  bytes: Buffer,
+  withNewline: Buffer | undefined,
+  committed: number,
+  batch: BatchState,
+): LineVerdict {
   const next = committed + batch.events.length;
   if (looksLikeCommit(bytes)) {
     const commit = parseCommit(bytes);
@@ -521,7 +567,10 @@ function acceptLine(bytes: Buffer, committed: number, batch: BatchState): LineVe
       problem: `event seq ${describe(value.seq)} where seq ${next} was expected`,
     };
   }
-  batch.checksum = crc32(NEWLINE_BYTES, crc32(bytes, batch.checksum));
+  batch.checksum =
+    withNewline === undefined
+      ? crc32(NEWLINE_BYTES, crc32(bytes, batch.checksum))
+      : crc32(withNewline, batch.checksum);
   batch.bytes += bytes.length + 1;
   batch.events.push(value as unknown as SessionEvent);
   return { kind: 'event' };
