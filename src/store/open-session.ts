@@ -120,29 +120,18 @@ export async function openSession(
       created = true;
       loaded = { header, events: [] };
     }
-    let tornBytesDropped = 0;
-    if (loaded.tornTail !== undefined) {
-      await store.discardTornTail(id, loaded.tornTail, lock);
-      tornBytesDropped = loaded.tornTail.size;
-    }
+    const tornBytesDropped = loaded.tornTail?.size ?? 0;
     const closers = planRepair(loaded.events);
-    // Validate the repaired log before writing anything: a log the session would refuse must
-    // stay exactly as it was on disk.
     const seed = closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
-    const probe = Session.create({
-      header: loaded.header,
-      seed,
-      seedMode: 'adopt',
-      limits: options.limits ?? {},
-    });
-    if (closers.length > 0) {
-      await store.append(id, closers, { expectedSeq: loaded.events.length });
-    }
-    const recorder = new Recorder(store, id, probe.seq, options.durability);
-    return new LiveSession(
+    // The recorder starts after the closers, which are written below, once the session exists.
+    const recorder = new Recorder(store, id, seed.length, options.durability);
+    // Building the session validates the repaired log before anything is written: a log the
+    // session would refuse stays exactly as it was on disk.
+    const session = new LiveSession(
       {
         header: loaded.header,
-        seed: probe.events,
+        seed,
+        seedMode: 'adopt',
         clock,
         ...(options.limits === undefined ? {} : { limits: options.limits }),
         ...(options.onListenerError === undefined
@@ -156,6 +145,11 @@ export async function openSession(
         report: { created, tornBytesDropped, repairedEvents: closers.length },
       },
     );
+    if (loaded.tornTail !== undefined) await store.discardTornTail(id, loaded.tornTail, lock);
+    if (closers.length > 0) {
+      await store.append(id, closers, { expectedSeq: loaded.events.length });
+    }
+    return session;
   } catch (error) {
     await lock.release();
     throw error;
