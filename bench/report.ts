@@ -45,12 +45,13 @@ export interface MachineInfo {
 }
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
-export const SECTIONS = ['core', 'store'] as const;
+export const SECTIONS = ['core', 'store', 'agent'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
   core: 'Core benchmark',
   store: 'Store benchmark',
+  agent: 'Agent loop benchmark',
 };
 
 export interface Report {
@@ -134,17 +135,18 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts) and `npm run bench:store` (bench/store.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts) and `npm run bench:agent` (bench/agent.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
   '`JSON.stringify` of each event, `JSON.parse` of each line, one `write` + `fdatasync` per',
   'batch, or raw better-sqlite3). Goals are ratios to that floor, never absolute numbers, so',
   'they carry over to other machines. Performance is measured here and never asserted by a',
-  'timed test: `npm test` runs neither benchmark.',
+  'timed test: `npm test` runs no benchmark.',
   '',
   `- [${SECTION_TITLES.core}](#core-benchmark): \`Session.append\`, the surface, derivation, seeding (\`npm run bench:core\`).`,
   `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
+  `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
 ].join('\n');
 
 function beginMarker(name: SectionName): string {

@@ -13,6 +13,7 @@ export const TURN_END_KINDS = [
   'aborted',
   'error',
   'max-tokens',
+  'max-steps',
   'interrupted',
 ] as const;
 

@@ -67,6 +67,7 @@ export type TurnEndReason =
   | { readonly kind: 'aborted'; readonly cause?: string }
   | { readonly kind: 'error'; readonly error: ProviderFailure }
   | { readonly kind: 'max-tokens' }
+  | { readonly kind: 'max-steps'; readonly maxSteps: number }
   | { readonly kind: 'interrupted' };
 
 /** `turn/start`: a turn (one user input and everything the agent does about it) begins. */

@@ -1,0 +1,29 @@
+/**
+ * Typed errors of the agent loop. Provider failures are not thrown: they end the turn with
+ * `turn/end {kind:'error'}` and come back in the turn result. These errors are for misuse.
+ */
+import { PalimpsestError } from '../core/index.js';
+
+/**
+ * Stable codes of {@link AgentError}:
+ * - `TURN_IN_PROGRESS`: a turn is already running on this session (one writer per session).
+ * - `INVALID_TOOL`: a tool definition is malformed (bad name, schema, or a duplicate name).
+ * - `INVALID_INPUT`: the turn input is neither a non-empty string nor user content blocks.
+ * - `UNSUPPORTED_MODEL`: the model does not implement the AI SDK language-model spec v3.
+ * - `PROVIDER_NOT_INSTALLED`: `modelFromEnv` found a key for a provider whose package is missing.
+ */
+export type AgentErrorCode =
+  | 'TURN_IN_PROGRESS'
+  | 'INVALID_TOOL'
+  | 'INVALID_INPUT'
+  | 'UNSUPPORTED_MODEL'
+  | 'PROVIDER_NOT_INSTALLED';
+
+/** A misuse of the agent API, with a stable `code`. */
+export class AgentError extends PalimpsestError {
+  declare readonly code: AgentErrorCode;
+
+  constructor(code: AgentErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}

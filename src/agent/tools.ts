@@ -1,0 +1,236 @@
+/**
+ * Tools the model can call: their definitions and one execution of one call. Every way a call
+ * can go wrong (unknown tool, arguments that are not JSON or fail the schema, a throwing or
+ * cancelled tool) becomes an error result the model can read; none of them escapes the loop.
+ */
+import type {
+  JsonObject,
+  JsonValue,
+  Session,
+  ToolError,
+  ToolResultContentBlock,
+} from '../core/index.js';
+import { isJsonValue } from '../core/index.js';
+import { AgentError } from './errors.js';
+import {
+  formatIssues,
+  type InferArguments,
+  isStandardJsonSchema,
+  type StandardJsonSchema,
+  type ToolParameters,
+  toJsonSchema,
+} from './schema.js';
+
+/** Error codes a tool result can carry in `data.error.code`. */
+export const TOOL_ERROR = {
+  /** The model called a tool that is not in the turn's tool list. */
+  unknownTool: 'UNKNOWN_TOOL',
+  /** The arguments were not a JSON object, or failed the tool's schema. */
+  invalidArguments: 'INVALID_ARGUMENTS',
+  /** The tool threw, or returned something that is not JSON. */
+  failed: 'TOOL_FAILED',
+  /** The turn was cancelled before the tool finished; what it did is unknown. */
+  aborted: 'TOOL_ABORTED',
+} as const;
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is cancelled; long-running tools should stop when it fires. */
+  readonly signal: AbortSignal;
+  /** The provider's id of this call. */
+  readonly callId: string;
+  readonly turn: number;
+  readonly step: number;
+  /** The session being recorded (read it; appending from a tool is not supported). */
+  readonly session: Session;
+}
+
+const TOOL_CONTENT = Symbol('palimpsest.toolContent');
+
+/** Rich tool output (text and images), made with {@link toolContent}. */
+export interface ToolContent {
+  readonly [TOOL_CONTENT]: true;
+  readonly blocks: readonly ToolResultContentBlock[];
+}
+
+/**
+ * What `execute` may return: a string (sent as text), any other JSON value (sent as its JSON
+ * text), or {@link toolContent} blocks.
+ */
+export type ToolOutput = string | JsonValue | ToolContent | undefined;
+
+/** Wraps content blocks (text, images) as a tool's output. */
+export function toolContent(blocks: readonly ToolResultContentBlock[]): ToolContent {
+  return { [TOOL_CONTENT]: true, blocks };
+}
+
+/** The definition given to {@link defineTool}. */
+export interface ToolSpec<P extends ToolParameters> {
+  /** `[a-zA-Z0-9_-]{1,64}`: the intersection of what every provider accepts. */
+  readonly name: string;
+  readonly description?: string;
+  /** JSON Schema of the arguments object, or a Standard Schema with JSON Schema export (zod 4). */
+  readonly parameters: P;
+  readonly execute: (
+    args: InferArguments<P>,
+    context: ToolContext,
+  ) => ToolOutput | Promise<ToolOutput>;
+}
+
+/** The outcome of one tool call, ready to become a `tool/result`. */
+export interface ToolRun {
+  readonly content: readonly ToolResultContentBlock[];
+  readonly error?: ToolError;
+}
+
+/** A tool, as the loop and providers see it. Make one with {@link defineTool}. */
+export interface Tool {
+  readonly name: string;
+  readonly description?: string;
+  /** The JSON Schema sent to the provider. */
+  readonly parameters: JsonObject;
+  /** Parses, validates and executes one call; never throws. */
+  run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool. With a Standard Schema (zod 4.2+, valibot, arktype) the arguments are
+ * validated and typed; with a plain JSON Schema they are only checked to be a JSON object.
+ */
+export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
+  if (typeof spec !== 'object' || spec === null) {
+    throw new AgentError(
+      'INVALID_TOOL',
+      `expected a tool definition object, found ${String(spec)}`,
+    );
+  }
+  const name: unknown = spec.name;
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    throw new AgentError(
+      'INVALID_TOOL',
+      `expected a tool name matching [a-zA-Z0-9_-]{1,64}, found ${JSON.stringify(name) ?? String(name)}`,
+    );
+  }
+  if (typeof spec.execute !== 'function') {
+    throw new AgentError('INVALID_TOOL', `tool '${name}': expected an execute function`);
+  }
+  if (spec.description !== undefined && typeof spec.description !== 'string') {
+    throw new AgentError('INVALID_TOOL', `tool '${name}': expected a string description`);
+  }
+  const parameters = toJsonSchema(name, spec.parameters);
+  const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
+  const execute = spec.execute as (
+    args: unknown,
+    context: ToolContext,
+  ) => ToolOutput | Promise<ToolOutput>;
+  return Object.freeze({
+    name,
+    ...(spec.description === undefined ? {} : { description: spec.description }),
+    parameters,
+    run: (argumentsText: string, context: ToolContext) =>
+      runTool(name, validator, execute, argumentsText, context),
+  });
+}
+
+/** Checks a tool list for a turn: tools made by defineTool, with unique names. */
+export function indexTools(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
+  const byName = new Map<string, Tool>();
+  for (const tool of tools) {
+    if (typeof tool?.run !== 'function' || typeof tool.name !== 'string') {
+      throw new AgentError('INVALID_TOOL', 'expected every tool to be made by defineTool()');
+    }
+    if (byName.has(tool.name)) {
+      throw new AgentError(
+        'INVALID_TOOL',
+        `two tools are named '${tool.name}'; names must be unique`,
+      );
+    }
+    byName.set(tool.name, tool);
+  }
+  return byName;
+}
+
+/** The error result for a call to a tool the turn does not have. */
+export function unknownToolRun(name: string, available: readonly string[]): ToolRun {
+  const list = available.length === 0 ? 'none' : available.join(', ');
+  return errorRun(
+    TOOL_ERROR.unknownTool,
+    `There is no tool named '${name}'. Available tools: ${list}.`,
+  );
+}
+
+/** The error result for a call cancelled before its tool finished. */
+export function abortedRun(): ToolRun {
+  return errorRun(
+    TOOL_ERROR.aborted,
+    'The turn was cancelled before this tool finished; whatever it did so far is unknown.',
+  );
+}
+
+async function runTool(
+  name: string,
+  validator: StandardJsonSchema | undefined,
+  execute: (args: unknown, context: ToolContext) => ToolOutput | Promise<ToolOutput>,
+  argumentsText: string,
+  context: ToolContext,
+): Promise<ToolRun> {
+  let args: unknown;
+  try {
+    args = argumentsText.trim() === '' ? {} : JSON.parse(argumentsText);
+  } catch (error) {
+    return errorRun(
+      TOOL_ERROR.invalidArguments,
+      `The arguments for '${name}' are not valid JSON (${(error as Error).message}). Send one JSON object.`,
+    );
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return errorRun(
+      TOOL_ERROR.invalidArguments,
+      `The arguments for '${name}' must be a JSON object, found ${Array.isArray(args) ? 'an array' : typeof args}.`,
+    );
+  }
+  if (validator !== undefined) {
+    const result = await validator['~standard'].validate(args);
+    if (result.issues !== undefined) {
+      return errorRun(
+        TOOL_ERROR.invalidArguments,
+        `The arguments for '${name}' do not match its schema: ${formatIssues(result.issues)}.`,
+      );
+    }
+    args = result.value;
+  }
+  let output: ToolOutput;
+  try {
+    output = await execute(args, context);
+  } catch (error) {
+    if (context.signal.aborted) return abortedRun();
+    return errorRun(TOOL_ERROR.failed, `Tool '${name}' failed: ${errorMessage(error)}`);
+  }
+  return outputRun(name, output);
+}
+
+function outputRun(name: string, output: ToolOutput): ToolRun {
+  if (output === undefined) return { content: [{ type: 'text', text: '' }] };
+  if (typeof output === 'string') return { content: [{ type: 'text', text: output }] };
+  if (typeof output === 'object' && output !== null && TOOL_CONTENT in output) {
+    return { content: output.blocks };
+  }
+  if (!isJsonValue(output)) {
+    return errorRun(
+      TOOL_ERROR.failed,
+      `Tool '${name}' returned a value that is not JSON (functions, class instances, NaN and cycles cannot be sent to the model).`,
+    );
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(output) }] };
+}
+
+function errorRun(code: string, message: string): ToolRun {
+  return { content: [{ type: 'text', text: message }], error: { code, message } };
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}

@@ -1,0 +1,64 @@
+/**
+ * Helpers for agent tests: compact views of a log and the checks every produced log must pass.
+ */
+import { expect } from 'vitest';
+import { checkInvariants, type Session, type SessionEvent } from '../../src/core/index.js';
+
+/**
+ * The event types of a log, with each run of `assistant/chunk` events collapsed to `chunk×N`,
+ * so tests can state the whole order of a turn in one readable array.
+ */
+export function outline(events: readonly SessionEvent[]): string[] {
+  const out: string[] = [];
+  let chunks = 0;
+  const flush = (): void => {
+    if (chunks > 0) out.push(`chunk×${chunks}`);
+    chunks = 0;
+  };
+  for (const event of events) {
+    if (event.type === 'assistant/chunk') {
+      chunks += 1;
+      continue;
+    }
+    flush();
+    out.push(event.type);
+  }
+  flush();
+  return out;
+}
+
+/** The same outline with chunk counts hidden (`chunks`), for streams whose size may vary. */
+export function shape(events: readonly SessionEvent[]): string[] {
+  return outline(events).map((entry) => (entry.startsWith('chunk×') ? 'chunks' : entry));
+}
+
+/** Every log the loop leaves behind is closed and passes the linter. */
+export function expectValidLog(session: Session): void {
+  expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+}
+
+/** The data of the events of one type. */
+export function dataOf<T>(session: Session, type: string): T[] {
+  return session.events.filter((event) => event.type === type).map((event) => event.data as T);
+}
+
+/**
+ * An `onEvent` hook that aborts `controller` when the `nth` chunk of stream part type
+ * `partType` is recorded: cancellation at an exact point of a stream.
+ */
+export function abortAtChunk(
+  controller: AbortController,
+  partType: string,
+  nth = 1,
+): (event: SessionEvent) => void {
+  let seen = 0;
+  return (event) => {
+    const chunk = (event.data as { chunk?: { type?: string } } | null)?.chunk;
+    if (chunk?.type === partType && ++seen === nth) controller.abort();
+  };
+}
+
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
