@@ -45,13 +45,14 @@ export interface MachineInfo {
 }
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
-export const SECTIONS = ['core', 'store', 'agent'] as const;
+export const SECTIONS = ['core', 'store', 'agent', 'compaction'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
   core: 'Core benchmark',
   store: 'Store benchmark',
   agent: 'Agent loop benchmark',
+  compaction: 'Compaction benchmark',
 };
 
 export interface Report {
@@ -135,7 +136,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts) and `npm run bench:agent` (bench/agent.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts) , `npm run bench:agent` (bench/agent.ts) and `npm run bench:compaction` (bench/compaction.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -147,6 +148,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES.core}](#core-benchmark): \`Session.append\`, the surface, derivation, seeding (\`npm run bench:core\`).`,
   `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
   `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
+  `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
 ].join('\n');
 
 function beginMarker(name: SectionName): string {

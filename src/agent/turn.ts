@@ -4,6 +4,7 @@
  * cancellation, provider failure, a throwing hook — the turn leaves the session valid: every
  * bracket it opened is closed before `runTurn` returns or throws.
  */
+
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import type {
   AssistantMessage,
@@ -21,6 +22,7 @@ import type {
   UserMessage,
 } from '../core/index.js';
 import { jsonEqual, planRepair } from '../core/index.js';
+import { sleep, untilAborted } from './abort.js';
 import { AgentError } from './errors.js';
 import { type AttemptFailure, backoffMs, classifyFailure } from './provider-failure.js';
 import { buildCallOptions, buildHeader, type ModelSettings } from './request.js';
@@ -558,37 +560,6 @@ function abortReason(signal: AbortSignal): TurnEndReason {
   const cause = signal.reason;
   if (cause === undefined) return { kind: 'aborted' };
   return { kind: 'aborted', cause: describe(cause) };
-}
-
-function untilAborted<T>(promise: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function checkModel(model: LanguageModelV3): void {

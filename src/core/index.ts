@@ -101,6 +101,13 @@ export {
   type SurfaceFold,
   type SurfaceReplacement,
 } from './surface.js';
+export {
+  estimateMessagesTokens,
+  estimateMessageTokens,
+  estimateTokens,
+  IMAGE_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS,
+} from './tokens.js';
 export type {
   TranscriptEntry,
   TranscriptMessage,

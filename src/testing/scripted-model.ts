@@ -4,6 +4,7 @@
  * (reasoning, text, tool-input deltas, usage, finish), so the agent loop cannot tell it from a
  * real provider.
  */
+
 import {
   APICallError,
   type LanguageModelV3,
@@ -15,6 +16,7 @@ import {
   type LanguageModelV3StreamResult,
   type LanguageModelV3Usage,
 } from '@ai-sdk/provider';
+import { sleep } from '../agent/abort.js';
 import type { JsonValue } from '../core/index.js';
 
 /** A tool call the scripted model makes. */
@@ -266,17 +268,4 @@ function pieces(text: string, size: number): string[] {
   const chars = Array.from(text);
   for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
   return out;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

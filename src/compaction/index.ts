@@ -1,0 +1,24 @@
+/**
+ * palimpsest/compaction — summary compaction, tool-result pruning, the automatic policy for the
+ * agent loop, and the recall tool. Everything here is an ordinary replace append through the
+ * `Session`: the surface is rewritten for the model, the log keeps every original event.
+ *
+ * @packageDocumentation
+ */
+export { estimateMessagesTokens, estimateMessageTokens, estimateTokens } from '../core/index.js';
+export {
+  type CompactionResult,
+  type CompactionSkip,
+  type CompactOptions,
+  compact,
+} from './compact.js';
+export { type ContextTokens, contextTokens } from './context.js';
+export { CompactionError, type CompactionErrorCode } from './errors.js';
+export {
+  type AutoCompactionAction,
+  type AutoCompactionOptions,
+  autoCompaction,
+} from './policy.js';
+export { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';
+export { type RecallOptions, recallTool } from './recall.js';
+export { DEFAULT_INSTRUCTIONS } from './summarizer.js';

@@ -1,0 +1,81 @@
+/**
+ * The recall tool: lets a model read what a summary or a pruned result replaced. The summary
+ * names the range of log events it replaced; the tool returns the original messages of that
+ * range from the log, which never loses them.
+ */
+import { defineTool, type Tool } from '../agent/tools.js';
+import { type ContentBlock, deriveEventMessage, type Message } from '../core/index.js';
+
+/** Options of {@link recallTool}. */
+export interface RecallOptions {
+  /** The tool name (default `recall`). */
+  readonly name?: string;
+  /** At most this many characters are returned (default 20,000); the rest is cut with a note. */
+  readonly maxChars?: number;
+}
+
+/** A tool that returns the original messages of a range of log events. */
+export function recallTool(options: RecallOptions = {}): Tool {
+  const maxChars = options.maxChars ?? 20_000;
+  return defineTool({
+    name: options.name ?? 'recall',
+    description:
+      'Returns the original messages of log events from..to (inclusive) of this session: use it to read what an earlier summary or a pruned tool result replaced. The summary or the pruning marker names the event numbers.',
+    parameters: {
+      type: 'object',
+      properties: {
+        from: { type: 'integer', minimum: 0, description: 'first event number' },
+        to: { type: 'integer', minimum: 0, description: 'last event number' },
+      },
+      required: ['from', 'to'],
+    },
+    execute: (args, { session }) => {
+      const from = Number(args.from);
+      const to = Number(args.to);
+      if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) {
+        return `Give two event numbers with 0 ≤ from ≤ to; found from=${String(args.from)}, to=${String(args.to)}.`;
+      }
+      const last = Math.min(to, session.seq - 1);
+      const lines: string[] = [];
+      let length = 0;
+      for (let seq = from; seq <= last; seq++) {
+        const event = session.event(seq);
+        const message = event === undefined ? null : deriveEventMessage(event);
+        if (message === null) continue;
+        const line = `#${seq} ${message.role}: ${render(message)}`;
+        if (length + line.length > maxChars) {
+          lines.push(
+            `[… cut at ${maxChars.toLocaleString('en-US')} characters; ask for a range starting at #${seq} …]`,
+          );
+          break;
+        }
+        lines.push(line);
+        length += line.length + 1;
+      }
+      if (lines.length === 0)
+        return `No messages between events #${from} and #${to} (the log has ${session.seq} events).`;
+      return lines.join('\n');
+    },
+  });
+}
+
+function render(message: Message): string {
+  return message.content.map(blockText).join('\n');
+}
+
+function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'reasoning':
+      return `(reasoning) ${block.text}`;
+    case 'image':
+      return `[image ${block.mediaType}]`;
+    case 'tool-call':
+      return `→ ${block.name}(${block.arguments}) [call ${block.id}]`;
+    case 'tool-result': {
+      const error = block.isError === true ? ', error' : '';
+      return `← [call ${block.toolCallId}${error}] ${block.content.map(blockText).join('\n')}`;
+    }
+  }
+}
