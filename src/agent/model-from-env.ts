@@ -24,7 +24,7 @@ export interface ModelFromEnvOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The model name; otherwise `PALIMPSEST_MODEL`, otherwise the provider's default. */
   readonly model?: string;
-  /** Responses of the scripted fallback (default: one explanatory answer, repeated). */
+  /** Responses of the scripted fallback, repeated when they run out (default: one explanatory answer). */
   readonly fallback?: readonly ScriptStep[];
 }
 
@@ -101,7 +101,8 @@ export async function modelFromEnv(options: ModelFromEnvOptions = {}): Promise<E
     };
   }
   return {
-    model: scriptedModel(options.fallback ?? FALLBACK, { loop: options.fallback === undefined }),
+    // A fallback keeps answering: the script starts over when it runs out.
+    model: scriptedModel(options.fallback ?? FALLBACK, { loop: true }),
     provider: 'scripted',
     description: 'scripted:scripted-model',
     notice:

@@ -4,7 +4,8 @@
  * range from the log, which never loses them.
  */
 import { defineTool, type Tool } from '../agent/tools.js';
-import { type ContentBlock, deriveEventMessage, type Message } from '../core/index.js';
+import { deriveEventMessage } from '../core/index.js';
+import { messageAsText } from './message-text.js';
 
 /** Options of {@link recallTool}. */
 export interface RecallOptions {
@@ -42,7 +43,7 @@ export function recallTool(options: RecallOptions = {}): Tool {
         const event = session.event(seq);
         const message = event === undefined ? null : deriveEventMessage(event);
         if (message === null) continue;
-        const line = `#${seq} ${message.role}: ${render(message)}`;
+        const line = `#${seq} ${message.role}: ${messageAsText(message, { callIds: true })}`;
         if (length + line.length > maxChars) {
           lines.push(
             `[… cut at ${maxChars.toLocaleString('en-US')} characters; ask for a range starting at #${seq} …]`,
@@ -57,25 +58,4 @@ export function recallTool(options: RecallOptions = {}): Tool {
       return lines.join('\n');
     },
   });
-}
-
-function render(message: Message): string {
-  return message.content.map(blockText).join('\n');
-}
-
-function blockText(block: ContentBlock): string {
-  switch (block.type) {
-    case 'text':
-      return block.text;
-    case 'reasoning':
-      return `(reasoning) ${block.text}`;
-    case 'image':
-      return `[image ${block.mediaType}]`;
-    case 'tool-call':
-      return `→ ${block.name}(${block.arguments}) [call ${block.id}]`;
-    case 'tool-result': {
-      const error = block.isError === true ? ', error' : '';
-      return `← [call ${block.toolCallId}${error}] ${block.content.map(blockText).join('\n')}`;
-    }
-  }
 }

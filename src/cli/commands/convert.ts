@@ -1,0 +1,137 @@
+/**
+ * `palimpsest convert --from URL --to URL [--all | ID…]`: copies sessions between backends.
+ * Resumable: a session whose copy stopped part way (the target holds a prefix of it) is
+ * continued from where it stopped, one already complete is left alone. Every copy is verified by
+ * loading it back through the target, re-folding it, and comparing it event by event.
+ */
+import {
+  foldSurface,
+  type JsonValue,
+  jsonEqual,
+  Session,
+  type SessionEvent,
+} from '../../core/index.js';
+import { NotFoundError, type SessionStore } from '../../store/index.js';
+import type { CliContext } from '../context.js';
+import { CliError, describeFailure, EXIT } from '../failure.js';
+import { table } from '../terminal.js';
+import { allSessions } from './inspect.js';
+
+const BATCH = 5000;
+
+interface Outcome {
+  readonly id: string;
+  readonly events: number;
+  readonly result: 'copied' | 'resumed' | 'up to date' | 'failed';
+  readonly copied: number;
+  readonly problem?: string;
+}
+
+export async function convertCommand(
+  context: CliContext,
+  ids: readonly string[],
+  options: { from?: string; to?: string; all?: boolean },
+): Promise<number> {
+  if (options.to === undefined)
+    throw new CliError('convert needs --to URL (the target store)', EXIT.usage);
+  if (ids.length === 0 && options.all !== true)
+    throw new CliError('name sessions to convert, or pass --all', EXIT.usage);
+  const from = options.from ?? context.storeUrl;
+  if (from === options.to) throw new CliError('--from and --to name the same store', EXIT.usage);
+  const to = options.to;
+  const outcomes = await context.withStore(
+    (source) =>
+      context.withStore(async (target) => {
+        const targets =
+          options.all === true
+            ? (await allSessions(source)).map((summary) => summary.header.id)
+            : ids;
+        const progress = context.terminal.progress('converting', targets.length);
+        const out: Outcome[] = [];
+        for (const id of targets) {
+          out.push(await convertOne(source, target, id));
+          progress.tick();
+        }
+        progress.done();
+        return out;
+      }, to),
+    from,
+  );
+  if (context.json) context.terminal.json(outcomes);
+  else {
+    context.terminal.line(
+      table(
+        ['ID', 'EVENTS', 'RESULT', 'COPIED', 'PROBLEM'],
+        outcomes.map((outcome) => [
+          outcome.id,
+          String(outcome.events),
+          outcome.result,
+          String(outcome.copied),
+          outcome.problem ?? '',
+        ]),
+      ),
+    );
+  }
+  return outcomes.every((outcome) => outcome.result !== 'failed') ? EXIT.ok : EXIT.failure;
+}
+
+async function convertOne(
+  source: SessionStore,
+  target: SessionStore,
+  id: string,
+): Promise<Outcome> {
+  let events = 0;
+  try {
+    const loaded = await source.load(id);
+    events = loaded.events.length;
+    let existing: readonly SessionEvent[] = [];
+    try {
+      const copy = await target.load(id);
+      if (!jsonEqual(copy.header as unknown as JsonValue, loaded.header as unknown as JsonValue)) {
+        return failed(id, events, 'the target holds a different session under this id');
+      }
+      existing = copy.events;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      await target.create(loaded.header);
+    }
+    if (existing.length > events || !samePrefix(existing, loaded.events)) {
+      return failed(
+        id,
+        events,
+        'the target holds events the source does not; refusing to overwrite',
+      );
+    }
+    for (let start = existing.length; start < events; start += BATCH) {
+      await target.append(id, loaded.events.slice(start, start + BATCH), { expectedSeq: start });
+    }
+    const check = await target.load(id);
+    const reloaded = Session.create({ header: check.header, seed: check.events });
+    const same =
+      reloaded.seq === events &&
+      samePrefix(reloaded.events, loaded.events) &&
+      jsonEqual(
+        foldSurface(reloaded.events).seqs as JsonValue,
+        foldSurface(loaded.events).seqs as JsonValue,
+      );
+    if (!same) return failed(id, events, 'the copy does not read back equal to the source');
+    const copied = events - existing.length;
+    const result = copied === 0 ? 'up to date' : existing.length === 0 ? 'copied' : 'resumed';
+    return { id, events, result, copied };
+  } catch (error) {
+    return failed(id, events, describeFailure(error).message);
+  }
+}
+
+function samePrefix(prefix: readonly SessionEvent[], events: readonly SessionEvent[]): boolean {
+  if (prefix.length > events.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    if (!jsonEqual(prefix[i] as unknown as JsonValue, events[i] as unknown as JsonValue))
+      return false;
+  }
+  return true;
+}
+
+function failed(id: string, events: number, problem: string): Outcome {
+  return { id, events, result: 'failed', copied: 0, problem };
+}

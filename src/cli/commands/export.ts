@@ -1,0 +1,275 @@
+/**
+ * `palimpsest export ID --format markdown|json|openai|anthropic [--at SEQ]`: the transcript as
+ * Markdown, or the messages the model sees, in palimpsest's own JSON or as the body of an
+ * OpenAI chat-completions or Anthropic messages request.
+ */
+import type {
+  ContentBlock,
+  JsonValue,
+  Message,
+  RequestHeaderData,
+  Session,
+  ToolResultBlock,
+} from '../../core/index.js';
+import { inspectSession } from '../../store/index.js';
+import { type CliContext, parseCount } from '../context.js';
+import { CliError, EXIT } from '../failure.js';
+import { messageText, timeText } from '../render.js';
+
+const FORMATS = ['markdown', 'json', 'openai', 'anthropic'] as const;
+type Format = (typeof FORMATS)[number];
+
+export async function exportCommand(
+  context: CliContext,
+  id: string,
+  options: { format?: string; at?: string },
+): Promise<void> {
+  const format = (options.format ?? 'markdown') as Format;
+  if (!FORMATS.includes(format)) {
+    throw new CliError(
+      `--format expects one of ${FORMATS.join(', ')}; found '${options.format}'`,
+      EXIT.usage,
+    );
+  }
+  const session = await context.withStore((store) => inspectSession(store, id));
+  const at = parseCount('--at', options.at) ?? session.seq - 1;
+  if (at >= session.seq) {
+    throw new CliError(
+      `--at ${at} is past the end of session '${id}' (its last event is #${session.seq - 1})`,
+      EXIT.usage,
+    );
+  }
+  const messages = session.seq === 0 ? [] : session.messagesAt(at);
+  const header = headerAt(session, at);
+  // Exports are data for other programs: written raw (JSON escapes control characters itself).
+  const out = context.terminal.out;
+  switch (format) {
+    case 'markdown':
+      out.write(markdown(session));
+      return;
+    case 'json':
+      out.write(`${JSON.stringify({ id, at, header: header ?? null, messages }, null, 2)}\n`);
+      return;
+    case 'openai':
+      out.write(`${JSON.stringify(openaiBody(header, messages), null, 2)}\n`);
+      return;
+    case 'anthropic':
+      out.write(`${JSON.stringify(anthropicBody(header, messages), null, 2)}\n`);
+      return;
+  }
+}
+
+function headerAt(session: Session, at: number): RequestHeaderData | undefined {
+  for (let seq = at; seq >= 0; seq--) {
+    const event = session.event(seq);
+    if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
+  }
+  return undefined;
+}
+
+function markdown(session: Session): string {
+  const lines = [
+    `# Session ${session.id}`,
+    '',
+    `Created ${timeText(session.header.createdAt)} · ${session.seq} events`,
+    '',
+  ];
+  for (const entry of session.transcript()) {
+    if (entry.kind === 'replacement') {
+      const what = entry.type === 'tool/result' ? 'Tool result rewritten' : 'History replaced';
+      lines.push(
+        `> **${what}** at #${entry.seq} (replaces ${entry.shadowedSeqs.length} entries)`,
+        '',
+      );
+      if (entry.message !== null) lines.push(quote(messageText(entry.message)), '');
+      continue;
+    }
+    const role = { user: 'User', assistant: 'Assistant', tool: 'Tool' }[entry.message.role];
+    lines.push(
+      `### ${role} · #${entry.seq}`,
+      '',
+      fence(messageText(entry.message), entry.message.role === 'tool'),
+      '',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function quote(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+}
+
+function fence(text: string, code: boolean): string {
+  if (!code) return text;
+  const ticks = '`'.repeat(
+    Math.max(3, ...[...text.matchAll(/`+/g)].map((match) => match[0].length + 1)),
+  );
+  return `${ticks}\n${text}\n${ticks}`;
+}
+
+/** The body of an OpenAI chat-completions request. */
+export function openaiBody(
+  header: RequestHeaderData | undefined,
+  messages: readonly Message[],
+): JsonValue {
+  const out: JsonValue[] = [];
+  if (header?.system !== undefined) out.push({ role: 'system', content: header.system });
+  for (const message of messages) {
+    if (message.role === 'user') {
+      out.push({ role: 'user', content: message.content.map(openaiPart) });
+    } else if (message.role === 'assistant') {
+      const text = message.content
+        .filter((block) => block.type === 'text')
+        .map((block) => block.text)
+        .join('');
+      const calls = message.content.flatMap((block) =>
+        block.type === 'tool-call'
+          ? [
+              {
+                id: block.id,
+                type: 'function',
+                function: { name: block.name, arguments: block.arguments },
+              },
+            ]
+          : [],
+      );
+      out.push({
+        role: 'assistant',
+        content: text === '' ? null : text,
+        ...(calls.length === 0 ? {} : { tool_calls: calls }),
+      });
+    } else {
+      const result = message.content[0];
+      out.push({ role: 'tool', tool_call_id: result.toolCallId, content: resultText(result) });
+    }
+  }
+  return {
+    ...(header === undefined ? {} : { model: header.model }),
+    messages: out,
+    ...(header?.tools === undefined
+      ? {}
+      : {
+          tools: header.tools.map((tool) => ({
+            type: 'function',
+            function: {
+              name: tool.name,
+              ...(tool.description === undefined ? {} : { description: tool.description }),
+              parameters: tool.parameters,
+            },
+          })),
+        }),
+  };
+}
+
+function openaiPart(block: ContentBlock): JsonValue {
+  if (block.type === 'image') {
+    return {
+      type: 'image_url',
+      image_url: { url: block.url ?? `data:${block.mediaType};base64,${block.data ?? ''}` },
+    };
+  }
+  return { type: 'text', text: block.type === 'text' ? block.text : '' };
+}
+
+/** The body of an Anthropic messages request (consecutive tool results merged into one user turn). */
+export function anthropicBody(
+  header: RequestHeaderData | undefined,
+  messages: readonly Message[],
+): JsonValue {
+  const out: { role: 'user' | 'assistant'; content: JsonValue[] }[] = [];
+  const push = (role: 'user' | 'assistant', content: JsonValue[]): void => {
+    const last = out[out.length - 1];
+    if (last?.role === role) last.content.push(...content);
+    else out.push({ role, content });
+  };
+  for (const message of messages) {
+    if (message.role === 'assistant') {
+      push(
+        'assistant',
+        message.content.flatMap((block): JsonValue[] => {
+          switch (block.type) {
+            case 'reasoning': {
+              // Anthropic accepts thinking only with the signature it issued; reasoning from
+              // other providers has none and is left out.
+              const signature = (
+                block.providerMetadata?.anthropic as { signature?: string } | undefined
+              )?.signature;
+              return signature === undefined
+                ? []
+                : [{ type: 'thinking', thinking: block.text, signature }];
+            }
+            case 'tool-call':
+              return [
+                {
+                  type: 'tool_use',
+                  id: block.id,
+                  name: block.name,
+                  input: parseObject(block.arguments),
+                },
+              ];
+            default:
+              return [anthropicPart(block)];
+          }
+        }),
+      );
+    } else if (message.role === 'tool') {
+      const result = message.content[0];
+      push('user', [
+        {
+          type: 'tool_result',
+          tool_use_id: result.toolCallId,
+          content: resultText(result),
+          ...(result.isError === true ? { is_error: true } : {}),
+        },
+      ]);
+    } else {
+      push('user', message.content.map(anthropicPart));
+    }
+  }
+  return {
+    ...(header === undefined ? {} : { model: header.model }),
+    ...(header?.system === undefined ? {} : { system: header.system }),
+    messages: out as unknown as JsonValue,
+    ...(header?.tools === undefined
+      ? {}
+      : {
+          tools: header.tools.map((tool) => ({
+            name: tool.name,
+            ...(tool.description === undefined ? {} : { description: tool.description }),
+            input_schema: tool.parameters,
+          })),
+        }),
+  };
+}
+
+function anthropicPart(block: ContentBlock): JsonValue {
+  if (block.type === 'image') {
+    return block.url !== undefined
+      ? { type: 'image', source: { type: 'url', url: block.url } }
+      : {
+          type: 'image',
+          source: { type: 'base64', media_type: block.mediaType, data: block.data ?? '' },
+        };
+  }
+  return { type: 'text', text: block.type === 'text' ? block.text : '' };
+}
+
+function resultText(result: ToolResultBlock): string {
+  return result.content
+    .map((item) => (item.type === 'text' ? item.text : `[image ${item.mediaType}]`))
+    .join('\n');
+}
+
+function parseObject(text: string): JsonValue {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as JsonValue;
+  } catch {
+    // Not JSON: send an empty object, as the agent loop does.
+  }
+  return {};
+}

@@ -1,0 +1,359 @@
+/**
+ * Read-only commands: ls, show, surface, log, why, verify. They load sessions without taking
+ * the writer lock and repair a crashed session in memory only, so they are safe to run while an
+ * agent is writing.
+ */
+import { lastTurnNumber } from '../../agent/turn.js';
+import { contextTokens } from '../../compaction/context.js';
+import {
+  checkInvariants,
+  deriveEventMessage,
+  foldSurface,
+  Session,
+  type SessionEvent,
+} from '../../core/index.js';
+import { inspectSession, type SessionStore, type SessionSummary } from '../../store/index.js';
+import { type CliContext, parseCount } from '../context.js';
+import { CliError, describeFailure, EXIT } from '../failure.js';
+import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
+import { safeLine, table } from '../terminal.js';
+
+/** Every session of a store, newest first, page by page. */
+export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
+  const sessions: SessionSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list(cursor === undefined ? {} : { cursor });
+    sessions.push(...page.sessions);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return sessions;
+}
+
+/** `palimpsest ls` */
+export async function listCommand(context: CliContext, options: { limit?: string }): Promise<void> {
+  const limit = parseCount('--limit', options.limit);
+  const rows = await context.withStore(async (store) => {
+    const sessions = await allSessions(store);
+    const shown = limit === undefined ? sessions : sessions.slice(0, limit);
+    const progress = context.terminal.progress('reading sessions', shown.length);
+    const out = [];
+    for (const summary of shown) {
+      const session = await inspectSession(store, summary.header.id);
+      const last = session.event(session.seq - 1);
+      out.push({
+        id: summary.header.id,
+        createdAt: summary.header.createdAt,
+        turns: lastTurnNumber(session),
+        events: session.seq,
+        surface: session.surface.size,
+        tokens: contextTokens(session).tokens,
+        lastActivity: last?.time ?? summary.updatedAt ?? summary.header.createdAt,
+        parent: summary.header.parentSession ?? null,
+      });
+      progress.tick();
+    }
+    progress.done();
+    return out;
+  });
+  if (context.json) return context.terminal.json(rows);
+  if (rows.length === 0) {
+    context.terminal.line(`no sessions in ${context.storeUrl}`);
+    return;
+  }
+  context.terminal.line(
+    table(
+      ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'LAST ACTIVITY', 'PARENT'],
+      rows.map((row) => [
+        row.id,
+        timeText(row.createdAt),
+        String(row.turns),
+        String(row.events),
+        String(row.surface),
+        String(row.tokens),
+        timeText(row.lastActivity),
+        row.parent ?? '-',
+      ]),
+    ),
+  );
+}
+
+async function load(context: CliContext, id: string): Promise<Session> {
+  return context.withStore((store) => inspectSession(store, id));
+}
+
+/** `palimpsest show ID` */
+export async function showCommand(
+  context: CliContext,
+  id: string,
+  options: { full?: boolean } = {},
+): Promise<void> {
+  const session = await load(context, id);
+  const transcript = session.transcript();
+  if (context.json) {
+    return context.terminal.json(
+      transcript.map((entry) =>
+        entry.kind === 'message'
+          ? {
+              kind: entry.kind,
+              seq: entry.seq,
+              time: entry.time,
+              onSurface: entry.onSurface,
+              message: entry.message,
+            }
+          : {
+              kind: entry.kind,
+              seq: entry.seq,
+              time: entry.time,
+              shadowedSeqs: entry.shadowedSeqs,
+              onSurface: entry.onSurface,
+              message: entry.message,
+            },
+      ),
+    );
+  }
+  const maxLines = options.full === true ? 0 : 40;
+  for (const entry of transcript)
+    context.terminal.line(transcriptBlock(context.terminal, entry, maxLines));
+}
+
+/** `palimpsest surface ID [--at SEQ]` */
+export async function surfaceCommand(
+  context: CliContext,
+  id: string,
+  options: { at?: string },
+): Promise<void> {
+  const session = await load(context, id);
+  const at = parseCount('--at', options.at) ?? session.seq - 1;
+  if (at >= session.seq) {
+    throw new CliError(
+      `--at ${at} is past the end of session '${id}' (its last event is #${session.seq - 1})`,
+      EXIT.usage,
+    );
+  }
+  const fold = foldSurface(session.events.slice(0, at + 1));
+  const entries = fold.seqs.flatMap((seq) => {
+    const event = session.event(seq) as SessionEvent;
+    const message = deriveEventMessage(event);
+    return message === null ? [] : [{ seq, message }];
+  });
+  if (context.json)
+    return context.terminal.json({ at, replaceGeneration: fold.replaceGeneration, entries });
+  context.terminal.line(
+    context.terminal.style(
+      'dim',
+      `what the model saw after event #${at}: ${entries.length} messages, ${fold.replaceGeneration} replace(s) so far`,
+    ),
+  );
+  for (const { seq, message } of entries)
+    context.terminal.line(messageBlock(context.terminal, seq, message));
+}
+
+/** `palimpsest log ID [--type T] [--from SEQ] [--to SEQ]` */
+export async function logCommand(
+  context: CliContext,
+  id: string,
+  options: { type?: string; from?: string; to?: string },
+): Promise<void> {
+  const session = await load(context, id);
+  const from = parseCount('--from', options.from) ?? 0;
+  const to = parseCount('--to', options.to) ?? session.seq - 1;
+  const events = session.events.filter(
+    (event) =>
+      event.seq >= from &&
+      event.seq <= to &&
+      (options.type === undefined || matchesType(event.type, options.type)),
+  );
+  if (context.json) {
+    // One event per line, exactly as stored (JSON Lines), for jq and friends.
+    for (const event of events) context.terminal.out.write(`${JSON.stringify(event)}\n`);
+    return;
+  }
+  for (const event of events) {
+    const op =
+      typeof event.surfaceOp === 'object'
+        ? ` [replace #${event.surfaceOp.start}…#${event.surfaceOp.end}]`
+        : '';
+    const sources =
+      event.sourceEventSeqs === undefined ? '' : ` ← ${seqList(event.sourceEventSeqs)}`;
+    context.terminal.line(
+      `${context.terminal.style('dim', `#${event.seq}`.padEnd(8))}${timeText(event.time)}  ${eventLine(event, 90)}${op}${sources}`,
+    );
+  }
+}
+
+/** `--type tool` matches `tool/call` and `tool/result`; `--type tool/call` matches exactly. */
+function matchesType(type: string, filter: string): boolean {
+  return filter.includes('/') ? type === filter : type.startsWith(`${filter}/`);
+}
+
+/** `palimpsest why ID SEQ` */
+export async function whyCommand(context: CliContext, id: string, seqText: string): Promise<void> {
+  const session = await load(context, id);
+  const seq = parseCount('SEQ', seqText) ?? 0;
+  const event = session.event(seq);
+  if (event === undefined) {
+    throw new CliError(
+      `session '${id}' has no event #${seq} (it has ${session.seq} events)`,
+      EXIT.usage,
+    );
+  }
+  const citedBy = session.events
+    .filter((other) => other.sourceEventSeqs?.includes(seq))
+    .map((other) => other.seq);
+  const shadowedBy = foldSurface(session.events).replacements.filter((replacement) =>
+    replacement.shadowedSeqs.includes(seq),
+  );
+  if (context.json) {
+    return context.terminal.json({
+      event,
+      derivedFrom: provenance(session, event, 0),
+      shadowedBy: shadowedBy.map((replacement) => replacement.seq),
+      citedBy,
+      onSurface: session.surface.has(seq),
+    });
+  }
+  const lines = [`#${seq} ${eventLine(event, 100)}`];
+  if (event.sourceEventSeqs !== undefined) lines.push('derived from:');
+  tree(session, event, '', 0, lines);
+  for (const replacement of shadowedBy) {
+    lines.push(
+      `shadowed by #${replacement.seq} ${eventLine(session.event(replacement.seq) as SessionEvent, 80)}`,
+    );
+  }
+  lines.push(`cited by: ${seqList(citedBy)}`);
+  lines.push(`on the surface now: ${session.surface.has(seq) ? 'yes' : 'no'}`);
+  for (const line of lines) context.terminal.line(line);
+}
+
+const MAX_DEPTH = 4;
+
+interface ProvenanceNode {
+  readonly seq: number;
+  readonly type: string;
+  readonly derivedFrom?: readonly ProvenanceNode[];
+}
+
+function provenance(
+  session: Session,
+  event: SessionEvent,
+  depth: number,
+): ProvenanceNode[] | undefined {
+  if (event.sourceEventSeqs === undefined || depth >= MAX_DEPTH) return undefined;
+  return event.sourceEventSeqs.map((source) => {
+    const parent = session.event(source) as SessionEvent;
+    const derivedFrom = provenance(session, parent, depth + 1);
+    return {
+      seq: source,
+      type: parent.type,
+      ...(derivedFrom === undefined ? {} : { derivedFrom }),
+    };
+  });
+}
+
+/** The provenance tree as text; runs of stream chunks are collapsed to one line. */
+function tree(
+  session: Session,
+  event: SessionEvent,
+  indent: string,
+  depth: number,
+  lines: string[],
+): void {
+  const sources = event.sourceEventSeqs;
+  if (sources === undefined) return;
+  if (sources.length === 0) {
+    lines.push(`${indent}└─ derived from nothing (an empty provider stream)`);
+    return;
+  }
+  if (depth >= MAX_DEPTH) {
+    lines.push(`${indent}└─ … (${sources.length} more sources)`);
+    return;
+  }
+  const chunks = sources.filter((source) => session.event(source)?.type === 'assistant/chunk');
+  const others = sources.filter((source) => session.event(source)?.type !== 'assistant/chunk');
+  const items: Array<{ text: string; event?: SessionEvent }> = [];
+  if (chunks.length > 0)
+    items.push({ text: `${chunks.length} stream chunk(s) ${seqList(chunks)}` });
+  for (const source of others) {
+    const parent = session.event(source) as SessionEvent;
+    items.push({ text: `#${source} ${eventLine(parent, 80)}`, event: parent });
+  }
+  for (const [index, item] of items.entries()) {
+    const last = index === items.length - 1;
+    lines.push(`${indent}${last ? '└─' : '├─'} ${item.text}`);
+    if (item.event !== undefined)
+      tree(session, item.event, `${indent}${last ? '   ' : '│  '}`, depth + 1, lines);
+  }
+}
+
+/** `palimpsest verify [ID…] [--all]` */
+export async function verifyCommand(
+  context: CliContext,
+  ids: readonly string[],
+  options: { all?: boolean },
+): Promise<number> {
+  if (ids.length === 0 && options.all !== true) {
+    throw new CliError('name sessions to verify, or pass --all', EXIT.usage);
+  }
+  const results = await context.withStore(async (store) => {
+    const targets =
+      options.all === true ? (await allSessions(store)).map((summary) => summary.header.id) : ids;
+    const progress = context.terminal.progress('verifying', targets.length);
+    const out: Array<{
+      id: string;
+      events: number;
+      ok: boolean;
+      problems: string[];
+      code?: string;
+    }> = [];
+    for (const id of targets) {
+      try {
+        const loaded = await store.load(id);
+        const session = Session.create({ header: loaded.header, seed: loaded.events });
+        const violations = checkInvariants(session.events, { requireClosed: true });
+        const problems = violations.map(
+          (violation) => `#${violation.seq} ${violation.code}: ${violation.message}`,
+        );
+        if (loaded.tornTail !== undefined)
+          problems.push(
+            `torn final batch (${loaded.tornTail.reason}; a crash) — palimpsest repair drops it`,
+          );
+        out.push({ id, events: session.seq, ok: problems.length === 0, problems });
+      } catch (error) {
+        const failure = describeFailure(error);
+        const code = (error as { code?: unknown }).code;
+        out.push({
+          id,
+          events: 0,
+          ok: false,
+          problems: [failure.message],
+          ...(typeof code === 'string' ? { code } : {}),
+        });
+      }
+      progress.tick();
+    }
+    progress.done();
+    return out;
+  });
+  if (context.json) context.terminal.json(results);
+  else {
+    context.terminal.line(
+      table(
+        ['ID', 'EVENTS', 'RESULT', 'FIRST PROBLEM'],
+        results.map((result) => [
+          result.id,
+          String(result.events),
+          result.ok
+            ? context.terminal.style('green', 'ok')
+            : context.terminal.style('red', `${result.problems.length} problem(s)`),
+          result.problems[0] ?? '',
+        ]),
+      ),
+    );
+    for (const result of results) {
+      for (const problem of result.problems.slice(1))
+        context.terminal.line(safeLine(`${result.id}: ${problem}`, 160));
+    }
+  }
+  return results.every((result) => result.ok) ? EXIT.ok : EXIT.invalid;
+}

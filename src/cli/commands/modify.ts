@@ -1,0 +1,116 @@
+/**
+ * Commands that write: repair, fork, compact, prune. Each takes the session's writer lock (a
+ * live writer elsewhere makes them fail with exit code 5) and leaves the log valid.
+ */
+import { compact } from '../../compaction/compact.js';
+import { pruneToolResults } from '../../compaction/prune.js';
+import { forkSession } from '../../core/index.js';
+import { inspectSession, openSession } from '../../store/index.js';
+import { type CliContext, parseCount } from '../context.js';
+import { EXIT } from '../failure.js';
+import { announce, resolveModel } from '../model.js';
+
+/** `palimpsest repair ID` */
+export async function repairCommand(context: CliContext, id: string): Promise<void> {
+  const report = await context.withStore(async (store) => {
+    const session = await openSession(store, id);
+    const { openReport } = session;
+    const events = session.seq;
+    await session.close();
+    return { ...openReport, events };
+  });
+  if (context.json) return context.terminal.json({ id, ...report });
+  const done: string[] = [];
+  if (report.tornBytesDropped > 0)
+    done.push(`dropped a torn final batch of ${report.tornBytesDropped} bytes`);
+  if (report.repairedEvents > 0)
+    done.push(`appended ${report.repairedEvents} closing event(s) for the interrupted turn`);
+  context.terminal.line(
+    done.length === 0
+      ? `session '${id}' needed no repair (${report.events} events)`
+      : `session '${id}': ${done.join('; ')} (${report.events} events now)`,
+  );
+}
+
+/** `palimpsest fork ID --at SEQ [--id NEW]` */
+export async function forkCommand(
+  context: CliContext,
+  id: string,
+  options: { at?: string; id?: string },
+): Promise<void> {
+  const at = parseCount('--at', options.at);
+  const child = await context.withStore(async (store) => {
+    const parent = await inspectSession(store, id);
+    const forked = forkSession(parent, at, options.id === undefined ? {} : { id: options.id });
+    await store.create(forked.header);
+    await store.append(forked.id, forked.events, { expectedSeq: 0 });
+    return forked;
+  });
+  if (context.json) return context.terminal.json({ id: child.id, parent: id, events: child.seq });
+  context.terminal.line(
+    `forked '${id}' at #${child.seq - 1} into '${child.id}' (${child.seq} events)`,
+  );
+}
+
+/** `palimpsest compact ID` */
+export async function compactCommand(
+  context: CliContext,
+  id: string,
+  options: { keepRecentTokens?: string; model?: string },
+): Promise<number> {
+  const keepRecentTokens = parseCount('--keep-recent-tokens', options.keepRecentTokens);
+  const model = announce(await resolveModel(options.model, [{ text: scriptedSummary }]), (text) =>
+    context.terminal.note(text),
+  );
+  const result = await context.withStore(async (store) => {
+    const session = await openSession(store, id);
+    try {
+      return await compact(session, {
+        model,
+        ...(keepRecentTokens === undefined ? {} : { keepRecentTokens }),
+      });
+    } finally {
+      await session.close();
+    }
+  });
+  if (context.json) context.terminal.json(result);
+  else if (result.replaced) {
+    context.terminal.line(
+      `replaced ${result.shadowedSeqs.length} surface entries with summary #${result.summarySeq}: ~${result.tokensBefore} → ~${result.tokensAfter} tokens`,
+    );
+  } else {
+    const why = result.error === undefined ? '' : `: ${result.error.message}`;
+    context.terminal.line(`nothing replaced (${result.skipped}${why})`);
+  }
+  return result.skipped === 'failed' ? EXIT.model : EXIT.ok;
+}
+
+const scriptedSummary =
+  'Summary written offline by the scripted model (no provider key was set): the earlier turns are kept in the log; set a provider key for a real summary.';
+
+/** `palimpsest prune ID` */
+export async function pruneCommand(
+  context: CliContext,
+  id: string,
+  options: { keepRecentTurns?: string; minChars?: string },
+): Promise<void> {
+  const keepRecentTurns = parseCount('--keep-recent-turns', options.keepRecentTurns);
+  const minChars = parseCount('--min-chars', options.minChars);
+  const result = await context.withStore(async (store) => {
+    const session = await openSession(store, id);
+    try {
+      return pruneToolResults(session, {
+        ...(keepRecentTurns === undefined ? {} : { keepRecentTurns }),
+        ...(minChars === undefined ? {} : { minChars }),
+      });
+    } finally {
+      await session.close();
+    }
+  });
+  if (context.json) return context.terminal.json(result);
+  context.terminal.line(
+    result.prunedSeqs.length === 0
+      ? 'no tool result to prune'
+      : `pruned ${result.prunedSeqs.length} tool result(s): ${result.charsBefore} → ${result.charsAfter} characters, ~${result.tokensBefore} → ~${result.tokensAfter} tokens`,
+  );
+}

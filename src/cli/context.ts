@@ -1,0 +1,54 @@
+/**
+ * What every command gets: the terminal, the store URL from `--store` or `PALIMPSEST_STORE`,
+ * and whether output is JSON.
+ */
+import { DEFAULT_STORE_URL, openStore, type SessionStore } from '../store/index.js';
+import { CliError, EXIT } from './failure.js';
+import { Terminal } from './terminal.js';
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  readonly store?: string;
+  readonly json?: boolean;
+  readonly color?: boolean;
+  readonly debug?: boolean;
+}
+
+/** The context of one CLI invocation. */
+export class CliContext {
+  readonly terminal: Terminal;
+  readonly storeUrl: string;
+  readonly json: boolean;
+
+  constructor(options: GlobalOptions) {
+    this.terminal = new Terminal(process.stdout, process.stderr, {
+      ...(options.color === undefined ? {} : { color: options.color }),
+    });
+    this.storeUrl = options.store ?? nonEmpty(process.env.PALIMPSEST_STORE) ?? DEFAULT_STORE_URL;
+    this.json = options.json === true;
+  }
+
+  /** Opens the store, runs `work`, and closes the store whatever happens. */
+  async withStore<T>(work: (store: SessionStore) => Promise<T>, url = this.storeUrl): Promise<T> {
+    const store = await openStore(url);
+    try {
+      return await work(store);
+    } finally {
+      await store.close();
+    }
+  }
+}
+
+/** Parses a non-negative integer argument, or fails with a usage error naming it. */
+export function parseCount(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number)) {
+    throw new CliError(`${name} expects a non-negative integer, found '${value}'`, EXIT.usage);
+  }
+  return number;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,69 @@
+/**
+ * What the CLI does when something goes wrong: one line saying what happened, where, and what to
+ * do, and an exit code per kind of failure (documented in docs/cli.md). `--debug` adds the stack.
+ */
+import { PalimpsestError } from '../core/index.js';
+
+/** Exit codes, stable across releases. */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  notFound: 3,
+  corrupt: 4,
+  locked: 5,
+  version: 6,
+  invalid: 7,
+  model: 8,
+  interrupted: 130,
+} as const;
+
+/** An error the CLI raises itself, with its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** The exit code and one-line message for any error. */
+export function describeFailure(error: unknown): { code: number; message: string } {
+  if (error instanceof CliError) return { code: error.exitCode, message: error.message };
+  if (PalimpsestError.isInstance(error)) {
+    switch (error.code) {
+      case 'NOT_FOUND':
+        return {
+          code: EXIT.notFound,
+          message: `${error.message} (palimpsest ls lists the sessions)`,
+        };
+      case 'CORRUPT_LOG':
+        return {
+          code: EXIT.corrupt,
+          message: `${error.message} (the log is damaged before its last batch; nothing was changed — restore it from a backup, or palimpsest fork the intact prefix)`,
+        };
+      case 'LOCKED':
+        return {
+          code: EXIT.locked,
+          message: `${error.message} (wait for that writer to finish, or stop it)`,
+        };
+      case 'FORMAT_VERSION':
+        return { code: EXIT.version, message: error.message };
+      case 'INVALID_ARGUMENT':
+      case 'INVALID_RANGE':
+      case 'INVALID_OPTIONS':
+      case 'INVALID_BOUNDARY':
+      case 'OPEN_TURN':
+      case 'INVALID_SESSION_ID':
+      case 'INVALID_STORE':
+      case 'INVALID_INPUT':
+        return { code: EXIT.usage, message: error.message };
+      default:
+        return { code: EXIT.failure, message: `${error.message} [${error.code}]` };
+    }
+  }
+  if (error instanceof Error) return { code: EXIT.failure, message: error.message };
+  return { code: EXIT.failure, message: String(error) };
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+/**
+ * The `palimpsest` command line: a thin layer over the library. Each command is a function in
+ * commands/; this file declares them, their options and their help, and turns failures into one
+ * line and an exit code.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { convertCommand } from './commands/convert.js';
+import { demoCommand, demoWriterCommand } from './commands/demo.js';
+import { exportCommand } from './commands/export.js';
+import {
+  listCommand,
+  logCommand,
+  showCommand,
+  surfaceCommand,
+  verifyCommand,
+  whyCommand,
+} from './commands/inspect.js';
+import { compactCommand, forkCommand, pruneCommand, repairCommand } from './commands/modify.js';
+import { runCommand } from './commands/run.js';
+import { CliContext, type GlobalOptions } from './context.js';
+import { describeFailure, EXIT } from './failure.js';
+import { safeLine } from './terminal.js';
+
+const VERSION = '0.1.0';
+
+function program(): Command {
+  const root = new Command('palimpsest')
+    .description(
+      'Record, inspect, verify, repair, fork, compact and convert event-sourced LLM agent sessions.',
+    )
+    .version(VERSION)
+    .option(
+      '--store <url>',
+      'the session store: jsonl:DIR, sqlite:FILE or memory: (default jsonl:./.palimpsest/sessions, or $PALIMPSEST_STORE)',
+    )
+    .option('--json', 'print JSON instead of tables and text')
+    .option('--no-color', 'never colour the output (also NO_COLOR=1)')
+    .option('--debug', 'print the stack of an error')
+    .showHelpAfterError(
+      '(palimpsest --help lists the commands; palimpsest COMMAND --help explains one)',
+    )
+    .exitOverride();
+  root.configureOutput({ outputError: (text, write) => write(text) });
+
+  let exitCode: number = EXIT.ok;
+  const run =
+    <A extends unknown[]>(action: (context: CliContext, ...args: A) => Promise<unknown>) =>
+    async (...args: A): Promise<void> => {
+      const context = new CliContext(root.opts<GlobalOptions>());
+      const code = await action(context, ...args);
+      if (typeof code === 'number') exitCode = code;
+    };
+
+  root
+    .command('demo')
+    .description(
+      'record a realistic agent session offline (tools, streaming, prune, compaction, a crash and its repair) and say how to look at it',
+    )
+    .option(
+      '--model <provider:name>',
+      'use this model instead of the environment’s (deepseek, openai, openai-compatible, anthropic, scripted)',
+    )
+    .action(run((context, options: { model?: string }) => demoCommand(context, options)));
+  root
+    .command('__demo-writer', { hidden: true })
+    .argument('<id>')
+    .argument('<workspace>')
+    .option('--model <provider:name>')
+    .action(
+      run((context, id: string, workspace: string, options: { model?: string }) =>
+        demoWriterCommand(context, id, workspace, options),
+      ),
+    );
+  root
+    .command('run')
+    .description(
+      'run one turn with PROMPT, or a conversation without it; Ctrl-C cancels the running turn',
+    )
+    .argument('[prompt]', 'the message; omit it for an interactive conversation')
+    .option('--session <id>', 'continue this session (created when new); a new id by default')
+    .option(
+      '--model <provider:name>',
+      'for example deepseek:deepseek-chat, anthropic:claude-sonnet-4-5, openai-compatible:qwen3 (needs OPENAI_BASE_URL)',
+    )
+    .action(
+      run((context, prompt: string | undefined, options: { session?: string; model?: string }) =>
+        runCommand(context, prompt, options),
+      ),
+    );
+  root
+    .command('ls')
+    .description(
+      'list the sessions of the store: id, created, turns, events, surface size, estimated tokens, last activity, parent',
+    )
+    .option('--limit <n>', 'at most this many sessions, newest first')
+    .action(run((context, options: { limit?: string }) => listCommand(context, options)));
+  root
+    .command('show')
+    .description(
+      'print the human transcript of a session (everything said, with markers where history was replaced)',
+    )
+    .argument('<id>')
+    .option('--full', 'print long messages whole (by default each is cut after 40 lines)')
+    .action(
+      run((context, id: string, options: { full?: boolean }) => showCommand(context, id, options)),
+    );
+  root
+    .command('surface')
+    .description('print the messages the model sees, now or right after event SEQ')
+    .argument('<id>')
+    .option('--at <seq>', 'as of this event')
+    .action(
+      run((context, id: string, options: { at?: string }) => surfaceCommand(context, id, options)),
+    );
+  root
+    .command('log')
+    .description('print the raw events of a session (--json: one JSON event per line)')
+    .argument('<id>')
+    .option('--type <type>', 'only this type (tool/call) or area (tool)')
+    .option('--from <seq>', 'from this event')
+    .option('--to <seq>', 'up to this event')
+    .action(
+      run((context, id: string, options: { type?: string; from?: string; to?: string }) =>
+        logCommand(context, id, options),
+      ),
+    );
+  root
+    .command('why')
+    .description(
+      'print the provenance of one event: what it was derived from, what shadowed it, what cites it',
+    )
+    .argument('<id>')
+    .argument('<seq>')
+    .action(run((context, id: string, seq: string) => whyCommand(context, id, seq)));
+  root
+    .command('verify')
+    .description('load, fold and lint sessions; exit code 7 on any violation')
+    .argument('[ids...]')
+    .option('--all', 'every session of the store')
+    .action(
+      run((context, ids: string[], options: { all?: boolean }) =>
+        verifyCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('repair')
+    .description('durably close a turn a crashed writer left open, and drop a torn final batch')
+    .argument('<id>')
+    .action(run((context, id: string) => repairCommand(context, id)));
+  root
+    .command('fork')
+    .description('copy a session up to event SEQ (inclusive) into a new session')
+    .argument('<id>')
+    .requiredOption('--at <seq>', 'the last event to copy (not inside an open turn)')
+    .option('--id <new-id>', 'the new session’s id (a random one by default)')
+    .action(
+      run((context, id: string, options: { at?: string; id?: string }) =>
+        forkCommand(context, id, options),
+      ),
+    );
+  root
+    .command('compact')
+    .description('summarise old history with the model (the log keeps every original event)')
+    .argument('<id>')
+    .option('--keep-recent-tokens <n>', 'recent history kept verbatim (default 8000)')
+    .option('--model <provider:name>', 'the summarizer (default: from the environment)')
+    .action(
+      run((context, id: string, options: { keepRecentTokens?: string; model?: string }) =>
+        compactCommand(context, id, options),
+      ),
+    );
+  root
+    .command('prune')
+    .description('replace old, large tool results with an excerpt (no model call)')
+    .argument('<id>')
+    .option('--keep-recent-turns <n>', 'results of the last n turns are kept (default 2)')
+    .option('--min-chars <n>', 'only results longer than this are pruned (default 2000)')
+    .action(
+      run((context, id: string, options: { keepRecentTurns?: string; minChars?: string }) =>
+        pruneCommand(context, id, options),
+      ),
+    );
+  root
+    .command('export')
+    .description(
+      'print the transcript as Markdown, or the messages the model sees as JSON or as an OpenAI / Anthropic request body',
+    )
+    .argument('<id>')
+    .addOption(
+      new Option('--format <format>', 'output format')
+        .choices(['markdown', 'json', 'openai', 'anthropic'])
+        .default('markdown'),
+    )
+    .option('--at <seq>', 'the messages as of this event (json, openai, anthropic)')
+    .action(
+      run((context, id: string, options: { format?: string; at?: string }) =>
+        exportCommand(context, id, options),
+      ),
+    );
+  root
+    .command('convert')
+    .description(
+      'copy sessions between stores, verified by reading them back; resumes an interrupted copy',
+    )
+    .argument('[ids...]')
+    .option('--from <url>', 'the source store (default: --store)')
+    .requiredOption('--to <url>', 'the target store')
+    .option('--all', 'every session of the source')
+    .action(
+      run((context, ids: string[], options: { from?: string; to?: string; all?: boolean }) =>
+        convertCommand(context, ids, options),
+      ),
+    );
+
+  root.hook('postAction', () => {
+    process.exitCode = exitCode;
+  });
+  return root;
+}
+
+async function main(): Promise<void> {
+  // A reader that stops early (palimpsest log ID | head) is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  const root = program();
+  try {
+    await root.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; usage mistakes were already printed by commander.
+      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    const failure = describeFailure(error);
+    process.stderr.write(`palimpsest: ${safeLine(failure.message, 2000)}\n`);
+    if (root.opts<GlobalOptions>().debug === true && error instanceof Error) {
+      process.stderr.write(`${error.stack ?? ''}\n`);
+    }
+    process.exitCode = failure.code;
+  }
+}
+
+await main();

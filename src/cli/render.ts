@@ -1,0 +1,101 @@
+/**
+ * Human renderings of messages and events, for show, surface, log and why. Everything from the
+ * log passes through `safe`/`safeLine` before it reaches the terminal.
+ */
+import { messageAsText } from '../compaction/message-text.js';
+import type { Message, SessionEvent, TranscriptEntry } from '../core/index.js';
+import { safe, safeLine, type Terminal } from './terminal.js';
+
+/** The text of a message, block by block (tool calls and results shown as arrows). */
+export function messageText(message: Message): string {
+  return messageAsText(message);
+}
+
+const ROLE_STYLE = { user: 'cyan', assistant: 'green', tool: 'yellow' } as const;
+
+/** One message as `#seq role  text` (multi-line text indented). */
+export function messageBlock(
+  terminal: Terminal,
+  seq: number,
+  message: Message,
+  maxLines = 0,
+): string {
+  const label = terminal.style(ROLE_STYLE[message.role], message.role.padEnd(9));
+  let lines = safe(messageText(message)).split('\n');
+  if (maxLines > 0 && lines.length > maxLines) {
+    lines = [...lines.slice(0, maxLines), `… (${lines.length - maxLines} more lines)`];
+  }
+  const indent = ' '.repeat(8 + 10);
+  return `${terminal.style('dim', `#${seq}`.padEnd(8))}${label} ${lines.join(`\n${indent}`)}`;
+}
+
+/** One transcript entry. */
+export function transcriptBlock(terminal: Terminal, entry: TranscriptEntry, maxLines = 0): string {
+  if (entry.kind === 'message') {
+    const text = messageBlock(terminal, entry.seq, entry.message, maxLines);
+    return entry.onSurface
+      ? text
+      : `${text}\n${' '.repeat(18)}${terminal.style('dim', `(no longer seen by the model: replaced by #${entry.shadowedBy})`)}`;
+  }
+  const what = entry.type === 'tool/result' ? 'tool result rewritten' : 'history replaced';
+  const range =
+    entry.shadowedSeqs.length === 1
+      ? `#${entry.shadowedSeqs[0]}`
+      : `${entry.shadowedSeqs.length} entries (#${entry.start} … #${entry.end})`;
+  const header = terminal.style('magenta', `── #${entry.seq} ${what}: ${range} ──`);
+  return entry.message === null
+    ? header
+    : `${header}\n${messageBlock(terminal, entry.seq, entry.message, 12)}`;
+}
+
+/** A one-line summary of an event, for log and why. */
+export function eventLine(event: SessionEvent, width = 100): string {
+  return safeLine(`${event.type} ${dataSummary(event)}`, width);
+}
+
+function dataSummary(event: SessionEvent): string {
+  const data = event.data as Record<string, unknown> | null;
+  if (data === null || typeof data !== 'object') return JSON.stringify(event.data);
+  switch (event.type) {
+    case 'assistant/chunk': {
+      const chunk = data.chunk as Record<string, unknown> | undefined;
+      const delta = typeof chunk?.delta === 'string' ? ` ${JSON.stringify(chunk.delta)}` : '';
+      return `${String(chunk?.type)}${delta}`;
+    }
+    case 'user/message':
+    case 'context/message':
+      return JSON.stringify(messageText(data as unknown as Message));
+    case 'assistant/message':
+    case 'tool/result':
+      return JSON.stringify(messageText(data.message as Message));
+    case 'turn/end':
+      return `turn ${String(data.turn)} ${JSON.stringify(data.reason)}`;
+    default:
+      return JSON.stringify(data);
+  }
+}
+
+/** `#a–#b` for a sorted run of seqs, or a comma list. */
+export function seqList(seqs: readonly number[]): string {
+  if (seqs.length === 0) return '(none)';
+  const sorted = [...seqs].sort((a, b) => a - b);
+  const runs: string[] = [];
+  let start = sorted[0] ?? 0;
+  let previous = start;
+  for (const seq of [...sorted.slice(1), Number.NaN]) {
+    if (seq === previous + 1) {
+      previous = seq;
+      continue;
+    }
+    runs.push(start === previous ? `#${start}` : `#${start}–#${previous}`);
+    start = seq;
+    previous = seq;
+  }
+  return runs.join(', ');
+}
+
+/** An ISO-like local time, to the second. */
+export function timeText(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '-';
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}

@@ -1,0 +1,31 @@
+/**
+ * Vitest global setup: the CLI tests run the built binary (dist/cli/main.js), so build the
+ * package once before the run when dist/ is missing or older than any source file.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+function newestSource(directory: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+export default function setup(): void {
+  const binary = join(root, 'dist', 'cli', 'main.js');
+  if (existsSync(binary) && statSync(binary).mtimeMs >= newestSource(join(root, 'src'))) return;
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
+}

@@ -1,0 +1,413 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Session } from '../../src/core/index.js';
+import { openSession, openStore } from '../../src/store/index.js';
+import { cli, tempStores } from './helpers.js';
+
+const stores = tempStores();
+afterAll(() => stores.remove());
+
+describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend) => {
+  const store = stores.urls[backend];
+  const run = (...args: string[]) => cli([...args, '--store', store], { cwd: stores.dir });
+  let id = '';
+
+  beforeAll(() => {
+    const demo = run('demo');
+    expect(demo.stderr).toContain('offline scripted model');
+    expect(demo.code).toBe(0);
+    id = /session (demo-[0-9a-f]{8})/.exec(demo.stdout)?.[1] ?? '';
+    expect(id).not.toBe('');
+  });
+
+  it('demo records the whole scenario and says how to look at it', () => {
+    const listed = run('ls', '--json');
+    const sessions = JSON.parse(listed.stdout) as Array<{
+      id: string;
+      turns: number;
+      events: number;
+      surface: number;
+    }>;
+    const demo = sessions.find((session) => session.id === id);
+    expect(demo).toMatchObject({ turns: 5 });
+    expect(demo?.surface).toBeLessThan(demo?.events ?? 0);
+    const log = run('log', id, '--json');
+    const types = log.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(types.filter((type) => type === 'compaction/start')).toHaveLength(2);
+    expect(types.filter((type) => type === 'turn/end')).toHaveLength(5);
+    const tool = run('log', id, '--type', 'tool/result', '--json');
+    expect(tool.stdout).toContain('TOOL_OUTCOME_UNKNOWN');
+  });
+
+  it('ls prints a table with the columns the issue names', () => {
+    const listed = run('ls');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.split('\n')[0]).toMatch(
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+LAST ACTIVITY\s+PARENT$/,
+    );
+    expect(listed.stdout).toContain(id);
+  });
+
+  it('show prints the transcript, with markers where history was replaced', () => {
+    const shown = run('show', id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('What is this project? Have a look around.');
+    expect(shown.stdout).toMatch(/no longer seen by the model: replaced by #\d+/);
+    expect(shown.stdout).toMatch(/history replaced: \d+ entries/);
+    expect(shown.stdout).toMatch(/tool result rewritten/);
+  });
+
+  it('surface shows what the model sees now, and at an earlier event', () => {
+    const now = run('surface', id);
+    expect(now.stdout).toContain('[Summary of the earlier conversation');
+    const early = run('surface', id, '--at', '20');
+    expect(early.stdout).toContain('what the model saw after event #20');
+    expect(early.stdout).not.toContain('[Summary');
+    const json = JSON.parse(run('surface', id, '--at', '20', '--json').stdout) as {
+      entries: unknown[];
+    };
+    expect(json.entries.length).toBeGreaterThan(1);
+  });
+
+  it('why shows what an event was derived from and what shadowed it', () => {
+    const first = run('why', id, '1');
+    expect(first.stdout).toContain('#1 user/message');
+    expect(first.stdout).toMatch(/shadowed by #\d+ user\/message/);
+    const json = JSON.parse(run('why', id, '1', '--json').stdout) as {
+      shadowedBy: number[];
+      citedBy: number[];
+    };
+    expect(json.shadowedBy).toHaveLength(1);
+    const summary = run('why', id, String(json.shadowedBy[0]));
+    expect(summary.stdout).toMatch(/derived from:\n├─ #1 user\/message/);
+    expect(summary.stdout).toMatch(/stream chunk\(s\) #\d+–#\d+/);
+  });
+
+  it('export writes Markdown, palimpsest JSON and provider request bodies', () => {
+    expect(run('export', id).stdout).toMatch(/^# Session demo-/);
+    const json = JSON.parse(run('export', id, '--format', 'json').stdout) as {
+      messages: unknown[];
+    };
+    expect(json.messages.length).toBeGreaterThan(3);
+    const openai = JSON.parse(run('export', id, '--format', 'openai', '--at', '40').stdout) as {
+      messages: Array<{ role: string; tool_calls?: unknown[] }>;
+    };
+    expect(openai.messages[0]?.role).toBe('system');
+    expect(openai.messages.some((message) => message.tool_calls !== undefined)).toBe(true);
+    const anthropic = JSON.parse(run('export', id, '--format', 'anthropic').stdout) as {
+      system: string;
+      tools: unknown[];
+    };
+    expect(anthropic.system).toContain('careful coding agent');
+    expect(anthropic.tools.length).toBeGreaterThan(0);
+    const bad = run('export', id, '--format', 'yaml');
+    expect(bad.code).toBe(2);
+  });
+
+  it('verify passes on good sessions', () => {
+    const verified = run('verify', '--all');
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`${id}\\s+\\d+\\s+ok`));
+    expect(verified.stderr).toBe('');
+  });
+
+  it('fork copies a prefix into a new session that names its parent', () => {
+    const forked = run('fork', id, '--at', '74', '--id', `${id}-fork`);
+    expect(forked.code).toBe(0);
+    expect(forked.stdout).toContain(`into '${id}-fork' (75 events)`);
+    const listed = JSON.parse(run('ls', '--json').stdout) as Array<{
+      id: string;
+      parent: string | null;
+    }>;
+    expect(listed.find((session) => session.id === `${id}-fork`)?.parent).toBe(id);
+    expect(run('fork', id, '--at', '30').code).toBe(2);
+  });
+
+  it('prune and compact rewrite the surface through the library', () => {
+    const fork = `${id}-rewrite`;
+    run('fork', id, '--at', '160', '--id', fork);
+    const pruned = run('prune', fork, '--keep-recent-turns', '0', '--min-chars', '100');
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toMatch(/pruned \d+ tool result/);
+    expect(run('prune', fork, '--keep-recent-turns', '0', '--min-chars', '100').stdout).toContain(
+      'no tool result to prune',
+    );
+    const compacted = run('compact', fork, '--keep-recent-tokens', '0');
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toMatch(
+      /replaced \d+ surface entries with summary #\d+|nothing replaced/,
+    );
+    expect(run('verify', fork).code).toBe(0);
+  });
+
+  it('run records a turn with the scripted model and continues a session by id', () => {
+    const first = run('run', 'hello there', '--session', 'chat');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('offline scripted model');
+    const second = run('run', 'and again', '--session', 'chat');
+    expect(second.code).toBe(0);
+    const listed = JSON.parse(run('ls', '--json').stdout) as Array<{ id: string; turns: number }>;
+    expect(listed.find((session) => session.id === 'chat')?.turns).toBe(2);
+  });
+
+  it('run without a prompt holds a conversation on stdin until an empty line', () => {
+    const conversation = cli(['run', '--session', 'talk', '--store', store], {
+      cwd: stores.dir,
+      input: 'first\nsecond\n\n',
+    });
+    expect(conversation.code).toBe(0);
+    const listed = JSON.parse(run('ls', '--json').stdout) as Array<{ id: string; turns: number }>;
+    expect(listed.find((session) => session.id === 'talk')?.turns).toBe(2);
+  });
+
+  it('a missing session is one line and exit code 3', () => {
+    const missing = run('show', 'no-such-session');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toMatch(
+      /^palimpsest: session 'no-such-session' does not exist .*palimpsest ls/,
+    );
+  });
+
+  it('usage mistakes exit with code 2', () => {
+    expect(run('surface', id, '--at', 'abc').code).toBe(2);
+    expect(run('surface', id, '--at', '999999').code).toBe(2);
+    expect(run('frobnicate').code).toBe(2);
+    expect(run('verify').code).toBe(2);
+    expect(run('run', 'x', '--model', 'nope:model').code).toBe(2);
+    expect(run('run', 'x', '--model', 'deepseek:deepseek-chat').stderr).toContain(
+      'DEEPSEEK_API_KEY',
+    );
+  });
+
+  it('--debug adds the stack to an error', () => {
+    const debug = run('show', 'no-such-session', '--debug');
+    expect(debug.stderr.split('\n').length).toBeGreaterThan(3);
+    expect(debug.stderr).toContain('NotFoundError');
+  });
+
+  it('repair closes a turn a crashed writer left open, once', async () => {
+    const opened = await openStore(store);
+    const session = await openSession(opened, 'crashed');
+    session.append('turn/start', { turn: 1 });
+    session.append(
+      'user/message',
+      { id: 'u', role: 'user', content: [{ type: 'text', text: 'go' }], source: { kind: 'user' } },
+      { surfaceOp: 'append' },
+    );
+    session.append('step/start', { turn: 1, step: 1 });
+    await session.flush();
+    // Leave without closing the turn, as a killed writer would (the lock is released on close).
+    await session.close();
+    await opened.close();
+    expect(run('verify', 'crashed').code).toBe(7);
+    const repaired = run('repair', 'crashed');
+    expect(repaired.code).toBe(0);
+    expect(repaired.stdout).toContain('appended 2 closing event(s)');
+    expect(run('repair', 'crashed').stdout).toContain('needed no repair');
+    expect(run('verify', 'crashed').code).toBe(0);
+  });
+
+  it('a session locked by a live writer is exit code 5 for writing commands', async () => {
+    const opened = await openStore(store);
+    const session = await openSession(opened, 'busy');
+    try {
+      const blocked = run('repair', 'busy');
+      expect(blocked.code).toBe(5);
+      expect(blocked.stderr).toMatch(/locked|held/i);
+      expect(run('show', 'busy').code).toBe(0);
+    } finally {
+      await session.close();
+      await opened.close();
+    }
+  });
+
+  it('--help explains every command', () => {
+    const help = run('--help');
+    expect(help.code).toBe(0);
+    for (const command of [
+      'demo',
+      'run',
+      'ls',
+      'show',
+      'surface',
+      'log',
+      'why',
+      'verify',
+      'repair',
+      'fork',
+      'compact',
+      'prune',
+      'export',
+      'convert',
+    ]) {
+      expect(help.stdout).toContain(command);
+      const one = run(command, '--help');
+      expect(one.code).toBe(0);
+      expect(one.stdout).toContain(`Usage: palimpsest ${command}`);
+    }
+  });
+});
+
+describe('palimpsest on damaged or foreign logs', () => {
+  const dir = stores.dir;
+  const url = `jsonl:${join(dir, 'damaged')}`;
+
+  beforeAll(async () => {
+    const store = await openStore(url);
+    for (const id of ['corrupt', 'future', 'invalid', 'escape']) {
+      const session = await openSession(store, id);
+      session.append('turn/start', { turn: 1 });
+      session.append(
+        'user/message',
+        {
+          id: 'u',
+          role: 'user',
+          content: [{ type: 'text', text: 'hello' }],
+          source: { kind: 'user' },
+        },
+        { surfaceOp: 'append' },
+      );
+      if (id === 'invalid') session.append('step/end', { turn: 1, step: 3 });
+      if (id === 'escape') {
+        session.append(
+          'context/message',
+          {
+            id: 'c',
+            role: 'user',
+            content: [
+              { type: 'text', text: 'before\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eafter' },
+            ],
+            source: { kind: 'context' },
+          },
+          { surfaceOp: 'append' },
+        );
+      }
+      session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+      await session.flush();
+      session.append('turn/start', { turn: 2 });
+      session.append('turn/end', { turn: 2, reason: { kind: 'completed' } });
+      await session.close();
+    }
+    await store.close();
+    const files = readdirSync(join(dir, 'damaged')).filter((name) => name.endsWith('.jsonl'));
+    const corrupt = join(dir, 'damaged', files.find((name) => name.startsWith('corrupt')) ?? '');
+    const lines = readFileSync(corrupt, 'utf8').split('\n');
+    // Line 1 is the first event, in the first of two batches: damage before the last batch.
+    expect(lines[1]).toContain('"turn":1');
+    lines[1] = (lines[1] ?? '').replace('"turn":1', '"turn":7');
+    writeFileSync(corrupt, lines.join('\n'));
+    const future = join(dir, 'damaged', files.find((name) => name.startsWith('future')) ?? '');
+    const text = readFileSync(future, 'utf8');
+    writeFileSync(future, text.replace('"version":0', '"version":99'));
+  });
+
+  const run = (...args: string[]) => cli([...args, '--store', url], { cwd: dir });
+
+  it('a damaged log is one line naming the file and exit code 4', () => {
+    const shown = run('show', 'corrupt');
+    expect(shown.code).toBe(4);
+    expect(shown.stderr.trim().split('\n')).toHaveLength(1);
+    expect(shown.stderr).toMatch(/corrupt.*line/i);
+  });
+
+  it('a log of a newer format is exit code 6 and says to upgrade', () => {
+    const shown = run('show', 'future');
+    expect(shown.code).toBe(6);
+    expect(shown.stderr).toMatch(/upgrade palimpsest/);
+  });
+
+  it('verify reports violations with exit code 7, and a table of all sessions', () => {
+    const verified = run('verify', '--all');
+    expect(verified.code).toBe(7);
+    expect(verified.stdout).toMatch(/invalid\s+\d+\s+1 problem/);
+    expect(verified.stdout).toMatch(/corrupt\s+0\s+1 problem/);
+    expect(verified.stdout).toMatch(/escape\s+\d+\s+ok/);
+  });
+
+  it('escapes control characters from the log instead of sending them to the terminal', () => {
+    for (const args of [
+      ['show', 'escape'],
+      ['surface', 'escape'],
+      ['log', 'escape'],
+    ]) {
+      const output = run(...(args as [string, string]));
+      expect(output.code).toBe(0);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for leaked control characters.
+      expect(output.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
+      expect(output.stdout).toContain('\\u001b[2J');
+    }
+  });
+});
+
+describe('palimpsest convert', () => {
+  it('copies every session between backends, verified, and resumes an interrupted copy', async () => {
+    const temp = tempStores();
+    try {
+      const source = await openStore(temp.urls.jsonl);
+      for (const id of ['a', 'b']) {
+        const session = await openSession(source, id);
+        for (let turn = 1; turn <= 3; turn++) {
+          session.append('turn/start', { turn });
+          session.append(
+            'user/message',
+            {
+              id: `u${turn}`,
+              role: 'user',
+              content: [{ type: 'text', text: `q${turn}` }],
+              source: { kind: 'user' },
+            },
+            { surfaceOp: 'append' },
+          );
+          session.append('turn/end', { turn, reason: { kind: 'completed' } });
+        }
+        await session.close();
+      }
+      // An interrupted earlier copy: the target holds the first four events of 'b'.
+      const target = await openStore(temp.urls.sqlite);
+      const b = await source.load('b');
+      await target.create(b.header);
+      await target.append('b', b.events.slice(0, 4), { expectedSeq: 0 });
+      await target.close();
+      await source.close();
+
+      const first = cli([
+        'convert',
+        '--from',
+        temp.urls.jsonl,
+        '--to',
+        temp.urls.sqlite,
+        '--all',
+        '--json',
+      ]);
+      expect(first.code).toBe(0);
+      const outcomes = JSON.parse(first.stdout) as Array<{
+        id: string;
+        result: string;
+        copied: number;
+      }>;
+      expect(
+        outcomes.map((outcome) => [outcome.id, outcome.result, outcome.copied]).sort(),
+      ).toEqual([
+        ['a', 'copied', 9],
+        ['b', 'resumed', 5],
+      ]);
+      const again = cli(['convert', '--from', temp.urls.jsonl, '--to', temp.urls.sqlite, '--all']);
+      expect(again.stdout).toMatch(/a\s+9\s+up to date/);
+      expect(cli(['verify', '--all', '--store', temp.urls.sqlite]).code).toBe(0);
+      const reread = await openStore(temp.urls.sqlite);
+      const copy = await reread.load('a');
+      expect(
+        Session.create({ header: copy.header, seed: copy.events }).deriveMessages(),
+      ).toHaveLength(3);
+      await reread.close();
+      expect(cli(['convert', '--to', temp.urls.sqlite]).code).toBe(2);
+    } finally {
+      temp.remove();
+    }
+  });
+});
