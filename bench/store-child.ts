@@ -8,12 +8,17 @@
  * Modes:
  *   append <jsonl|sqlite> <location> <turns> <interleave> <markTurn>
  *                                                     a live session, one durable batch per turn
- *   resume-ours <dir> <id>                            store.load + Session.create (adopt)
+ *   resume-ours <dir> <id>                            store.load + Session.create (parsed)
+ *   resume-fast <dir> <id>                            the same, eliding finished chunks
  *   resume-open <dir> <id>                            openSession (lock, load, repair check, seed)
+ *   resume-open-fast <dir> <id>                       openSession with chunks: 'elide'
+ *   resume-memory <dir> <id>                          the fast path's memory, after a warm-up
  *   resume-parse <file>                               floor: read the file, JSON.parse every line
  *   resume-scan <file>                                floor: read, parse only the non-chunk lines
  */
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Session, type SessionEvent } from '../src/core/index.js';
 import { type LiveSession, openSession, type SessionStore } from '../src/store/index.js';
 import { JsonlStore, openJsonlStore } from '../src/store/jsonl/index.js';
@@ -55,6 +60,8 @@ export interface AppendChildResult {
 export interface ResumeChildResult {
   /** The measured wall time, ns. */
   readonly ns: number;
+  /** CPU time (user + system, all threads: GC helpers included) of the same span, ns. */
+  readonly cpuNs?: number;
   /** Parts of `ns`, where the mode has parts (load, seed). */
   readonly parts: Record<string, number>;
   /** `deriveMessages()` after the resume (ours only; not part of `ns`). */
@@ -63,6 +70,16 @@ export interface ResumeChildResult {
   /** Lines parsed (floors). */
   readonly parsed: number;
   readonly maxRss: number;
+  /** RSS right before the measured work began (node, tsx and the modules), bytes. */
+  readonly rssBefore: number;
+  /** Stubs among the events (the fast path). */
+  readonly elided?: number;
+  /**
+   * Heap the resumed session retains after a full GC, over the heap before the load, and the
+   * heap a structured clone of its surface's events adds (ours only, measured after `ns`).
+   */
+  readonly sessionHeap?: number;
+  readonly surfaceHeap?: number;
 }
 
 function maxRssBytes(): number {
@@ -81,6 +98,11 @@ async function heapUsed(): Promise<number> {
 
 function nowNs(): bigint {
   return process.hrtime.bigint();
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) * 1000;
 }
 
 function openBackend(backend: string, location: string): Promise<SessionStore> {
@@ -196,49 +218,117 @@ async function appendChild(
   return { ...run, rssBaseline };
 }
 
-/** Full replay as `openSession` does it, minus the lock and the repair plan. */
-async function resumeOurs(dir: string, id: string): Promise<ResumeChildResult> {
+/**
+ * Full replay as `openSession` does it, minus the lock and the repair plan; with `elide`, the
+ * fast path (finished chunks as stubs).
+ */
+async function resumeOurs(dir: string, id: string, elide: boolean): Promise<ResumeChildResult> {
+  const heapBefore = await heapUsed();
+  const rssBefore = process.memoryUsage().rss;
+  const cpu = process.cpuUsage();
   const start = nowNs();
   const store = await openJsonlStore(dir);
-  const loaded = await store.load(id);
+  const loaded = await store.load(id, { elideFinishedChunks: elide });
   const loadedAt = nowNs();
-  const session = Session.create({ header: loaded.header, seed: loaded.events, seedMode: 'adopt' });
+  const session = Session.create({
+    header: loaded.header,
+    seed: loaded.events,
+    seedMode: 'parsed',
+  });
   const end = nowNs();
+  const cpuNs = cpuSince(cpu);
   const maxRss = maxRssBytes();
   const messages = session.deriveMessages();
   const deriveNs = Number(nowNs() - end);
   consume(messages.length);
   await store.close();
+  const retained = await retainedHeaps(session, heapBefore);
   return {
     ns: Number(end - start),
+    cpuNs,
     parts: { load: Number(loadedAt - start), seed: Number(end - loadedAt) },
     deriveNs,
     events: session.seq,
     parsed: 0,
     maxRss,
+    rssBefore,
+    elided: session.elidedChunkCount,
+    ...retained,
   };
 }
 
+/** The heap a session retains, and the part of it its surface's events stand for. */
+async function retainedHeaps(
+  session: Session,
+  heapBefore: number,
+): Promise<{ sessionHeap: number; surfaceHeap: number }> {
+  const sessionHeap = (await heapUsed()) - heapBefore;
+  const surface = session.surface.seqs.map((seq) => session.event(seq) as SessionEvent);
+  const withoutCopy = await heapUsed();
+  const copy = structuredClone(surface);
+  const surfaceHeap = (await heapUsed()) - withoutCopy;
+  consume(copy.length);
+  return { sessionHeap, surfaceHeap };
+}
+
+/**
+ * The memory of a fast-path resume, measured as figure 7a measures a live session's: the growth
+ * of peak RSS over the RSS of a process that has already resumed a small session the same way
+ * (its young generation grown, its code compiled), so that what is left is the big session's.
+ * A process of its own, so that the warm-up does not warm the timed runs.
+ */
+async function resumeMemory(dir: string, id: string): Promise<ResumeChildResult> {
+  const warmDir = mkdtempSync(join(tmpdir(), 'palimpsest-resume-warmup-'));
+  try {
+    const warm = await openJsonlStore(warmDir);
+    await warmUp(warm, 'warmup', WARMUP_TURNS);
+    for (let i = 0; i < 3; i++) {
+      const loaded = await warm.load('warmup', { elideFinishedChunks: true });
+      consume(Session.create({ seed: loaded.events, seedMode: 'parsed' }).seq);
+    }
+    await warm.close();
+  } finally {
+    rmSync(warmDir, { recursive: true, force: true });
+  }
+  return resumeOurs(dir, id, true);
+}
+
 /** The public API: `openSession` (lock, load, repair plan, validation, live session). */
-async function resumeOpen(dir: string, id: string): Promise<ResumeChildResult> {
+async function resumeOpen(dir: string, id: string, elide: boolean): Promise<ResumeChildResult> {
+  const rssBefore = process.memoryUsage().rss;
+  const cpu = process.cpuUsage();
   const start = nowNs();
   const store = await openJsonlStore(dir);
-  const session = await openSession(store, id);
+  const session = await openSession(store, id, { chunks: elide ? 'elide' : 'full' });
   const end = nowNs();
+  const cpuNs = cpuSince(cpu);
   const maxRss = maxRssBytes();
   const messages = session.deriveMessages();
   const deriveNs = Number(nowNs() - end);
   consume(messages.length);
   const events = session.seq;
+  const elided = session.elidedChunkCount;
   await session.close();
   await store.close();
-  return { ns: Number(end - start), parts: {}, deriveNs, events, parsed: 0, maxRss };
+  return {
+    ns: Number(end - start),
+    cpuNs,
+    parts: {},
+    deriveNs,
+    events,
+    parsed: 0,
+    maxRss,
+    rssBefore,
+    elided,
+  };
 }
 
 const NEWLINE = 0x0a;
 
 /** Floor: the whole file into one Buffer, then `JSON.parse` of every line (all kept). */
 function resumeParse(file: string): ResumeChildResult {
+  const rssBefore = process.memoryUsage().rss;
+  const cpu = process.cpuUsage();
   const start = nowNs();
   const buffer = readFileSync(file);
   const values: unknown[] = [];
@@ -250,9 +340,10 @@ function resumeParse(file: string): ResumeChildResult {
     from = end + 1;
   }
   const ns = Number(nowNs() - start);
+  const cpuNs = cpuSince(cpu);
   const maxRss = maxRssBytes();
   consume(values.length);
-  return { ns, parts: {}, deriveNs: 0, events: 0, parsed: values.length, maxRss };
+  return { ns, cpuNs, parts: {}, deriveNs: 0, events: 0, parsed: values.length, maxRss, rssBefore };
 }
 
 const TYPE_KEY = Buffer.from('"type":"');
@@ -265,6 +356,8 @@ const COMMIT_START = Buffer.from('{"commit":');
  * markers are skipped too). What a resume that skips the chunk bodies could not beat.
  */
 function resumeScan(file: string): ResumeChildResult {
+  const rssBefore = process.memoryUsage().rss;
+  const cpu = process.cpuUsage();
   const start = nowNs();
   const buffer = readFileSync(file);
   const values: unknown[] = [];
@@ -289,9 +382,19 @@ function resumeScan(file: string): ResumeChildResult {
     from = end + 1;
   }
   const ns = Number(nowNs() - start);
+  const cpuNs = cpuSince(cpu);
   const maxRss = maxRssBytes();
   consume(values.length + chunks);
-  return { ns, parts: { skipped: chunks }, deriveNs: 0, events: 0, parsed: values.length, maxRss };
+  return {
+    ns,
+    cpuNs,
+    parts: { skipped: chunks },
+    deriveNs: 0,
+    events: 0,
+    parsed: values.length,
+    maxRss,
+    rssBefore,
+  };
 }
 
 async function main(): Promise<void> {
@@ -307,10 +410,19 @@ async function main(): Promise<void> {
       result = await appendChild(arg(0), arg(1), Number(arg(2)), Number(arg(3)), Number(arg(4)));
       break;
     case 'resume-ours':
-      result = await resumeOurs(arg(0), arg(1));
+      result = await resumeOurs(arg(0), arg(1), false);
+      break;
+    case 'resume-fast':
+      result = await resumeOurs(arg(0), arg(1), true);
       break;
     case 'resume-open':
-      result = await resumeOpen(arg(0), arg(1));
+      result = await resumeOpen(arg(0), arg(1), false);
+      break;
+    case 'resume-open-fast':
+      result = await resumeOpen(arg(0), arg(1), true);
+      break;
+    case 'resume-memory':
+      result = await resumeMemory(arg(0), arg(1));
       break;
     case 'resume-parse':
       result = resumeParse(arg(0));

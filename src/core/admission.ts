@@ -3,6 +3,13 @@
  * The same code admits live appends, seeds, loaded logs and folds, so they all accept and refuse
  * the same events with the same errors.
  */
+
+import {
+  elidedChunkData,
+  elidedShapeIssue,
+  isElisionCandidate,
+  isSharedElidedMarker,
+} from './elided.js';
 import {
   describeValue,
   type SessionValidationCode,
@@ -19,26 +26,23 @@ import {
 import {
   adoptJson,
   checkJson,
+  freezeParsedJson,
   isObjectPrototype,
   JsonIssue,
   type JsonLimits,
   type JsonValue,
+  prototypesArePristine,
   snapshotJson,
 } from './json.js';
+import { Stamp } from './stamp.js';
 
 /**
  * How a stored event's objects are treated: `copy` snapshots borrowed input, `adopt` validates
- * and freezes objects the caller hands over (freshly parsed lines), `check` only validates.
+ * and freezes objects the caller hands over, `parsed` does the same for objects `JSON.parse`
+ * built (a store's freshly parsed lines), skipping the checks such values pass by construction
+ * (see {@link freezeParsedJson}), `check` only validates.
  */
-export type AdmissionMode = 'copy' | 'adopt' | 'check';
-
-/** Returns its argument from `new`, so a subclass's private fields land on that object. */
-class Stamp {
-  constructor(target: object) {
-    // biome-ignore lint/correctness/noConstructorReturn: the private-brand idiom needs it
-    return target;
-  }
-}
+export type AdmissionMode = 'copy' | 'adopt' | 'parsed' | 'check';
 
 /**
  * Marks events produced by admission (validated and deeply frozen, safe to share) with a private
@@ -64,14 +68,39 @@ export function isAdmittedEvent(event: unknown): event is SessionEvent {
   return typeof event === 'object' && event !== null && AdmittedBrand.has(event);
 }
 
-const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
-  'seq',
-  'time',
-  'type',
-  'data',
-  'surfaceOp',
-  'sourceEventSeqs',
-]);
+/**
+ * Marks frozen arrays that hold a session's admitted events from seq 0 on (`session.events`, a
+ * fork's prefix of it). Seeded events are not branded one by one (appended ones are): a brand is
+ * a property of its own on each event (40 bytes, and a quarter of the cost of a resume), while
+ * what fork and the linter need to know is that a whole log was admitted, which one mark on the
+ * array says.
+ */
+class AdmittedLogBrand extends Stamp {
+  readonly #log = true;
+
+  static stamp(log: object): void {
+    new AdmittedLogBrand(log);
+  }
+
+  static has(value: object): boolean {
+    return #log in value;
+  }
+}
+
+/**
+ * Freezes and marks `events`, which must be admitted events with seqs 0, 1, 2... (a session's log
+ * or a prefix of it). Core-internal: the mark vouches for every event in the array.
+ */
+export function markAdmittedLog(events: SessionEvent[]): readonly SessionEvent[] {
+  AdmittedLogBrand.stamp(events);
+  return Object.freeze(events);
+}
+
+/** True for an array {@link markAdmittedLog} marked: admitted events, seqs from 0, frozen. */
+export function isAdmittedLog(value: unknown): value is readonly SessionEvent[] {
+  return typeof value === 'object' && value !== null && AdmittedLogBrand.has(value);
+}
+
 const INTENT_KEYS: ReadonlySet<string> = new Set(['surfaceOp', 'sourceEventSeqs']);
 
 /** Builds the frozen event for a live `append`, copying the caller's data. */
@@ -108,12 +137,33 @@ export function admitAppend(
     surfaceOp = record.surfaceOp;
     sources = record.sourceEventSeqs;
   }
-  return finish(type, seq, time, data, surfaceOp, sources, 'copy', limits, where);
+  return finish(type, seq, time, data, surfaceOp, sources, 'copy', limits, where, false);
+}
+
+/**
+ * The admission of a whole seed, event by event: returns the function that admits the event at
+ * each index. In `parsed` mode, events that look like an admitted event already (plain, keys in
+ * the admitted order, no replace, no stub to rebuild) take a fast path that validates them
+ * without allocating and turns the parsed record itself into the event; anything else, and any
+ * event the fast path doubts, goes through {@link admitStored}, which reports the exact error.
+ */
+export function seedAdmission(
+  mode: AdmissionMode,
+  limits: JsonLimits,
+): (raw: unknown, index: number) => SessionEvent {
+  // The fast path lists keys with `for...in`, which would also list enumerable keys added to
+  // the prototypes; checked once per seed, since admission runs no code that could add one.
+  if (mode !== 'parsed' || !prototypesArePristine()) {
+    return (raw, index) => admitStored(raw, index, mode, limits);
+  }
+  return (raw, index) =>
+    admitParsedFast(raw, index, limits) ?? admitStored(raw, index, mode, limits);
 }
 
 /**
  * Admits one event of a seed, a loaded log or a fold. `index` is its position; the seq must
- * equal it.
+ * equal it. Elided chunks (stubs, see `elided.ts`) are accepted here; the caller checks, once the
+ * whole seed is admitted, that a later message cites each of them.
  */
 export function admitStored(
   raw: unknown,
@@ -138,7 +188,7 @@ export function admitStored(
   const type = record.type;
   const where: Where = { index, eventType: typeof type === 'string' ? type : undefined };
   for (const key of Object.keys(record)) {
-    if (!ENVELOPE_KEYS.has(key)) {
+    if (envelopeRank(key) === -1) {
       fail('INVALID_ENVELOPE', `unknown envelope field '${key.slice(0, 40)}'`, where);
     }
   }
@@ -168,11 +218,113 @@ export function admitStored(
     mode,
     limits,
     where,
+    true,
   );
 }
 
-type Where = { -readonly [K in keyof SessionValidationDetails]: SessionValidationDetails[K] };
+/**
+ * The fast path of `parsed` admission: the same rules as {@link admitStored} for the events a
+ * store writes (keys in the admitted order, surfaceOp `'append'` or none, data a parsed value),
+ * without allocating: the parsed record becomes the event. Returns `undefined` for anything it
+ * does not accept outright (an error, or a case it leaves to the general path); nothing it did
+ * changes what {@link admitStored} then decides (it may have frozen parts of the data, which
+ * adoption does anyway).
+ */
+function admitParsedFast(
+  raw: unknown,
+  index: number,
+  limits: JsonLimits,
+): SessionEvent | undefined {
+  if (typeof raw !== 'object' || raw === null || Object.getPrototypeOf(raw) !== Object.prototype) {
+    return undefined;
+  }
+  const record = raw as MutableEvent;
+  // The keys of an admitted event in its order, each at most once (an unknown key ranks -1).
+  let previous = -1;
+  for (const key in record) {
+    const rank = envelopeRank(key);
+    // (`undefined` cannot come from JSON.parse; an absent field is absent, not undefined.)
+    if (rank <= previous || record[key as keyof MutableEvent] === undefined) return undefined;
+    previous = rank;
+  }
+  if (previous < 3) return undefined; // no data (and so not even seq, time and type)
+  const { seq, time, type, data, surfaceOp, sourceEventSeqs } = record;
+  if (seq !== index || !isSeqLike(seq)) return undefined;
+  if (typeof time !== 'number' || !Number.isSafeInteger(time) || Object.is(time, -0)) {
+    return undefined;
+  }
+  if (type !== 'assistant/chunk' && !isValidEventType(type)) return undefined;
+  const eligible = isSurfaceEligibleType(type);
+  if (eligible ? surfaceOp !== 'append' : surfaceOp !== undefined) return undefined;
+  if (sourceEventSeqs !== undefined && !freezeAscendingSources(sourceEventSeqs, seq, type)) {
+    return undefined;
+  }
+  const stub = type === 'assistant/chunk' && isSharedElidedMarker(data);
+  if (!stub) {
+    if (!freezeParsedJson(data, limits)) return undefined;
+    const issue = eligible ? checkSurfaceData(type, data) : checkLogData(type, data);
+    if (issue !== undefined) return undefined;
+    if (
+      type === 'assistant/chunk' &&
+      typeof data === 'object' &&
+      data !== null &&
+      isElisionCandidate(data)
+    ) {
+      return undefined;
+    }
+  }
+  // Not branded: the session's log carries the mark (see markAdmittedLog).
+  return Object.freeze(record);
+}
 
+/**
+ * Validates and freezes, in place, a parsed `sourceEventSeqs` that ascends (the usual case:
+ * chunks in stream order), where no seq can repeat. `false` for anything else, left to the
+ * general path.
+ */
+function freezeAscendingSources(raw: unknown, seq: number, type: string): boolean {
+  if (!Array.isArray(raw) || Object.getPrototypeOf(raw) !== Array.prototype) return false;
+  const length = raw.length;
+  if (length === 0 && type !== 'assistant/message') return false;
+  let previous = -1;
+  for (let i = 0; i < length; i++) {
+    const value: unknown = raw[i];
+    if (!isSeqLike(value) || value <= previous || value >= seq) return false;
+    previous = value;
+  }
+  Object.freeze(raw);
+  return true;
+}
+
+/** The position of an envelope key in an admitted event, or -1 for any other key. */
+function envelopeRank(key: string): number {
+  switch (key) {
+    case 'seq':
+      return 0;
+    case 'time':
+      return 1;
+    case 'type':
+      return 2;
+    case 'data':
+      return 3;
+    case 'surfaceOp':
+      return 4;
+    case 'sourceEventSeqs':
+      return 5;
+    default:
+      return -1;
+  }
+}
+
+type Where = { -readonly [K in keyof SessionValidationDetails]: SessionValidationDetails[K] };
+type MutableEvent = { -readonly [K in keyof SessionEvent]: SessionEvent[K] };
+
+/**
+ * The admission steps every path shares: data, surface op, provenance, data shape; then the
+ * frozen event. `seeded` allows elided chunks (loads only), and leaves the event unbranded: a
+ * seeded log is marked as a whole (see markAdmittedLog), and a brand is a property of its own on
+ * each event (40 bytes, and a quarter of the time of a resume).
+ */
 function finish(
   type: string,
   seq: number,
@@ -183,27 +335,53 @@ function finish(
   mode: AdmissionMode,
   limits: JsonLimits,
   where: Where,
+  seeded: boolean,
 ): SessionEvent {
   let data: JsonValue;
-  try {
-    data =
-      mode === 'copy'
-        ? snapshotJson(rawData, limits)
-        : mode === 'adopt'
-          ? adoptJson(rawData, limits)
-          : checkJson(rawData, limits);
-  } catch (error) {
-    if (!(error instanceof JsonIssue)) throw error;
-    fail(error.kind === 'limit' ? 'DATA_LIMIT_EXCEEDED' : 'NON_JSON_DATA', error.reason, {
-      ...where,
-      path: error.path('data'),
-    });
+  if (isSharedElidedMarker(rawData)) {
+    // Made by elidedChunkData: valid, frozen and shared; a snapshot would only duplicate it.
+    data = rawData as unknown as JsonValue;
+  } else {
+    try {
+      data =
+        mode === 'copy'
+          ? snapshotJson(rawData, limits)
+          : mode === 'check'
+            ? checkJson(rawData, limits)
+            : adoptJson(rawData, limits);
+    } catch (error) {
+      if (!(error instanceof JsonIssue)) throw error;
+      fail(error.kind === 'limit' ? 'DATA_LIMIT_EXCEEDED' : 'NON_JSON_DATA', error.reason, {
+        ...where,
+        path: error.path('data'),
+      });
+    }
   }
   const surfaceOp = admitSurfaceOp(type, rawSurfaceOp, where);
   const sources = admitSources(type, seq, rawSources, where);
   if (surfaceOp !== undefined) {
     const issue = checkSurfaceData(type, data);
     if (issue !== undefined) fail('INVALID_MESSAGE', issue.reason, { ...where, path: issue.path });
+  } else if (
+    type === 'assistant/chunk' &&
+    typeof data === 'object' &&
+    data !== null &&
+    isElisionCandidate(data)
+  ) {
+    if (!seeded) {
+      fail(
+        'ELIDED_CHUNK_OUTSIDE_SEED',
+        'an elided assistant/chunk ({elided: {bytes}}) stands for a chunk a store did not load and exists only in a loaded seed; append the chunk itself',
+        { ...where, path: 'data.elided' },
+      );
+    }
+    const issue = elidedShapeIssue(data);
+    if (issue !== undefined)
+      fail('INVALID_EVENT_DATA', issue.reason, { ...where, path: issue.path });
+    // Every admitted stub holds a shared marker, so telling stubs apart is an O(1) test.
+    if (!isSharedElidedMarker(data)) {
+      data = elidedChunkData((data as { elided: { bytes: number } }).elided.bytes);
+    }
   } else {
     const issue = checkLogData(type, data);
     if (issue !== undefined)
@@ -212,10 +390,10 @@ function finish(
   if (mode === 'check') {
     return { seq, time, type, data, surfaceOp, sourceEventSeqs: sources } as SessionEvent;
   }
-  const event: { -readonly [K in keyof SessionEvent]: SessionEvent[K] } = { seq, time, type, data };
+  const event: MutableEvent = { seq, time, type, data };
   if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
   if (sources !== undefined) event.sourceEventSeqs = sources;
-  AdmittedBrand.stamp(event);
+  if (!seeded) AdmittedBrand.stamp(event);
   Object.freeze(event);
   return event;
 }

@@ -51,6 +51,10 @@ export class PalimpsestError extends Error {
  *   (such as an integer `turn` on `turn/start` or a reason kind on `turn/end`).
  * - `INVALID_HEADER`: the session header is malformed or of another format version.
  * - `REENTRANT_APPEND`: a subscriber appended while the session was publishing an event.
+ * - `ELIDED_CHUNK_OUTSIDE_SEED`: an elided `assistant/chunk` (data `{elided: {bytes}}`, a stub a
+ *   store loads in place of a finished chunk) was appended; stubs exist only in loaded seeds.
+ * - `ELIDED_CHUNK_NOT_FINISHED`: a seed holds an elided chunk that no later `assistant/message`
+ *   of the seed cites, so it cannot stand for a finished chunk.
  */
 export type SessionValidationCode =
   | 'INVALID_EVENT_TYPE'
@@ -71,7 +75,9 @@ export type SessionValidationCode =
   | 'INVALID_MESSAGE'
   | 'INVALID_EVENT_DATA'
   | 'INVALID_HEADER'
-  | 'REENTRANT_APPEND';
+  | 'REENTRANT_APPEND'
+  | 'ELIDED_CHUNK_OUTSIDE_SEED'
+  | 'ELIDED_CHUNK_NOT_FINISHED';
 
 /** Where a rejected event came from and what it was; all fields are short scalars. */
 export interface SessionValidationDetails {
@@ -109,8 +115,14 @@ export class SessionValidationError extends PalimpsestError {
   }
 }
 
-/** Codes of {@link ForkError}. */
-export type ForkErrorCode = 'INVALID_BOUNDARY' | 'OPEN_TURN';
+/**
+ * Codes of {@link ForkError}:
+ * - `INVALID_BOUNDARY`: the boundary is not the seq of an event of the parent.
+ * - `OPEN_TURN`: the prefix would end inside a turn that has not ended.
+ * - `ELIDED_CHUNKS`: the prefix holds elided chunks (the parent was loaded without their
+ *   bodies), which the child could not store; load the parent in full to fork it.
+ */
+export type ForkErrorCode = 'INVALID_BOUNDARY' | 'OPEN_TURN' | 'ELIDED_CHUNKS';
 
 /** A fork was refused; no child session was created. */
 export class ForkError extends PalimpsestError {

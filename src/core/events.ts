@@ -213,16 +213,19 @@ export interface SessionEvent<T extends string = string> {
 /** An event of one of the core types, with its data narrowed by `type`. */
 export type KnownSessionEvent = { [K in KnownEventType]: SessionEvent<K> }[KnownEventType];
 
-const SURFACE_TYPES: ReadonlySet<string> = new Set<SurfaceEventType>([
-  'user/message',
-  'context/message',
-  'assistant/message',
-  'tool/result',
-]);
-
 /** True for the four types that must (and alone may) carry a `surfaceOp`. */
 export function isSurfaceEligibleType(type: string): type is SurfaceEventType {
-  return SURFACE_TYPES.has(type);
+  // Comparisons, not a Set: a type read from a log is a fresh string, which a Set would hash in
+  // full on every lookup, while a comparison stops at the first differing length or character.
+  switch (type) {
+    case 'user/message':
+    case 'context/message':
+    case 'assistant/message':
+    case 'tool/result':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** True when the event entered the surface by appending. */

@@ -1,7 +1,9 @@
 /**
  * Fork: a new session that starts from a prefix of another.
  */
-import { describeValue, ForkError } from './errors.js';
+import { markAdmittedLog } from './admission.js';
+import { isElidedChunk } from './elided.js';
+import { describeValue, ForkError, truncate } from './errors.js';
 import type { SessionEvent } from './events.js';
 import { SESSION_FORMAT_VERSION, type SessionHeader } from './header.js';
 import { randomId } from './host.js';
@@ -23,7 +25,9 @@ export interface ForkOptions {
  * surface rule); events the parent already admitted are shared, frozen, rather than copied.
  *
  * @throws ForkError `INVALID_BOUNDARY` when the boundary is not the seq of an event of the
- *   session, `OPEN_TURN` when the prefix would end inside a turn that has not ended.
+ *   session, `OPEN_TURN` when the prefix would end inside a turn that has not ended,
+ *   `ELIDED_CHUNKS` when the prefix holds elided chunks (the session was loaded without the
+ *   bodies of its finished chunks, which the child would have to store).
  */
 export function forkSession(
   session: Session,
@@ -46,7 +50,8 @@ export function forkSession(
       typeof boundarySeq === 'number' ? boundarySeq : undefined,
     );
   }
-  const prefix = events.slice(0, boundary + 1);
+  // Still a log of admitted events, so the child skips their admission.
+  const prefix = markAdmittedLog(events.slice(0, boundary + 1));
   const open = openTurnAtEnd(prefix);
   if (open !== undefined) {
     throw new ForkError(
@@ -54,6 +59,16 @@ export function forkSession(
       `fork boundary seq ${boundary} ends inside turn ${open.turn}, opened at seq ${open.seq} and not ended by then; fork at a seq before that turn/start or after its turn/end`,
       boundary,
     );
+  }
+  if (session.elidedChunkCount > 0) {
+    const stub = prefix.find(isElidedChunk);
+    if (stub !== undefined) {
+      throw new ForkError(
+        'ELIDED_CHUNKS',
+        `fork prefix up to seq ${boundary} holds elided assistant/chunk events (the first at seq ${stub.seq}) whose bodies were not loaded, so the child could not store them; load session '${truncate(session.id, 60)}' with its chunks in full to fork it`,
+        boundary,
+      );
+    }
   }
   const clock = options.clock ?? Date.now;
   const id = options.id;

@@ -9,6 +9,12 @@
  */
 export { deriveEventMessage } from './derive.js';
 export {
+  type ElidedChunkData,
+  elidedChunkData,
+  isElidedChunk,
+  isElidedChunkData,
+} from './elided.js';
+export {
   ForkError,
   type ForkErrorCode,
   InvalidArgumentError,

@@ -3,6 +3,7 @@
  * enforces (turn and step nesting, tool call/result pairing, provenance kinds).
  */
 import { deriveEventMessage } from './derive.js';
+import { isElidedChunk } from './elided.js';
 import { SessionValidationError } from './errors.js';
 import { TURN_END_KINDS } from './event-shapes.js';
 import type { SessionEvent } from './events.js';
@@ -227,6 +228,16 @@ export function checkInvariants(
         }
         break;
       case 'assistant/chunk':
+        if (isElidedChunk(event)) {
+          // A stub has no turn and step to read: it is checked by its position alone (inside
+          // an open step), which is what a writer that names the open step produces.
+          if (openStep === undefined) {
+            report(event, 'OUTSIDE_STEP', 'an elided chunk lies outside any open step');
+          } else {
+            chunkSeqs.add(event.seq);
+          }
+          break;
+        }
         if (inStep(event)) chunkSeqs.add(event.seq);
         break;
       case 'assistant/message': {

@@ -82,6 +82,89 @@ export function adoptJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMI
   return new JsonWalk(limits, 'adopt').visit(value, 0) as JsonValue;
 }
 
+/**
+ * {@link adoptJson} for values that `JSON.parse` built and nobody has touched since (a store's
+ * freshly parsed lines). Such values cannot hold symbol or non-enumerable keys, accessors,
+ * `undefined`, holes or cycles, so the two own-key listings per object that detect those are
+ * skipped; everything JSON text *can* express wrongly is still refused (`-0`, numbers that
+ * overflow to ±Infinity, the limits), prototypes are still checked, and every object and array
+ * is frozen. Values that did not come from `JSON.parse` belong in {@link adoptJson}.
+ */
+export function adoptParsedJson(
+  value: unknown,
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): JsonValue {
+  return new JsonWalk(limits, 'parsed').visit(value, 0) as JsonValue;
+}
+
+/**
+ * The fast path of adoption for values that `JSON.parse` built and nobody has touched since (a
+ * store's freshly parsed lines): checks what JSON text *can* get wrong (`-0`, numbers that
+ * overflow to ±Infinity, the limits) and that every object and array has the plain prototype
+ * `JSON.parse` gives it, and deeply freezes the value. It skips what such values cannot hold
+ * (symbol and non-enumerable keys, accessors): the two own-key listings per object that
+ * {@link adoptJson} needs for them cost more than the walk itself. Keys are listed with
+ * `for...in`, so the caller must know that `Object.prototype` has no enumerable keys
+ * ({@link prototypesArePristine}).
+ *
+ * Returns `false` as soon as the value breaks a rule or is not shaped like parsed JSON, possibly
+ * having frozen part of it; the caller then runs {@link adoptJson}, which finds the problem and
+ * reports it with its path. No error object or path is built here: the walk allocates nothing.
+ */
+export function freezeParsedJson(value: unknown, limits: JsonLimits): boolean {
+  nodesLeft = limits.maxNodes;
+  charsLeft = limits.maxChars;
+  depthLimit = limits.maxDepth;
+  return freezeParsed(value, 0);
+}
+
+/** True when neither `Object.prototype` nor `Array.prototype` has an enumerable key. */
+export function prototypesArePristine(): boolean {
+  for (const _ in Object.prototype) return false;
+  for (const _ in Array.prototype) return false;
+  return true;
+}
+
+// The budgets of the current freezeParsedJson walk (it runs no user code, so it cannot reenter).
+let nodesLeft = 0;
+let charsLeft = 0;
+let depthLimit = 0;
+
+function freezeParsed(value: unknown, depth: number): boolean {
+  if (--nodesLeft < 0) return false;
+  switch (typeof value) {
+    case 'string':
+      charsLeft -= value.length;
+      return charsLeft >= 0;
+    case 'number':
+      // Refuses -0, and ±Infinity (`1e400` parses to it), whose difference with itself is NaN.
+      return value === 0 ? 1 / value > 0 : value - value === 0;
+    case 'boolean':
+      return true;
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= depthLimit) return false;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+        for (let i = 0; i < value.length; i++) {
+          if (!freezeParsed(value[i], depth + 1)) return false;
+        }
+      } else {
+        if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+        const record = value as Record<string, unknown>;
+        for (const key in record) {
+          charsLeft -= key.length;
+          if (charsLeft < 0 || !freezeParsed(record[key], depth + 1)) return false;
+        }
+      }
+      Object.freeze(value);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /** Checks `value` without copying or freezing it; throws a {@link JsonIssue} when it is not JSON. */
 export function checkJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
   return new JsonWalk(limits, 'check').visit(value, 0) as JsonValue;
@@ -105,13 +188,16 @@ class JsonWalk {
 
   private readonly copy: boolean;
   private readonly freeze: boolean;
+  /** The value came from `JSON.parse`: own keys are known to be enumerable strings. */
+  private readonly parsed: boolean;
 
   constructor(
     private readonly limits: JsonLimits,
-    mode: 'copy' | 'adopt' | 'check',
+    mode: 'copy' | 'adopt' | 'parsed' | 'check',
   ) {
     this.copy = mode === 'copy';
     this.freeze = mode !== 'check';
+    this.parsed = mode === 'parsed';
   }
 
   visit(value: unknown, depth: number): unknown {
@@ -184,6 +270,7 @@ class JsonWalk {
     if (!isObjectPrototype(proto)) {
       throw new JsonIssue('non-json', `${instanceName(proto)} is not a plain JSON object`);
     }
+    if (this.parsed) return this.parsedObject(value as Record<string, unknown>, depth);
     const keys = Object.keys(value);
     // Two cheap listings instead of Reflect.ownKeys, which takes V8's slow key-collection path
     // (~160 ns per object against ~15 ns for getOwnPropertyNames).
@@ -218,6 +305,25 @@ class JsonWalk {
       }
     }
     return this.freeze ? Object.freeze(out) : out;
+  }
+
+  /**
+   * An object `JSON.parse` built: its own keys are enumerable data properties, so `for...in`
+   * walks them without allocating a key array. The `hasOwn` test skips keys an enumerable
+   * property added to `Object.prototype` (pollution) would contribute.
+   */
+  private parsedObject(value: Record<string, unknown>, depth: number): object {
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      this.count(key.length);
+      try {
+        this.visit(value[key], depth + 1);
+      } catch (error) {
+        if (error instanceof JsonIssue) error.segments.push(key);
+        throw error;
+      }
+    }
+    return Object.freeze(value);
   }
 
   private count(chars: number): void {

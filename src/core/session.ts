@@ -1,7 +1,13 @@
 /**
  * The Session: an append-only event log, its surface and everything derived from them.
  */
-import { type AdmissionMode, admitAppend, admitStored } from './admission.js';
+import {
+  type AdmissionMode,
+  admitAppend,
+  isAdmittedLog,
+  markAdmittedLog,
+  seedAdmission,
+} from './admission.js';
 import { deriveEventMessage } from './derive.js';
 import { describeValue, InvalidArgumentError, SessionValidationError } from './errors.js';
 import type {
@@ -18,7 +24,7 @@ import { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './he
 import { host, randomId } from './host.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue } from './json.js';
 import type { Message } from './messages.js';
-import { replaySurface, type SessionSurface, SurfaceManager } from './surface.js';
+import { replaySurface, type SessionSurface, SurfaceManager, seedLog } from './surface.js';
 import { buildTranscript, type TranscriptEntry } from './transcript.js';
 
 /** Called after each committed append, in subscription order. */
@@ -32,15 +38,21 @@ export interface SessionOptions {
   readonly header?: SessionHeader;
   /**
    * Events to start from (a loaded log, a fork prefix). They are validated exactly like appends;
-   * any invalid event rejects the whole seed.
+   * any invalid event rejects the whole seed. A seed may hold elided chunks (stubs a store loads
+   * in place of finished `assistant/chunk` events, see `elidedChunkData`), each of which a later
+   * `assistant/message` of the seed must cite.
    */
   readonly seed?: readonly unknown[];
   /**
    * `copy` (default) snapshots the seed, so later changes by the caller are invisible.
-   * `adopt` validates and freezes the seed's objects in place without copying: for stores that
-   * hand over freshly parsed events and keep no reference to them.
+   * `adopt` validates and freezes the seed's objects in place without copying: for events handed
+   * over that nobody else references.
+   * `parsed` is `adopt` for events that `JSON.parse` built (a store's freshly parsed lines, or
+   * plain object literals around such values): the checks such values pass by construction
+   * (no symbol or non-enumerable keys, no accessors) are skipped; everything JSON text can get
+   * wrong is still checked. Do not use it for objects built any other way.
    */
-  readonly seedMode?: 'copy' | 'adopt';
+  readonly seedMode?: 'copy' | 'adopt' | 'parsed';
   /** Source of event times (integer epoch ms); defaults to `Date.now`. */
   readonly clock?: () => number;
   /** Bounds on each event's data; defaults to {@link DEFAULT_JSON_LIMITS}. */
@@ -98,6 +110,8 @@ export class Session {
   private publishing = false;
   private eventsSnapshot: readonly SessionEvent[] | undefined;
 
+  private elided = 0;
+
   private readonly derived: Message[] = [];
   private derivedGeneration = 0;
   private derivedEntries = 0;
@@ -138,13 +152,22 @@ export class Session {
    * after an append copies the n event pointers: use {@link Session.event} in hot loops.
    */
   get events(): readonly SessionEvent[] {
-    if (this.eventsSnapshot === undefined) this.eventsSnapshot = Object.freeze(this.log.slice());
+    this.eventsSnapshot ??= markAdmittedLog(this.log.slice());
     return this.eventsSnapshot;
   }
 
   /** The seq the next appended event will get (the number of events in the log). */
   get seq(): number {
     return this.log.length;
+  }
+
+  /**
+   * How many events of the log are elided chunks: finished `assistant/chunk` events a store
+   * loaded without their bodies (0 unless the session was seeded from such a load). Appends
+   * never add any.
+   */
+  get elidedChunkCount(): number {
+    return this.elided;
   }
 
   /** The session's one surface, read-only. */
@@ -284,11 +307,12 @@ export class Session {
       );
     }
     // A throw here aborts construction, so an invalid event rejects the whole seed.
-    for (let index = 0; index < seed.length; index++) {
-      const event = admitStored(seed[index], index, mode, this.limits);
-      this.manager.validateNext(event, { index });
-      this.log.push(event);
-    }
+    // Another session's log (a fork's prefix): its events were admitted there, so only the
+    // surface rules are applied again.
+    const admit = isAdmittedLog(seed)
+      ? (raw: unknown) => raw as SessionEvent
+      : seedAdmission(mode, this.limits);
+    this.elided = seedLog(seed, admit, this.manager, this.log);
   }
 
   private syncDerived(): void {

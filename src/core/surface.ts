@@ -3,7 +3,8 @@
  * manager per session maintains it from the `surfaceOp` markers of the log; `foldSurface` gives
  * the same answer for any log from scratch.
  */
-import { admitStored } from './admission.js';
+import { admitStored, isAdmittedLog } from './admission.js';
+import { ElidedChunkTracker, isSharedElidedMarker } from './elided.js';
 import { type SessionValidationDetails, SessionValidationError } from './errors.js';
 import type { SessionEvent } from './events.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue, jsonEqual } from './json.js';
@@ -134,9 +135,16 @@ export class SurfaceManager implements SessionSurface {
    * `SessionValidationError` when the candidate breaks a surface rule.
    */
   validateNext(candidate: SessionEvent, details: SessionValidationDetails = {}): void {
+    // An event without a surfaceOp cannot break a surface rule and changes nothing.
+    if (candidate.surfaceOp === undefined) return;
     this.sync();
     const plan = this.plan(candidate, details);
     this.pending = { event: candidate, index: this.log.length, plan };
+  }
+
+  /** {@link validateNext} for the seed event at `index`, without a details object per event. */
+  validateSeeded(candidate: SessionEvent, index: number): void {
+    if (candidate.surfaceOp !== undefined) this.validateNext(candidate, { index });
   }
 
   /** Folds events committed since the last synchronization. */
@@ -144,6 +152,11 @@ export class SurfaceManager implements SessionSurface {
     const log = this.log;
     while (this.processed < log.length) {
       const event = log[this.processed] as SessionEvent;
+      if (event.surfaceOp === undefined) {
+        // Most of a log (chunks, brackets, tool calls) never touches the surface.
+        this.processed++;
+        continue;
+      }
       const pending = this.pending;
       let plan: SurfacePlan;
       if (pending !== undefined && pending.event === event && pending.index === this.processed) {
@@ -323,6 +336,33 @@ function differingKey(
 }
 
 /**
+ * Admits `events` one by one into `log` through `manager`, the path every seed takes (a
+ * session's seed and `foldSurface`): admission, the surface rules, and the elided-chunk rule
+ * checked once the whole seed is in. Returns the number of elided chunks.
+ */
+export function seedLog(
+  events: readonly unknown[],
+  admit: (raw: unknown, index: number) => SessionEvent,
+  manager: SurfaceManager,
+  log: SessionEvent[],
+): number {
+  const elided = new ElidedChunkTracker();
+  for (let index = 0; index < events.length; index++) {
+    const event = admit(events[index], index);
+    manager.validateSeeded(event, index);
+    log.push(event);
+    // Every admitted stub holds a shared marker, so this is an O(1) test per chunk.
+    if (event.type === 'assistant/chunk' && isSharedElidedMarker(event.data)) {
+      elided.noteElided(event.seq);
+    } else {
+      elided.noteEvent(event);
+    }
+  }
+  elided.finish();
+  return elided.count;
+}
+
+/**
  * Folds a whole log from seq 0 and returns its surface, applying exactly the validation a
  * session applies when seeded with the same events (and throwing the same errors). Pure: the
  * input is neither copied nor frozen.
@@ -333,11 +373,11 @@ export function foldSurface(
 ): SurfaceFold {
   const log: SessionEvent[] = [];
   const manager = new SurfaceManager(log, { recordReplacements: true });
-  for (let index = 0; index < events.length; index++) {
-    const event = admitStored(events[index], index, 'check', limits);
-    manager.validateNext(event, { index });
-    log.push(event);
-  }
+  // A session's own log was admitted already (see markAdmittedLog); only the surface is folded.
+  const admit = isAdmittedLog(events)
+    ? (raw: unknown) => raw as SessionEvent
+    : (raw: unknown, index: number) => admitStored(raw, index, 'check', limits);
+  seedLog(events, admit, manager, log);
   return Object.freeze({
     seqs: manager.seqs,
     replaceGeneration: manager.replaceGeneration,

@@ -4,7 +4,12 @@
 import type { SessionEvent, SessionHeader } from '../core/index.js';
 import type { LockOwner } from './errors.js';
 
-/** A session as stored. The events are fresh objects the caller owns (they may be adopted). */
+/**
+ * A session as stored. The events are fresh objects the caller owns, built as `JSON.parse`
+ * builds values (plain objects and arrays, enumerable data properties only), so a session may
+ * adopt them with `seedMode: 'parsed'`; stubs of elided chunks hold the shared marker of
+ * `elidedChunkData`.
+ */
 export interface LoadedSession {
   readonly header: SessionHeader;
   readonly events: SessionEvent[];
@@ -51,6 +56,19 @@ export interface SessionPage {
   readonly nextCursor?: string;
 }
 
+/** Options of {@link SessionStore.load}. */
+export interface LoadOptions {
+  /**
+   * Return finished `assistant/chunk` events (those that a later `assistant/message` of the log
+   * cites in its `sourceEventSeqs`) as stubs, without reading or parsing their bodies: the
+   * chunk's `seq`, `time`, `type` and `sourceEventSeqs`, with the frozen marker
+   * `{elided: {bytes}}` of `elidedChunkData` as its `data`. Chunks no message cites (the stream of
+   * a turn still open) come back in full, and a store may return any chunk in full. Stubs are
+   * accepted only as a session's seed (see `docs/format.md`, "Elided chunks"). Default `false`.
+   */
+  readonly elideFinishedChunks?: boolean;
+}
+
 /** Options of {@link SessionStore.append}. */
 export interface AppendOptions {
   /** The seq the caller believes is next in the store; the batch's first event must carry it. */
@@ -90,9 +108,10 @@ export interface SessionStore {
 
   /**
    * Reads a session without modifying anything. A torn final batch is reported in `tornTail`
-   * and left out of `events`; damage anywhere else is a `CorruptLogError`.
+   * and left out of `events`; damage anywhere else is a `CorruptLogError`. With
+   * `elideFinishedChunks`, finished chunks come back as stubs (see {@link LoadOptions}).
    */
-  load(id: string): Promise<LoadedSession>;
+  load(id: string, options?: LoadOptions): Promise<LoadedSession>;
 
   /** Sessions newest first, paginated. */
   list(options?: ListOptions): Promise<SessionPage>;

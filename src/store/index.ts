@@ -7,6 +7,7 @@ export type {
   AppendOptions,
   ListOptions,
   LoadedSession,
+  LoadOptions,
   SessionLock,
   SessionPage,
   SessionStore,
@@ -31,6 +32,8 @@ export {
 } from './errors.js';
 export { MemoryStore } from './memory.js';
 export {
+  type ChunkLoading,
+  type InspectSessionOptions,
   inspectSession,
   LiveSession,
   type OpenReport,

@@ -3,11 +3,17 @@
  * applications that do not need durability. Events are kept serialized, as a real store would
  * keep them, so every load returns fresh objects.
  */
-import { type SessionEvent, type SessionHeader, validateHeader } from '../core/index.js';
+import {
+  elidedChunkData,
+  type SessionEvent,
+  type SessionHeader,
+  validateHeader,
+} from '../core/index.js';
 import type {
   AppendOptions,
   ListOptions,
   LoadedSession,
+  LoadOptions,
   SessionLock,
   SessionPage,
   SessionStore,
@@ -26,7 +32,17 @@ import { checkBatch, checkSessionId, pageOf } from './store-rules.js';
 interface StoredEntry {
   readonly header: string;
   readonly lines: string[];
+  /**
+   * Per line, for an `assistant/chunk` a load may elide: its time and the length of its data,
+   * known from the append (a file store reads them from the line's first bytes).
+   */
+  readonly chunks: (ElidableChunk | undefined)[];
   updatedAt: number;
+}
+
+interface ElidableChunk {
+  readonly time: number;
+  readonly bytes: number;
 }
 
 let tokens = 0;
@@ -55,6 +71,7 @@ export class MemoryStore implements SessionStore {
     this.sessions.set(header.id, {
       header: JSON.stringify(header),
       lines: [],
+      chunks: [],
       updatedAt: Date.now(),
     });
   }
@@ -68,15 +85,40 @@ export class MemoryStore implements SessionStore {
     }
     const lines = events.map((event) => JSON.stringify(event));
     entry.lines.push(...lines);
+    for (let i = 0; i < events.length; i++) {
+      entry.chunks.push(elidable(events[i] as SessionEvent, lines[i] as string));
+    }
     entry.updatedAt = Date.now();
   }
 
-  async load(id: string): Promise<LoadedSession> {
+  async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
     this.assertOpen();
     const entry = this.entry(id);
+    const header = JSON.parse(entry.header) as SessionHeader;
+    if (options.elideFinishedChunks !== true) {
+      return { header, events: entry.lines.map((line) => JSON.parse(line) as SessionEvent) };
+    }
+    // As a file store does: chunk bodies stay unparsed, the other events are parsed, and the
+    // chunks that no message cites are parsed at the end.
+    const lines = entry.lines;
+    const events: (SessionEvent | undefined)[] = lines.map((line, seq) =>
+      entry.chunks[seq] === undefined ? (JSON.parse(line) as SessionEvent) : undefined,
+    );
+    const cited = new Set<number>();
+    for (const event of events) {
+      if (event?.type === 'assistant/message') {
+        for (const source of event.sourceEventSeqs ?? []) cited.add(source);
+      }
+    }
     return {
-      header: JSON.parse(entry.header) as SessionHeader,
-      events: entry.lines.map((line) => JSON.parse(line) as SessionEvent),
+      header,
+      events: events.map((event, seq) => {
+        if (event !== undefined) return event;
+        const chunk = entry.chunks[seq] as ElidableChunk;
+        return cited.has(seq)
+          ? { seq, time: chunk.time, type: 'assistant/chunk', data: elidedChunkData(chunk.bytes) }
+          : (JSON.parse(lines[seq] as string) as SessionEvent);
+      }),
     };
   }
 
@@ -137,4 +179,30 @@ export class MemoryStore implements SessionStore {
   private assertOpen(): void {
     if (this.closed) throw new ClosedError(`store ${this.location}`);
   }
+}
+
+/** What a load needs to elide the event's chunk, if it is a chunk a load may elide. */
+function elidable(event: SessionEvent, line: string): ElidableChunk | undefined {
+  // Only the form an admitted chunk serializes to is elided, as in a JSONL log (a chunk citing
+  // sources would lose them).
+  if (event.type !== 'assistant/chunk' || event.sourceEventSeqs !== undefined) return undefined;
+  const prefix = `{"seq":${event.seq},"time":${event.time},"type":"assistant/chunk","data":{`;
+  if (!line.startsWith(prefix) || !line.endsWith('}}')) return undefined;
+  // The data runs from its opening brace to the envelope's closing brace (the prefix is ASCII).
+  return { time: event.time, bytes: utf8Length(line) - (prefix.length - 1) - 1 };
+}
+
+/** The UTF-8 length of JSON text (whose surrogates are paired: JSON.stringify escapes others). */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) continue;
+    if (unit < 0x800) bytes += 1;
+    else if (unit >= 0xd800 && unit <= 0xdbff) {
+      bytes += 2; // with its low surrogate: 4 bytes for 2 units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }

@@ -9,8 +9,8 @@ import {
   type SessionHeader,
   type SessionOptions,
 } from '../core/index.js';
-import type { LoadedSession, SessionLock, SessionStore } from './contract.js';
-import { NotFoundError } from './errors.js';
+import type { LoadedSession, LoadOptions, SessionLock, SessionStore } from './contract.js';
+import { InvalidStoreError, NotFoundError } from './errors.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */
@@ -25,6 +25,22 @@ export interface OpenSessionOptions {
   readonly limits?: Partial<JsonLimits>;
   /** Receives subscriber errors (see `SessionOptions.onListenerError`). */
   readonly onListenerError?: SessionOptions['onListenerError'];
+  /**
+   * `'full'` (default) loads every event. `'elide'` loads finished `assistant/chunk` events as
+   * stubs without their bodies (see `LoadOptions.elideFinishedChunks`): a faster resume and a
+   * smaller session, for agents that do not read old stream parts. The session appends and
+   * records as usual (stubs are never written back), but cannot be forked over a stub.
+   */
+  readonly chunks?: ChunkLoading;
+}
+
+/** How a session's `assistant/chunk` events are loaded: all in full, or finished ones elided. */
+export type ChunkLoading = 'full' | 'elide';
+
+/** Options of {@link inspectSession}. */
+export interface InspectSessionOptions {
+  /** As {@link OpenSessionOptions.chunks}. */
+  readonly chunks?: ChunkLoading;
 }
 
 /** What {@link openSession} did to bring the stored session into a writable state. */
@@ -107,7 +123,7 @@ export async function openSession(
     let loaded: LoadedSession;
     let created = false;
     try {
-      loaded = await store.load(id);
+      loaded = await store.load(id, loadOptions(options.chunks));
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
       const header: SessionHeader = {
@@ -131,7 +147,8 @@ export async function openSession(
       {
         header: loaded.header,
         seed,
-        seedMode: 'adopt',
+        // A store's events are freshly parsed and ours alone (the store contract).
+        seedMode: 'parsed',
         clock,
         ...(options.limits === undefined ? {} : { limits: options.limits }),
         ...(options.onListenerError === undefined
@@ -160,12 +177,22 @@ export async function openSession(
  * Loads a session read-only: no lock, nothing written. A crashed session is repaired in memory
  * only (the closers are in the returned session, not in the store).
  */
-export async function inspectSession(store: SessionStore, id: string): Promise<Session> {
-  const loaded = await store.load(id);
+export async function inspectSession(
+  store: SessionStore,
+  id: string,
+  options: InspectSessionOptions = {},
+): Promise<Session> {
+  const loaded = await store.load(id, loadOptions(options.chunks));
   const closers = planRepair(loaded.events);
   return Session.create({
     header: loaded.header,
     seed: closers.length === 0 ? loaded.events : [...loaded.events, ...closers],
-    seedMode: 'adopt',
+    seedMode: 'parsed',
   });
+}
+
+function loadOptions(chunks: ChunkLoading | undefined): LoadOptions {
+  if (chunks === undefined || chunks === 'full') return {};
+  if (chunks === 'elide') return { elideFinishedChunks: true };
+  throw new InvalidStoreError(`chunks must be 'full' or 'elide', found ${String(chunks)}`);
 }

@@ -1,7 +1,7 @@
 /**
  * Checks and helpers every backend shares: session ids, batch shape, list pagination.
  */
-import type { SessionEvent } from '../core/index.js';
+import { isElidedChunk, type SessionEvent } from '../core/index.js';
 import type { AppendOptions, ListOptions, SessionPage, SessionSummary } from './contract.js';
 import { InvalidSessionIdError, InvalidStoreError } from './errors.js';
 
@@ -21,7 +21,9 @@ export function checkSessionId(id: unknown): asserts id is string {
 
 /**
  * Throws unless the batch's seqs run contiguously from `expectedSeq` (the conflict check against
- * the stored next seq is each backend's, inside its write transaction).
+ * the stored next seq is each backend's, inside its write transaction), and unless it is free of
+ * elided chunks: a stub stands for a body the store did not load, so writing one would replace
+ * a chunk's data by its marker for good.
  */
 export function checkBatch(
   id: string,
@@ -39,6 +41,11 @@ export function checkBatch(
     if (seq !== expected + i) {
       throw new InvalidStoreError(
         `append to session '${id}': the batch must hold contiguous seqs from ${expected}; event ${i} has seq ${String(seq)}`,
+      );
+    }
+    if (isElidedChunk(events[i] as SessionEvent)) {
+      throw new InvalidStoreError(
+        `append to session '${id}': event seq ${seq} is an elided assistant/chunk (a stub of a load without chunk bodies); expected the chunk itself`,
       );
     }
   }

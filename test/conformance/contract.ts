@@ -6,6 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   checkInvariants,
+  elidedChunkData,
+  isElidedChunk,
   Session,
   type SessionEvent,
   type SessionHeader,
@@ -101,6 +103,55 @@ function crashedLog(): readonly SessionEvent[] {
   );
   session.append('tool/call', { turn: 2, step: 1, callId: 'w1', name: 'write', arguments: '{}' });
   return session.events;
+}
+
+/**
+ * Two finished turns, then a third that crashed while its model streamed (chunks no message
+ * cites yet), split into batches so that a message and the chunks it cites are in different
+ * batches.
+ */
+function streamedLog(): { events: readonly SessionEvent[]; batches: number[] } {
+  const session = Session.create({ id: 'streamed', clock: tickingClock() });
+  recordToolTurn(session, 1, 'unicode in a chunk: é — 世界 🌍');
+  recordToolTurn(session, 2);
+  session.append('turn/start', { turn: 3 });
+  session.append('user/message', user('u3', 'go on'), { surfaceOp: 'append' });
+  session.append('step/start', { turn: 3, step: 1 });
+  for (const delta of ['open ', 'tail ', 'é']) {
+    session.append('assistant/chunk', {
+      turn: 3,
+      step: 1,
+      chunk: { type: 'text-delta', id: 't0', delta },
+    });
+  }
+  // Batch ends right after turn 1's first chunk (seq 3) and inside turn 2.
+  return { events: session.events, batches: [4, 17, session.seq] };
+}
+
+/** Seqs of the chunks that a later assistant/message cites. */
+function finishedChunks(events: readonly SessionEvent[]): Set<number> {
+  const finished = new Set<number>();
+  for (const event of events) {
+    if (event.type !== 'assistant/message') continue;
+    for (const seq of event.sourceEventSeqs ?? []) {
+      if (events[seq]?.type === 'assistant/chunk') finished.add(seq);
+    }
+  }
+  return finished;
+}
+
+async function storeInBatches(
+  store: SessionStore,
+  id: string,
+  events: readonly SessionEvent[],
+  ends: readonly number[],
+): Promise<void> {
+  await store.create(header(id));
+  let from = 0;
+  for (const end of ends) {
+    await store.append(id, events.slice(from, end), { expectedSeq: from });
+    from = end;
+  }
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -300,6 +351,88 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         const next = await openSession(other, 'w');
         await next.close();
         await other.close();
+      });
+    });
+
+    describe('loading without the bodies of finished chunks', () => {
+      it('loads every finished chunk as a stub and everything else as a full load does', async () => {
+        const { events, batches } = streamedLog();
+        await storeInBatches(store, 'fast', events, batches);
+        const full = (await store.load('fast')).events;
+        const fast = (await store.load('fast', { elideFinishedChunks: true })).events;
+        expect(full).toEqual(events);
+        expect(fast).toHaveLength(full.length);
+        const finished = finishedChunks(full);
+        expect(finished.size).toBe(4);
+        fast.forEach((event, seq) => {
+          const original = full[seq] as SessionEvent;
+          if (!finished.has(seq)) {
+            expect(event).toEqual(original);
+            return;
+          }
+          expect(isElidedChunk(event)).toBe(true);
+          expect(event).toEqual({
+            seq,
+            time: original.time,
+            type: 'assistant/chunk',
+            data: { elided: { bytes: Buffer.byteLength(JSON.stringify(original.data)) } },
+          });
+        });
+      });
+
+      it('keeps the chunks of the open tail, which no message cites yet, in full', async () => {
+        const { events, batches } = streamedLog();
+        await storeInBatches(store, 'tail', events, batches);
+        const fast = (await store.load('tail', { elideFinishedChunks: true })).events;
+        const tail = fast.slice(-3);
+        expect(tail.map((event) => event.type)).toEqual(Array(3).fill('assistant/chunk'));
+        expect(tail.some(isElidedChunk)).toBe(false);
+        expect(tail).toEqual(events.slice(-3));
+      });
+
+      it('opens a session with its finished chunks elided that repairs, appends and reloads in full', async () => {
+        const { events, batches } = streamedLog();
+        await storeInBatches(store, 'resume', events, batches);
+        const live = await openSession(store, 'resume', { chunks: 'elide' });
+        expect(live.elidedChunkCount).toBe(4);
+        expect(live.openReport.repairedEvents).toBe(2);
+        const repaired = [...events, ...live.events.slice(events.length)];
+        expect(live.deriveMessages()).toEqual(Session.create({ seed: repaired }).deriveMessages());
+        recordToolTurn(live, 4);
+        await live.flush();
+        await live.close();
+        // Stubs are never written back: the stored log holds every chunk in full.
+        const stored = (await store.load('resume')).events;
+        expect(stored.some(isElidedChunk)).toBe(false);
+        expect(stored.slice(0, events.length)).toEqual(events);
+        expect(stored.slice(events.length)).toEqual(live.events.slice(events.length));
+        expect(checkInvariants(stored, { requireClosed: true })).toEqual([]);
+        const again = await openSession(store, 'resume', { chunks: 'elide' });
+        const finished = finishedChunks(stored);
+        expect(again.elidedChunkCount).toBe(finished.size);
+        again.events.forEach((event, seq) => {
+          if (finished.has(seq)) expect(isElidedChunk(event)).toBe(true);
+          else expect(event).toEqual(stored[seq]);
+        });
+        await again.close();
+      });
+
+      it('inspects a session with its finished chunks elided, repaired in memory only', async () => {
+        const { events, batches } = streamedLog();
+        await storeInBatches(store, 'peek', events, batches);
+        const view = await inspectSession(store, 'peek', { chunks: 'elide' });
+        expect(view.elidedChunkCount).toBe(4);
+        expect(view.seq).toBe(events.length + 2);
+        expect((await store.load('peek')).events).toHaveLength(events.length);
+      });
+
+      it('refuses to store a stub, which would replace a chunk by its marker for good', async () => {
+        await store.create(header('stub'));
+        const stub = { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(10) };
+        expect(await rejection(store.append('stub', [stub], { expectedSeq: 0 }))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        expect((await store.load('stub')).events).toEqual([]);
       });
     });
 

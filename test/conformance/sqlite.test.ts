@@ -31,7 +31,10 @@ runStoreContract('sqlite', async () => {
       withRaw(file, (db) =>
         JSON.stringify([
           statement(db, 'SELECT * FROM sessions WHERE id = ?').all(id),
-          statement(db, 'SELECT * FROM events WHERE session_id = ? ORDER BY seq').all(id),
+          statement(
+            db,
+            'SELECT * FROM events WHERE session_id = (SELECT key FROM sessions WHERE id = ?) ORDER BY seq',
+          ).all(id),
         ]),
       ),
   };

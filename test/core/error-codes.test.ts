@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  elidedChunkData,
   ForkError,
   type ForkErrorCode,
   forkSession,
@@ -13,7 +14,7 @@ import {
   type SessionValidationCode,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { toolResult, user } from './builders.js';
+import { assistant, toolResult, user } from './builders.js';
 
 type LooseAppend = (type: string, data: unknown, intent?: unknown) => unknown;
 
@@ -30,6 +31,25 @@ const replace = (start: number, end: number, sources?: number[]) => ({
   surfaceOp: { op: 'replace', start, end },
   ...(sources === undefined ? {} : { sourceEventSeqs: sources }),
 });
+
+/** A finished step whose one chunk is elided, as a store's fast-path load hands it over. */
+function elidedSeed(): unknown[] {
+  return [
+    { seq: 0, time: 0, type: 'turn/start', data: { turn: 1 } },
+    { seq: 1, time: 0, type: 'step/start', data: { turn: 1, step: 1 } },
+    { seq: 2, time: 0, type: 'assistant/chunk', data: elidedChunkData(40) },
+    {
+      seq: 3,
+      time: 0,
+      type: 'assistant/message',
+      data: assistant('a', 'hi', [], { turn: 1, step: 1 }),
+      surfaceOp: 'append',
+      sourceEventSeqs: [2],
+    },
+    { seq: 4, time: 0, type: 'step/end', data: { turn: 1, step: 1 } },
+    { seq: 5, time: 0, type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
+  ];
+}
 
 const triggers: Record<SessionValidationCode, () => unknown> = {
   INVALID_EVENT_TYPE: () => fixture().append('Bad Type', 1),
@@ -72,6 +92,8 @@ const triggers: Record<SessionValidationCode, () => unknown> = {
     session.append('app/outer', 1);
     throw inner;
   },
+  ELIDED_CHUNK_OUTSIDE_SEED: () => fixture().append('assistant/chunk', elidedChunkData(12)),
+  ELIDED_CHUNK_NOT_FINISHED: () => Session.create({ seed: elidedSeed().slice(0, 3) }),
 };
 
 const forkTriggers: Record<ForkErrorCode, () => unknown> = {
@@ -81,6 +103,7 @@ const forkTriggers: Record<ForkErrorCode, () => unknown> = {
     session.append('turn/start', { turn: 1 });
     return forkSession(session);
   },
+  ELIDED_CHUNKS: () => forkSession(Session.create({ seed: elidedSeed() })),
 };
 
 describe('error codes', () => {

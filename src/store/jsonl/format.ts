@@ -297,7 +297,7 @@ export class LineReader {
 }
 
 /** A line's JSON value, or why it has none. Never returns a partial value. */
-function decodeJson(bytes: Buffer): { value: unknown } | { problem: string } {
+export function decodeJson(bytes: Buffer): { value: unknown } | { problem: string } {
   if (bytes.length === 0) return { problem: 'empty line' };
   // Validate first, then decode with the fast built-in: `toString` alone would replace bad
   // sequences with U+FFFD and so accept a damaged line. A BOM is kept, and JSON.parse refuses it.
@@ -350,7 +350,7 @@ export function parseHeaderLine(
   return header;
 }
 
-function headerCorrupt(file: string, reason: string, cause?: unknown): CorruptLogError {
+export function headerCorrupt(file: string, reason: string, cause?: unknown): CorruptLogError {
   return new CorruptLogError(
     { file, line: 1, offset: 0, reason },
     cause === undefined ? undefined : { cause },
@@ -363,7 +363,7 @@ export function commitCount(bytes: Buffer): number | undefined {
 }
 
 /** Whether a line starts like a commit marker (it may still be malformed). */
-function looksLikeCommit(bytes: Buffer): boolean {
+export function looksLikeCommit(bytes: Buffer): boolean {
   // Event lines start with `{"seq"`: the third byte tells them apart without a view.
   return (
     bytes.length >= COMMIT_PREFIX.length &&
@@ -387,54 +387,56 @@ export function parseCommit(
     : undefined;
 }
 
-/** A scanned log. */
-export interface ScanResult {
-  readonly header: SessionHeader;
-  /** The committed events, freshly parsed. */
-  readonly events: SessionEvent[];
-  /** Byte offset where the committed log ends (after the last commit marker, or the header). */
+/** Where {@link scanLines} starts: at a batch boundary, with the log committed so far. */
+export interface LineScanStart {
+  /** The log's path, for error messages. */
+  readonly file: string;
+  readonly maxLineBytes: number;
+  /** Byte offset of the first line to read (a batch's first line, or the end of the file). */
+  readonly offset: number;
+  /** Its 1-based line number. */
+  readonly lineNumber: number;
+  /** Where the committed log ends (after the last commit marker, or the header). */
+  readonly committedEnd: number;
+  /** Bytes per read (defaults to {@link READ_CHUNK_BYTES}). */
+  readonly chunkBytes?: number;
+}
+
+/** How a log ends, as {@link scanLines} found it. */
+export interface LineScanEnd {
+  /** Byte offset where the committed log ends. */
   readonly committedEnd: number;
   /** Bytes scanned (the file size as read). */
   readonly size: number;
   readonly tornTail?: TornTail;
 }
 
-/** Options of {@link scanLog}. */
-export interface ScanOptions {
-  /** The log's path, for error messages. */
-  readonly file: string;
-  /** The id the header must carry. */
-  readonly expectedId: string;
-  readonly maxLineBytes: number;
-  /** Bytes per read (defaults to {@link READ_CHUNK_BYTES}). */
-  readonly chunkBytes?: number;
-}
-
 /**
- * Reads a whole log, streaming, and classifies its end. Never writes.
+ * Reads a log line by line from a batch boundary to its end, adding each committed batch's
+ * events to `events` (which holds the events committed before `start`), and classifies the end.
+ * The reference reader: it decides every line on its own, so it names the first damaged line
+ * exactly. The batch scanner (`scan.ts`) hands over to it at the first batch it doubts.
  *
- * @throws FormatVersionError for a header of another format version; CorruptLogError for a bad
- *   header or damage before the last commit marker; LimitExceededError for an over-long line.
+ * @throws CorruptLogError for damage before the last commit marker; LimitExceededError for an
+ *   over-long line.
  */
-export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promise<ScanResult> {
-  const { file, maxLineBytes } = options;
+export async function scanLines(
+  handle: FsFileHandle,
+  start: LineScanStart,
+  events: SessionEvent[],
+): Promise<LineScanEnd> {
+  const { file, maxLineBytes } = start;
   const reader = new LineReader(
     handle,
     file,
     maxLineBytes,
-    0,
-    1,
-    options.chunkBytes ?? READ_CHUNK_BYTES,
+    start.offset,
+    start.lineNumber,
+    start.chunkBytes ?? READ_CHUNK_BYTES,
   );
-  const first = await reader.next();
-  if (first === undefined) throw headerCorrupt(file, 'empty file (no header line)');
-  if (!first.terminated) throw headerCorrupt(file, 'the header line is incomplete');
-  const header = parseHeaderLine(first.bytes, file, options.expectedId);
-
-  const events: SessionEvent[] = [];
   const batch: BatchState = { events: [], checksum: 0, bytes: 0 };
-  let committedEnd = first.offset + first.bytes.length + 1;
-  let end = committedEnd;
+  let committedEnd = start.committedEnd;
+  let end = start.offset;
   let damage: { line: RawLine; problem: string } | undefined;
   const acknowledged = (problem: string, reason: string): CorruptLogError =>
     new CorruptLogError({
@@ -501,14 +503,12 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   }
   const pending = batch.events;
   const size = end;
-  if (damage === undefined && pending.length === 0) return { header, events, committedEnd, size };
+  if (damage === undefined && pending.length === 0) return { committedEnd, size };
   const reason =
     damage === undefined
       ? `${pending.length} event line(s) after the last commit marker (a batch that never completed)`
       : `${damage.problem} at line ${damage.line.number} (byte ${damage.line.offset}), after the last commit marker`;
   return {
-    header,
-    events,
     committedEnd,
     size,
     tornTail: { offset: committedEnd, size: size - committedEnd, reason },

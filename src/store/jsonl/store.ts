@@ -19,6 +19,7 @@ import type {
   AppendOptions,
   ListOptions,
   LoadedSession,
+  LoadOptions,
   SessionLock,
   SessionPage,
   SessionStore,
@@ -44,7 +45,6 @@ import {
   encodeHeaderLine,
   parseHeaderLine,
   readFirstLine,
-  scanLog,
 } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle, type FsStats, nodeFs } from './fs.js';
 import {
@@ -64,6 +64,7 @@ import {
   sessionPaths,
 } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
+import { scanLog } from './scan.js';
 
 /**
  * Where the backend calls its failpoint hook. Crash tests kill the process at one of them (the
@@ -318,7 +319,7 @@ export class JsonlStore implements SessionStore {
     });
   }
 
-  load(id: string): Promise<LoadedSession> {
+  load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
     return this.run(`load session '${short(id)}'`, async () => {
       checkSessionId(id);
       const file = sessionPaths(this.directory, id).log;
@@ -328,6 +329,7 @@ export class JsonlStore implements SessionStore {
           file,
           expectedId: id,
           maxLineBytes: this.options.maxLineBytes,
+          elideFinishedChunks: options.elideFinishedChunks === true,
         });
         return scan.tornTail === undefined
           ? { header: scan.header, events: scan.events }

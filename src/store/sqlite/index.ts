@@ -11,6 +11,7 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
+  elidedChunkData,
   PalimpsestError,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
@@ -21,6 +22,7 @@ import type {
   AppendOptions,
   ListOptions,
   LoadedSession,
+  LoadOptions,
   SessionLock,
   SessionPage,
   SessionStore,
@@ -54,6 +56,7 @@ import {
   type SqliteSettings,
   type SqliteStatement,
   type SqliteTransaction,
+  setPageSize,
 } from './schema.js';
 
 export { APPLICATION_ID, SCHEMA_VERSION, type SqliteSettings } from './schema.js';
@@ -91,6 +94,7 @@ export function openSqliteStore(
 }
 
 interface SessionRow {
+  readonly key: number;
   readonly id: string;
   readonly header: string;
   readonly created_at: number;
@@ -100,20 +104,35 @@ interface SessionRow {
 
 interface EventRow {
   readonly seq: number;
-  readonly type: string;
+  /** The code of the type in `event_types`. */
+  readonly type: number;
   readonly time: number;
-  readonly data: string;
+  /** NULL only where a load eliding chunk bodies left it out (see `data_bytes`). */
+  readonly data: string | null;
   readonly source_event_seqs: string | null;
   readonly surface_op: string | null;
+  /** With elision, the byte length of the data that was left out. */
+  readonly data_bytes?: number | null;
+}
+
+/** The integer key and the next seq of a session, read inside a transaction. */
+interface SessionPosition {
+  readonly key: number;
+  readonly next_seq: number;
 }
 
 interface Statements {
   readonly insertSession: SqliteStatement;
   readonly nextSeq: SqliteStatement;
+  readonly typeCode: SqliteStatement;
+  readonly insertType: SqliteStatement;
+  readonly types: SqliteStatement;
   readonly insertEvent: SqliteStatement;
   readonly advance: SqliteStatement;
   readonly session: SqliteStatement;
   readonly events: SqliteStatement;
+  readonly eventsEliding: SqliteStatement;
+  readonly eventData: SqliteStatement;
   readonly firstPage: SqliteStatement;
   readonly pageAfter: SqliteStatement;
   readonly lockRow: SqliteStatement;
@@ -124,6 +143,10 @@ interface Statements {
   readonly deleteLock: SqliteStatement;
 }
 
+/** The type whose finished events a load may elide. */
+const CHUNK_TYPE = 'assistant/chunk';
+/** Unfinished chunks at most this many rows apart are read back with one query. */
+const RESTORE_GAP_ROWS = 256;
 /** SQL function ordering ids by UTF-16 code units, as JavaScript (and `list` cursors) do. */
 const ID_ORDER = 'palimpsest_id_order';
 const DEFAULT_PAGE = 100;
@@ -140,8 +163,19 @@ export class SqliteStore implements SessionStore {
   readonly #db: SqliteDatabase;
   readonly #sql: Statements;
   readonly #failpoint: (name: string) => void;
-  readonly #append: SqliteTransaction<[string, readonly SessionEvent[], number], void>;
-  readonly #load: SqliteTransaction<[string], LoadedSession>;
+  readonly #append: SqliteTransaction<
+    [string, readonly SessionEvent[], number],
+    ReadonlyMap<string, number>
+  >;
+  readonly #load: SqliteTransaction<[string, boolean], LoadedSession>;
+  /**
+   * Event type codes of `event_types`, both ways. Rows of that table are never changed or
+   * deleted, so an entry read from a committed row stays true; entries are added only after the
+   * transaction that read or inserted them has committed (a rolled-back code may be given to
+   * another type by the next writer).
+   */
+  readonly #typeCodes = new Map<string, number>();
+  readonly #typeNames = new Map<number, string>();
   /** Locks this store took and still holds: session id → stored owner JSON. */
   readonly #held = new Map<string, string>();
   #closed = false;
@@ -160,20 +194,35 @@ export class SqliteStore implements SessionStore {
     db.function(ID_ORDER, { deterministic: true }, (id) =>
       Buffer.from(String(id), 'utf16le').swap16(),
     );
-    const summary = 'SELECT id, header, created_at, next_seq, updated_at FROM sessions';
+    const summary = 'SELECT key, id, header, created_at, next_seq, updated_at FROM sessions';
     const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
     this.#sql = {
       insertSession: db.prepare(
         'INSERT INTO sessions (id, created_at, header, next_seq, updated_at) VALUES (?, ?, ?, 0, ?)',
       ),
-      nextSeq: db.prepare('SELECT next_seq FROM sessions WHERE id = ?'),
+      nextSeq: db.prepare('SELECT key, next_seq FROM sessions WHERE id = ?'),
+      typeCode: db.prepare('SELECT code FROM event_types WHERE type = ?'),
+      insertType: db.prepare('INSERT INTO event_types (type) VALUES (?) RETURNING code'),
+      types: db.prepare('SELECT code, type FROM event_types'),
       insertEvent: db.prepare(
         'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      advance: db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ? WHERE id = ?'),
+      advance: db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ? WHERE key = ?'),
       session: db.prepare(`${summary} WHERE id = ?`),
       events: db.prepare(
         'SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq',
+      ),
+      // The data of a chunk without sources is left out (SQLite then never reads its bytes) and
+      // only its length is read, from the record header (octet_length does not load the value).
+      eventsEliding: db.prepare(
+        `SELECT seq, type, time,
+           CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN NULL ELSE data END AS data,
+           CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes,
+           source_event_seqs, surface_op
+         FROM events WHERE session_id = @key ORDER BY seq`,
+      ),
+      eventData: db.prepare(
+        'SELECT seq, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
       ),
       firstPage: db.prepare(`${summary} ${order}`),
       pageAfter: db.prepare(
@@ -183,13 +232,14 @@ export class SqliteStore implements SessionStore {
       putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
       dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),
       deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
-      deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+      deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
       deleteLock: db.prepare('DELETE FROM locks WHERE session_id = ?'),
     };
     this.#append = db.transaction((id: string, events: readonly SessionEvent[], expected: number) =>
       this.#appendInTransaction(id, events, expected),
     );
-    this.#load = db.transaction((id: string) => this.#loadInTransaction(id));
+    this.#load = db.transaction((id: string, elide: boolean) => this.#loadInTransaction(id, elide));
+    this.#learnTypes();
   }
 
   /** Same as {@link openSqliteStore}. */
@@ -216,6 +266,7 @@ export class SqliteStore implements SessionStore {
     try {
       db = connect(Database, path, { fileMustExist: true, timeout: busyTimeoutMs });
       const connection = db;
+      if (existing === 'pristine') driverCall(path, 'open', () => setPageSize(connection));
       // Checked again on this connection, before any pragma writes: the file header may lag
       // behind an uncheckpointed WAL, and another process may have created the schema since.
       const check = connection.transaction(() => {
@@ -246,7 +297,7 @@ export class SqliteStore implements SessionStore {
     try {
       this.#sql.insertSession.run(valid.id, valid.createdAt, JSON.stringify(valid), now);
     } catch (error) {
-      if (driverCode(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
         throw new AlreadyExistsError(valid.id, this.location);
       }
       throw this.#storageError(`create session '${valid.id}'`, error);
@@ -263,18 +314,19 @@ export class SqliteStore implements SessionStore {
         this.#checkNext(id, expected);
         return;
       }
-      this.#append.immediate(id, events, expected);
+      const learned = this.#append.immediate(id, events, expected);
+      for (const [type, code] of learned) this.#learnType(type, code);
       this.#failpoint('append:after-commit');
     } catch (error) {
       throw this.#storageError(`append to session '${id}'`, error);
     }
   }
 
-  async load(id: string): Promise<LoadedSession> {
+  async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
     this.#assertOpen();
     checkSessionId(id);
     try {
-      return this.#load(id);
+      return this.#load(id, options.elideFinishedChunks === true);
     } catch (error) {
       if (driverCode(error)?.startsWith('SQLITE_CORRUPT') === true) {
         throw new CorruptLogError(
@@ -323,13 +375,12 @@ export class SqliteStore implements SessionStore {
     try {
       this.#db
         .transaction(() => {
-          if (this.#sql.nextSeq.get(id) === undefined) {
-            throw new NotFoundError(id, this.location);
-          }
+          const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+          if (position === undefined) throw new NotFoundError(id, this.location);
           const owner = this.#liveOwner(id);
           if (owner !== undefined) throw new LockedError(id, owner);
-          this.#sql.deleteEvents.run(id);
-          this.#sql.deleteSession.run(id);
+          this.#sql.deleteEvents.run(position.key);
+          this.#sql.deleteSession.run(position.key);
           this.#sql.deleteLock.run(id);
         })
         .immediate();
@@ -408,9 +459,18 @@ export class SqliteStore implements SessionStore {
     if (failure !== undefined) throw this.#storageError('close', failure);
   }
 
-  #appendInTransaction(id: string, events: readonly SessionEvent[], expected: number): void {
-    this.#checkNext(id, expected);
+  /**
+   * Writes the batch; returns the type codes it read or assigned that are not cached yet, for
+   * the caller to cache once the transaction has committed.
+   */
+  #appendInTransaction(
+    id: string,
+    events: readonly SessionEvent[],
+    expected: number,
+  ): ReadonlyMap<string, number> {
+    const key = this.#checkNext(id, expected);
     const insert = this.#sql.insertEvent;
+    const learned = new Map<string, number>();
     for (const event of events) {
       const data = JSON.stringify(event.data) as string | undefined;
       if (data === undefined) {
@@ -418,32 +478,67 @@ export class SqliteStore implements SessionStore {
           `append to session '${id}': event ${event.seq} (${event.type}) has no JSON data`,
         );
       }
+      const type =
+        this.#typeCodes.get(event.type) ??
+        learned.get(event.type) ??
+        this.#typeCodeInTransaction(event.type, learned);
       insert.run(
-        id,
+        key,
         event.seq,
-        event.type,
+        type,
         event.time,
         data,
         event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs),
         event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp),
       );
     }
-    this.#sql.advance.run(expected + events.length, Date.now(), id);
+    this.#sql.advance.run(expected + events.length, Date.now(), key);
     this.#failpoint('append:before-commit');
+    return learned;
   }
 
-  #checkNext(id: string, expected: number): void {
-    const row = this.#sql.nextSeq.get(id) as { next_seq: number } | undefined;
+  /** Returns the session's integer key after checking that `expected` is its next seq. */
+  #checkNext(id: string, expected: number): number {
+    const row = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
     if (row === undefined) throw new NotFoundError(id, this.location);
     if (row.next_seq !== expected) throw new ConflictError(id, expected, row.next_seq);
+    return row.key;
   }
 
-  #loadInTransaction(id: string): LoadedSession {
+  /** The code of a type not in the cache: another writer's, or a new one (inside the append). */
+  #typeCodeInTransaction(type: string, learned: Map<string, number>): number {
+    const row = (this.#sql.typeCode.get(type) ?? this.#sql.insertType.get(type)) as {
+      code: number;
+    };
+    learned.set(type, row.code);
+    return row.code;
+  }
+
+  #learnType(type: string, code: number): void {
+    this.#typeCodes.set(type, code);
+    this.#typeNames.set(code, type);
+  }
+
+  /** Caches every committed type code (at open, and when a load meets a code it lacks). */
+  #learnTypes(): void {
+    for (const row of this.#sql.types.all() as { code: number; type: string }[]) {
+      this.#learnType(row.type, row.code);
+    }
+  }
+
+  #loadInTransaction(id: string, elide: boolean): LoadedSession {
     const row = this.#sql.session.get(id) as SessionRow | undefined;
     if (row === undefined) throw new NotFoundError(id, this.location);
     const header = this.#header(row);
-    const rows = this.#sql.events.all(id) as EventRow[];
+    const chunk = this.#typeCodes.get(CHUNK_TYPE);
+    const rows = (
+      elide && chunk !== undefined
+        ? this.#sql.eventsEliding.all({ key: row.key, chunk })
+        : this.#sql.events.all(row.key)
+    ) as EventRow[];
     const events: SessionEvent[] = [];
+    /** Indexes into `rows` of the chunks whose data was left out. */
+    const elided: number[] = [];
     for (const eventRow of rows) {
       const expected = events.length;
       if (eventRow.seq !== expected) {
@@ -460,7 +555,17 @@ export class SqliteStore implements SessionStore {
           `session '${id}' has an event row beyond its recorded length of ${row.next_seq}`,
         );
       }
-      events.push(this.#event(id, eventRow));
+      if (eventRow.data === null) {
+        elided.push(expected);
+        events.push({
+          seq: expected,
+          time: eventRow.time,
+          type: CHUNK_TYPE,
+          data: elidedChunkData(eventRow.data_bytes ?? 0),
+        });
+      } else {
+        events.push(this.#event(id, eventRow));
+      }
     }
     if (events.length < row.next_seq) {
       throw this.#corrupt(
@@ -468,11 +573,64 @@ export class SqliteStore implements SessionStore {
         `session '${id}' records ${row.next_seq} events but the rows end at seq ${events.length}`,
       );
     }
+    if (elided.length > 0) this.#restoreUnfinished(id, row.key, rows, events, elided);
     return { header, events };
+  }
+
+  /**
+   * Reads in full, in the same transaction, the chunks left out that no `assistant/message` of
+   * the session cites: a stub stands only for a finished chunk.
+   */
+  #restoreUnfinished(
+    id: string,
+    key: number,
+    rows: readonly EventRow[],
+    events: SessionEvent[],
+    elided: readonly number[],
+  ): void {
+    const cited = new Uint8Array(events.length);
+    for (const event of events) {
+      if (event.type !== 'assistant/message' || event.sourceEventSeqs === undefined) continue;
+      for (const source of event.sourceEventSeqs) {
+        // Unvalidated still: a session refuses a message citing anything but earlier events.
+        if (typeof source === 'number' && source >= 0 && source < event.seq) cited[source] = 1;
+      }
+    }
+    const unfinished = elided.filter((seq) => cited[seq] !== 1);
+    // Nearby chunks are read with one range query (the rows between them are read and dropped),
+    // so even a log whose messages cite nothing costs a few queries, not one per chunk.
+    let next = 0;
+    while (next < unfinished.length) {
+      const first = unfinished[next] as number;
+      let last = next;
+      while (
+        last + 1 < unfinished.length &&
+        (unfinished[last + 1] as number) - (unfinished[last] as number) <= RESTORE_GAP_ROWS
+      ) {
+        last++;
+      }
+      const wanted = new Set(unfinished.slice(next, last + 1));
+      const stored = this.#sql.eventData.all(key, first, unfinished[last]) as {
+        seq: number;
+        data: string;
+      }[];
+      for (const { seq, data } of stored) {
+        if (!wanted.delete(seq)) continue;
+        events[seq] = this.#event(id, { ...(rows[seq] as EventRow), data });
+      }
+      const [missing] = wanted;
+      if (missing !== undefined) {
+        // Impossible inside the load's transaction, unless the database is damaged.
+        throw this.#corrupt(missing, `session '${id}' has no row for seq ${missing} any more`);
+      }
+      next = last + 1;
+    }
   }
 
   #event(id: string, row: EventRow): SessionEvent {
     const { seq } = row;
+    const type = this.#typeName(id, row);
+    if (row.data === null) throw this.#corrupt(seq, `the data of session '${id}' is missing`);
     const data = this.#parse(row.data, seq, `the data of session '${id}'`);
     let surfaceOp: unknown;
     if (row.surface_op !== null) {
@@ -491,11 +649,25 @@ export class SqliteStore implements SessionStore {
     return {
       seq,
       time: row.time,
-      type: row.type,
+      type,
       data,
       ...(surfaceOp === undefined ? {} : { surfaceOp: surfaceOp as SessionEvent['surfaceOp'] }),
       ...(sources === undefined ? {} : { sourceEventSeqs: sources as number[] }),
     } as SessionEvent;
+  }
+
+  /** The name of a row's type code; a code this store has not seen is read from the table. */
+  #typeName(id: string, row: EventRow): string {
+    let type = this.#typeNames.get(row.type);
+    if (type === undefined) {
+      // Inside the load transaction: the types table is read in the same snapshot as the rows.
+      this.#learnTypes();
+      type = this.#typeNames.get(row.type);
+    }
+    if (type === undefined) {
+      throw this.#corrupt(row.seq, `session '${id}' has an event of unknown type code ${row.type}`);
+    }
+    return type;
   }
 
   #parse(text: string, seq: number, what: string): unknown {

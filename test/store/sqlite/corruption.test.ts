@@ -45,7 +45,9 @@ async function corruption(store: SessionStore): Promise<CorruptLogError> {
 describe('a damaged session is a CorruptLogError, never a skipped row', () => {
   it('names the missing seq when a row is deleted from the middle', async () => {
     const { file, store } = await damaged((db) => {
-      db.prepare("DELETE FROM events WHERE session_id = 's' AND seq = 2").run();
+      db.prepare(
+        "DELETE FROM events WHERE session_id = (SELECT key FROM sessions WHERE id = 's') AND seq = 2",
+      ).run();
     });
     const error = await corruption(store);
     expect(error).toMatchObject({ file, row: 2 });
@@ -72,6 +74,16 @@ describe('a damaged session is a CorruptLogError, never a skipped row', () => {
       db.prepare('UPDATE events SET source_event_seqs = \'{"a":1}\' WHERE seq = 1').run();
     });
     expect((await corruption(other.store)).reason).toContain('source_event_seqs');
+  });
+
+  it('names the row whose type code is in no row of event_types', async () => {
+    const { store } = await damaged((db) => {
+      db.pragma('foreign_keys = OFF');
+      db.prepare('UPDATE events SET type = 999 WHERE seq = 2').run();
+    });
+    const error = await corruption(store);
+    expect(error.row).toBe(2);
+    expect(error.reason).toBe("session 's' has an event of unknown type code 999");
   });
 
   it('reports rows beyond the recorded length', async () => {

@@ -7,8 +7,18 @@ import {
   openSqliteStore,
   SCHEMA_VERSION,
 } from '../../../src/store/sqlite/index.js';
-import { loadDriver } from '../../../src/store/sqlite/schema.js';
-import { events, hashOf, header, listing, rejection, useTempDir, withRaw } from './helpers.js';
+import { loadDriver, PAGE_SIZE } from '../../../src/store/sqlite/schema.js';
+import {
+  events,
+  hashOf,
+  header,
+  listing,
+  type RawDatabase,
+  raw,
+  rejection,
+  useTempDir,
+  withRaw,
+} from './helpers.js';
 
 const tempDir = useTempDir();
 
@@ -38,7 +48,7 @@ describe('a new database', () => {
     await store.close();
   });
 
-  it('has STRICT tables with the columns of the RFC', async () => {
+  it('has STRICT tables with the columns of the RFC, events keyed by the integer session key', async () => {
     const file = join(tempDir(), 'sessions.db');
     await (await openSqliteStore(file)).close();
     await withRaw(file, (db) => {
@@ -48,8 +58,10 @@ describe('a new database', () => {
         )
         .all();
       expect(tables).toEqual([
+        { name: 'event_types', strict: 1 },
         { name: 'events', strict: 1 },
         { name: 'locks', strict: 1 },
+        { name: 'session_events', strict: 0 },
         { name: 'sessions', strict: 1 },
       ]);
       const columns = db
@@ -58,18 +70,81 @@ describe('a new database', () => {
         )
         .all('events');
       expect(columns).toEqual([
-        { name: 'session_id', type: 'TEXT', not_null: 1, pk: 1 },
+        { name: 'session_id', type: 'INTEGER', not_null: 1, pk: 1 },
         { name: 'seq', type: 'INTEGER', not_null: 1, pk: 2 },
-        { name: 'type', type: 'TEXT', not_null: 1, pk: 0 },
+        { name: 'type', type: 'INTEGER', not_null: 1, pk: 0 },
         { name: 'time', type: 'INTEGER', not_null: 1, pk: 0 },
         { name: 'data', type: 'TEXT', not_null: 1, pk: 0 },
         { name: 'source_event_seqs', type: 'TEXT', not_null: 0, pk: 0 },
         { name: 'surface_op', type: 'TEXT', not_null: 0, pk: 0 },
       ]);
-      const cascade = db
-        .prepare('SELECT "table", on_delete FROM pragma_foreign_key_list(?)')
+      const references = db
+        .prepare(
+          'SELECT "from", "table", "to", on_delete FROM pragma_foreign_key_list(?) ORDER BY "from"',
+        )
         .all('events');
-      expect(cascade).toEqual([{ table: 'sessions', on_delete: 'CASCADE' }]);
+      expect(references).toEqual([
+        { from: 'session_id', table: 'sessions', to: 'key', on_delete: 'CASCADE' },
+        { from: 'type', table: 'event_types', to: 'code', on_delete: 'NO ACTION' },
+      ]);
+    });
+  });
+
+  it(`uses ${PAGE_SIZE}-byte pages`, async () => {
+    const file = join(tempDir(), 'sessions.db');
+    await (await openSqliteStore(file)).close();
+    await withRaw(file, (db) => {
+      expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
+    });
+  });
+
+  it('gives the core event types fixed codes, assistant/chunk the code 0', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    await (await openSqliteStore(file)).close();
+    await withRaw(file, (db) => {
+      const types = db.prepare('SELECT code, type FROM event_types ORDER BY code').all();
+      expect(types).toHaveLength(13);
+      expect(types[0]).toEqual({ code: 0, type: 'assistant/chunk' });
+      expect(types).toContainEqual({ code: 6, type: 'user/message' });
+    });
+  });
+
+  it('shows the text session id and the type name in the session_events view', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    const store = await openSqliteStore(file);
+    await store.create(header('first'));
+    await store.create(header('second'));
+    await store.append('second', events(0, 2), { expectedSeq: 0 });
+    await store.close();
+    await withRaw(file, (db) => {
+      expect(db.prepare('SELECT session_id, seq, type FROM events ORDER BY seq').all()).toEqual([
+        { session_id: 2, seq: 0, type: 6 },
+        { session_id: 2, seq: 1, type: 13 },
+      ]);
+      expect(
+        db
+          .prepare(
+            "SELECT session_id, seq, type, time, data, surface_op FROM session_events WHERE session_id = 'second' ORDER BY seq",
+          )
+          .all(),
+      ).toEqual([
+        {
+          session_id: 'second',
+          seq: 0,
+          type: 'user/message',
+          time: 1000,
+          data: '{"id":"u0","role":"user","content":[{"type":"text","text":"hi 0"}]}',
+          surface_op: '"append"',
+        },
+        {
+          session_id: 'second',
+          seq: 1,
+          type: 'app/note',
+          time: 1001,
+          data: '{"n":1}',
+          surface_op: null,
+        },
+      ]);
     });
   });
 
@@ -122,11 +197,14 @@ describe('the surface index', () => {
         sql: string;
       };
       expect(index.sql).toMatch(/ON events \(session_id, seq\) WHERE surface_op IS NOT NULL/);
+      const { key } = db.prepare("SELECT key FROM sessions WHERE id = 's'").get() as {
+        key: number;
+      };
       const plan = db
         .prepare(
           'EXPLAIN QUERY PLAN SELECT seq, type, data, surface_op FROM events WHERE session_id = ? AND surface_op IS NOT NULL ORDER BY seq',
         )
-        .all('s') as { detail: string }[];
+        .all(key) as { detail: string }[];
       expect(plan.map((step) => step.detail)).toEqual([
         'SEARCH events USING INDEX events_surface (session_id=?)',
       ]);
@@ -134,7 +212,7 @@ describe('the surface index', () => {
         .prepare(
           'SELECT seq FROM events WHERE session_id = ? AND surface_op IS NOT NULL ORDER BY seq',
         )
-        .all('s') as { seq: number }[];
+        .all(key) as { seq: number }[];
       expect(surface.map((row) => row.seq)).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27]);
     });
   });
@@ -177,7 +255,9 @@ describe('bump-and-reject: a database of another version or application', () => 
       supported: SCHEMA_VERSION,
       file,
     });
-    expect((error as Error).message).toMatch(/schema version 2, newer .* upgrade palimpsest/);
+    expect((error as Error).message).toMatch(
+      new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer .* upgrade palimpsest`),
+    );
   });
 
   it('refuses an older schema version of a database palimpsest wrote, without modifying it', async () => {
@@ -190,6 +270,72 @@ describe('bump-and-reject: a database of another version or application', () => 
     const error = await refusal(file);
     expect(error).toBeInstanceOf(FormatVersionError);
     expect(error).toMatchObject({ direction: 'older', found: SCHEMA_VERSION - 1 });
+  });
+
+  /** The DDL schema version 1 wrote, kept verbatim: the layout a schema-1 database has. */
+  const SCHEMA_1_DDL = `
+    CREATE TABLE sessions (
+      id TEXT NOT NULL PRIMARY KEY,
+      created_at INTEGER NOT NULL,
+      header TEXT NOT NULL,
+      next_seq INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX sessions_by_created ON sessions (created_at DESC, id);
+    CREATE TABLE events (
+      session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      time INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      source_event_seqs TEXT,
+      surface_op TEXT,
+      PRIMARY KEY (session_id, seq)
+    ) STRICT;
+    CREATE INDEX events_surface ON events (session_id, seq) WHERE surface_op IS NOT NULL;
+    CREATE TABLE locks (
+      session_id TEXT NOT NULL PRIMARY KEY,
+      owner TEXT NOT NULL
+    ) STRICT;
+    PRAGMA application_id = ${APPLICATION_ID};
+    PRAGMA user_version = 1;
+  `;
+
+  /** Writes a schema-1 database as version 1 of the store did: schema, then WAL, one session. */
+  function writeSchema1(db: RawDatabase): void {
+    db.exec(SCHEMA_1_DDL);
+    db.pragma('journal_mode = WAL');
+    db.prepare(
+      'INSERT INTO sessions VALUES (\'s\', 1700000000000, \'{"version":0,"id":"s","createdAt":1700000000000}\', 1, 1700000000000)',
+    ).run();
+    db.prepare(`INSERT INTO events VALUES ('s', 0, 'app/note', 1000, '{"n":0}', NULL, NULL)`).run();
+  }
+
+  it('refuses a schema-1 database as older, without modifying it', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    await withRaw(file, writeSchema1);
+    const error = await refusal(file);
+    expect(error).toBeInstanceOf(FormatVersionError);
+    expect(error).toMatchObject({ direction: 'older', found: 1, supported: 2, file });
+    expect((error as Error).message).toBe(
+      `${file} was written with schema version 1; this log is older than any supported format (2)`,
+    );
+  });
+
+  it('refuses a schema-1 database whose WAL a live writer has not checkpointed, without modifying it', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    const writer = await raw(file);
+    try {
+      writer.pragma('wal_autocheckpoint = 0');
+      writeSchema1(writer);
+      const wal = hashOf(`${file}-wal`);
+      const error = await refusal(file);
+      expect(error).toMatchObject({ code: 'FORMAT_VERSION', direction: 'older', found: 1 });
+      expect(hashOf(`${file}-wal`)).toBe(wal);
+      expect(writer.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 1 });
+    } finally {
+      writer.close();
+    }
   });
 
   it('refuses a foreign application_id, naming it', async () => {

@@ -63,7 +63,7 @@ describe('create, append and load', () => {
     await withRaw(file, (db) => {
       const rows = db
         .prepare(
-          'SELECT seq, type, time, data, source_event_seqs, surface_op FROM events ORDER BY seq',
+          "SELECT seq, type, time, data, source_event_seqs, surface_op FROM session_events WHERE session_id = 's' ORDER BY seq",
         )
         .all();
       expect(rows).toEqual([
@@ -293,8 +293,11 @@ describe('delete', () => {
     expect((await store.list()).sessions.map((summary) => summary.header.id)).toEqual(['keep']);
     await withRaw(file, (db) => {
       expect(
-        db.prepare('SELECT session_id, count(*) AS n FROM events GROUP BY session_id').all(),
+        db
+          .prepare('SELECT session_id, count(*) AS n FROM session_events GROUP BY session_id')
+          .all(),
       ).toEqual([{ session_id: 'keep', n: 2 }]);
+      expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2 });
     });
     await store.create(header('s'));
     expect((await store.load('s')).events).toEqual([]);
@@ -343,6 +346,35 @@ describe('failures of the driver', () => {
     fail = false;
     await store.append('s', events(0, 3), { expectedSeq: 0 });
     expect(hits).toEqual(['append:before-commit', 'append:before-commit', 'append:after-commit']);
+  });
+
+  it("forgets the type code a rolled-back batch assigned, so it never reads another writer's type under it", async () => {
+    const file = join(tempDir(), 'sessions.db');
+    let fail = true;
+    const first = await open(file, {
+      failpoint: (name) => {
+        if (fail && name === 'append:before-commit') throw new Error('injected');
+      },
+    });
+    const second = await open(file);
+    await first.create(header('s'));
+    await second.create(header('t'));
+    const note = (type: string): SessionEvent[] => [{ seq: 0, time: 1, type, data: null }];
+    expect(
+      await rejection(first.append('s', note('app/first'), { expectedSeq: 0 })),
+    ).toBeInstanceOf(StorageError);
+    // The code the rolled-back batch took is free again: the other store's new type gets it.
+    await second.append('t', note('app/second'), { expectedSeq: 0 });
+    fail = false;
+    await first.append('s', note('app/first'), { expectedSeq: 0 });
+    expect((await first.load('s')).events).toEqual(note('app/first'));
+    expect((await first.load('t')).events).toEqual(note('app/second'));
+    expect((await second.load('s')).events).toEqual(note('app/first'));
+    await withRaw(file, (db) => {
+      expect(
+        db.prepare("SELECT type FROM event_types WHERE type LIKE 'app/%' ORDER BY code").all(),
+      ).toEqual([{ type: 'app/second' }, { type: 'app/first' }]);
+    });
   });
 
   it('keeps a committed batch when the failpoint after COMMIT throws: a retry sees a conflict', async () => {

@@ -1,0 +1,590 @@
+/**
+ * Loading a JSONL log: the batch scanner, and the elision of finished chunks.
+ *
+ * The log is read in chunks and handled batch by batch rather than line by line: the native
+ * calls (CRC-32, UTF-8 validation, UTF-8 decoding) run once per run of lines, and the lines of
+ * a run are parsed from one decoded string, instead of a Buffer view, a checksum call, a
+ * validation call and a decode per line. A batch's events count only once its commit marker
+ * matches (count, length and checksum), exactly as in the line-by-line reader of `format.ts`.
+ * At the first batch this scanner doubts (anything but a well-formed committed batch: a torn
+ * tail, damage, an over-long line), it hands over to that reader at the batch's first line; the
+ * reader then decides every line on its own and names the damage exactly as it always has.
+ *
+ * With `elideFinishedChunks`, an `assistant/chunk` line in the form palimpsest writes,
+ * `{"seq":N,"time":T,"type":"assistant/chunk","data":{...}}`, is not decoded or parsed: its
+ * seq, time and data length are read from the bytes and it becomes a stub (see
+ * `core/elided.ts`), once the batch's checksum has covered its bytes like any other line's. A
+ * stub stands for a *finished* chunk, one a later `assistant/message` of the log cites, so the
+ * scanner finally reads back (with a few large reads) and parses the chunks no message cites:
+ * the stream of a turn a crash left open, or chunks a writer never cited.
+ */
+import { isUtf8 } from 'node:buffer';
+import { elidedChunkData, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import type { TornTail } from '../contract.js';
+import { CorruptLogError } from '../errors.js';
+import { crc32 } from './crc32.js';
+import {
+  headerCorrupt,
+  LineReader,
+  type LineScanEnd,
+  parseCommit,
+  parseHeaderLine,
+  READ_CHUNK_BYTES,
+  readFully,
+  scanLines,
+} from './format.js';
+import type { FsFileHandle } from './fs.js';
+
+/** A scanned log. */
+export interface ScanResult {
+  readonly header: SessionHeader;
+  /** The committed events, freshly parsed (and, when asked, finished chunks as stubs). */
+  readonly events: SessionEvent[];
+  /** Byte offset where the committed log ends (after the last commit marker, or the header). */
+  readonly committedEnd: number;
+  /** Bytes scanned (the file size as read). */
+  readonly size: number;
+  readonly tornTail?: TornTail;
+}
+
+/** Options of {@link scanLog}. */
+export interface ScanOptions {
+  /** The log's path, for error messages. */
+  readonly file: string;
+  /** The id the header must carry. */
+  readonly expectedId: string;
+  readonly maxLineBytes: number;
+  /** Bytes per read (defaults to {@link READ_CHUNK_BYTES}). */
+  readonly chunkBytes?: number;
+  /** Return finished `assistant/chunk` events as stubs, without parsing their bodies. */
+  readonly elideFinishedChunks?: boolean;
+}
+
+/**
+ * Reads a whole log, streaming, and classifies its end. Never writes.
+ *
+ * @throws FormatVersionError for a header of another format version; CorruptLogError for a bad
+ *   header or damage before the last commit marker; LimitExceededError for an over-long line.
+ */
+export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promise<ScanResult> {
+  const { file, maxLineBytes } = options;
+  const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
+  const reader = new LineReader(handle, file, maxLineBytes, 0, 1, chunkBytes);
+  const first = await reader.next();
+  if (first === undefined) throw headerCorrupt(file, 'empty file (no header line)');
+  if (!first.terminated) throw headerCorrupt(file, 'the header line is incomplete');
+  const header = parseHeaderLine(first.bytes, file, options.expectedId);
+  const headerEnd = first.offset + first.bytes.length + 1;
+
+  const events: SessionEvent[] = [];
+  const scanner = new BatchScanner(handle, {
+    maxLineBytes,
+    chunkBytes,
+    start: headerEnd,
+    lineNumber: 2,
+    events,
+    elide: options.elideFinishedChunks === true,
+  });
+  const stop = await scanner.run();
+  let end: LineScanEnd = stop;
+  const checkedFrom = events.length;
+  if (stop.doubt !== undefined) {
+    end = await scanLines(
+      handle,
+      {
+        file,
+        maxLineBytes,
+        offset: stop.doubt.offset,
+        lineNumber: stop.doubt.lineNumber,
+        committedEnd: stop.committedEnd,
+        chunkBytes,
+      },
+      events,
+    );
+  }
+  if (scanner.stubs.length > 0) {
+    // Messages the line reader accepted may cite stubs too.
+    for (let seq = checkedFrom; seq < events.length; seq++) {
+      const event = events[seq] as SessionEvent;
+      if (event.type === 'assistant/message') scanner.stubs.cite(event);
+    }
+    await restoreUnfinished(handle, file, events, scanner.stubs);
+  }
+  return end.tornTail === undefined
+    ? { header, events, committedEnd: end.committedEnd, size: end.size }
+    : { header, events, committedEnd: end.committedEnd, size: end.size, tornTail: end.tornTail };
+}
+
+const NEWLINE = 0x0a;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACE = 0x7b;
+const MINUS = 0x2d;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const COMMIT_PREFIX = Buffer.from('{"commit":');
+const SEQ_PREFIX = Buffer.from('{"seq":');
+const TIME_PREFIX = Buffer.from(',"time":');
+const CHUNK_TYPE = 'assistant/chunk';
+const CHUNK_DATA_PREFIX = Buffer.from(`,"type":"${CHUNK_TYPE}","data":`);
+
+/** Where the batch scanner stopped: the end of the log, or a batch for the line reader. */
+interface ScanStop extends LineScanEnd {
+  /** The first line of the batch it doubts, when it did not reach the end. */
+  readonly doubt?: { readonly offset: number; readonly lineNumber: number };
+}
+
+/**
+ * The stubs that no committed message has cited yet, with where their lines are, so that the
+ * ones no message ever cites can be read back. Citations are taken at each commit, and cited
+ * stubs dropped from the ledger then, so it holds little more than the open stream's chunks.
+ */
+class StubLedger {
+  seqs: number[] = [];
+  offsets: number[] = [];
+  lengths: number[] = [];
+  /** `cited[seq] === 1` once a committed assistant/message cites seq. */
+  private cited = new Uint8Array(0);
+  /** The messages of the open batch, cited from once it commits. */
+  private pendingMessages: SessionEvent[] = [];
+  /** Ledger length after the last compaction (compactions are amortized O(1) per stub). */
+  private compacted = 0;
+
+  get length(): number {
+    return this.seqs.length;
+  }
+
+  add(seq: number, offset: number, length: number): void {
+    this.seqs.push(seq);
+    this.offsets.push(offset);
+    this.lengths.push(length);
+  }
+
+  /** An assistant/message of the open batch. */
+  noteMessage(message: SessionEvent): void {
+    this.pendingMessages.push(message);
+  }
+
+  /** The open batch committed: its messages' citations count. */
+  commit(): void {
+    for (const message of this.pendingMessages) this.cite(message);
+    this.pendingMessages.length = 0;
+    if (this.seqs.length >= 2 * this.compacted + 1024) this.compact();
+  }
+
+  /** The open batch did not commit: forgets its stubs and messages. */
+  drop(stubs: number): void {
+    this.seqs.length = stubs;
+    this.offsets.length = stubs;
+    this.lengths.length = stubs;
+    this.pendingMessages.length = 0;
+  }
+
+  /** Counts the citations of a committed assistant/message. */
+  cite(message: SessionEvent): void {
+    const sources = message.sourceEventSeqs;
+    if (!Array.isArray(sources)) return;
+    for (const source of sources) {
+      // Unvalidated still: a session refuses a message citing anything but earlier events.
+      if (typeof source !== 'number' || source < 0 || source >= message.seq) continue;
+      if (source >= this.cited.length) {
+        const grown = new Uint8Array(Math.max(4096, message.seq * 2));
+        grown.set(this.cited);
+        this.cited = grown;
+      }
+      this.cited[source] = 1;
+    }
+  }
+
+  isCited(seq: number): boolean {
+    return seq < this.cited.length && this.cited[seq] === 1;
+  }
+
+  /** Drops the stubs a committed message has cited: they stay stubs for good. */
+  private compact(): void {
+    let kept = 0;
+    for (let i = 0; i < this.seqs.length; i++) {
+      const seq = this.seqs[i] as number;
+      if (this.isCited(seq)) continue;
+      this.seqs[kept] = seq;
+      this.offsets[kept] = this.offsets[i] as number;
+      this.lengths[kept] = this.lengths[i] as number;
+      kept++;
+    }
+    this.seqs.length = kept;
+    this.offsets.length = kept;
+    this.lengths.length = kept;
+    this.compacted = kept;
+  }
+}
+
+interface ScannerOptions {
+  readonly maxLineBytes: number;
+  readonly chunkBytes: number;
+  /** Byte offset of the first line after the header. */
+  readonly start: number;
+  readonly lineNumber: number;
+  /** Receives the events of each committed batch. */
+  readonly events: SessionEvent[];
+  readonly elide: boolean;
+}
+
+/**
+ * Frames lines in a buffer refilled chunk by chunk, checks and parses them a run at a time (the
+ * complete lines of the open batch that the buffer holds), and commits a batch when its marker
+ * matches. Events are added to `events` as they are parsed and dropped again if their batch
+ * does not commit.
+ */
+class BatchScanner {
+  readonly stubs = new StubLedger();
+  private buffer: Buffer;
+  private view: Buffer;
+  /** File offset of `buffer[0]`. */
+  private base: number;
+  private filled = 0;
+  private pos = 0;
+  private eof = false;
+  private lineNumber: number;
+  private committedEnd: number;
+  private committedEvents = 0;
+  private committedStubs = 0;
+  // The open batch.
+  private batchOffset = 0;
+  private batchLine = 0;
+  private batchLines = 0;
+  private batchBytes = 0;
+  private checksum = 0;
+  // The current run: the ends of its lines in the buffer.
+  private ends = new Int32Array(4096);
+  private runLines = 0;
+
+  constructor(
+    private readonly handle: FsFileHandle,
+    private readonly options: ScannerOptions,
+  ) {
+    this.buffer = Buffer.allocUnsafe(options.chunkBytes);
+    this.view = this.buffer.subarray(0, 0);
+    this.base = options.start;
+    this.lineNumber = options.lineNumber;
+    this.committedEnd = options.start;
+  }
+
+  async run(): Promise<ScanStop> {
+    for (;;) {
+      const doubt = this.frame();
+      if (doubt !== undefined) return doubt;
+      if (!(await this.refill())) {
+        if (this.pos < this.filled || this.batchLines > 0) return this.doubt(this.pos);
+        return { committedEnd: this.committedEnd, size: this.base + this.filled };
+      }
+    }
+  }
+
+  /** Handles every complete line in the buffer; a stop when a batch is in doubt. */
+  private frame(): ScanStop | undefined {
+    const view = this.view;
+    const maxLineBytes = this.options.maxLineBytes;
+    let pos = this.pos;
+    let runStart = pos;
+    for (;;) {
+      const newline = view.indexOf(NEWLINE, pos);
+      if (newline === -1) break;
+      if (newline - pos > maxLineBytes) return this.doubt(pos);
+      if (startsWith(view, pos, newline, COMMIT_PREFIX)) {
+        if (!this.processRun(runStart, pos) || !this.commit(pos, newline)) return this.doubt(pos);
+        pos = newline + 1;
+        runStart = pos;
+        this.lineNumber++;
+        continue;
+      }
+      if (this.batchLines === 0 && this.runLines === 0) {
+        this.batchOffset = this.base + pos;
+        this.batchLine = this.lineNumber;
+      }
+      if (this.runLines === this.ends.length) {
+        const grown = new Int32Array(this.ends.length * 2);
+        grown.set(this.ends);
+        this.ends = grown;
+      }
+      this.ends[this.runLines++] = newline;
+      pos = newline + 1;
+      this.lineNumber++;
+    }
+    if (!this.processRun(runStart, pos)) return this.doubt(pos);
+    this.pos = pos;
+    return undefined;
+  }
+
+  /**
+   * Checks and parses the run of event lines `[start, end)`: one checksum update and one UTF-8
+   * validation for all of them, then each line parsed (or made a stub).
+   */
+  private processRun(start: number, end: number): boolean {
+    const lines = this.runLines;
+    if (lines === 0) return true;
+    this.runLines = 0;
+    this.batchLines += lines;
+    this.batchBytes += end - start;
+    const bytes = this.view.subarray(start, end);
+    this.checksum = crc32(bytes, this.checksum);
+    // Decoding alone would turn a bad sequence into U+FFFD and so accept a damaged line.
+    if (!isUtf8(bytes)) return false;
+    return this.options.elide ? this.parseEliding(start, lines) : this.parse(start, end, lines);
+  }
+
+  /** Parses every line of the run from one decoded string. */
+  private parse(start: number, end: number, lines: number): boolean {
+    const events = this.options.events;
+    const text = this.view.toString('utf8', start, end);
+    let seq = events.length;
+    let from = 0;
+    try {
+      for (let i = 0; i < lines; i++) {
+        const newline = text.indexOf('\n', from);
+        const value: unknown = JSON.parse(text.slice(from, newline));
+        if (!isEventRecord(value, seq)) return false;
+        events.push(value);
+        seq++;
+        from = newline + 1;
+      }
+    } catch {
+      return false;
+    }
+    return true;
+  }
+
+  /** Makes a stub of each chunk line in palimpsest's form and parses the other lines. */
+  private parseEliding(start: number, lines: number): boolean {
+    const events = this.options.events;
+    const view = this.view;
+    const ends = this.ends;
+    let seq = events.length;
+    let from = start;
+    for (let i = 0; i < lines; i++) {
+      const end = ends[i] as number;
+      const stub = chunkStub(view, from, end, seq);
+      if (stub !== undefined) {
+        events.push(stub);
+        this.stubs.add(seq, this.base + from, end - from);
+      } else {
+        let value: unknown;
+        try {
+          value = JSON.parse(view.toString('utf8', from, end));
+        } catch {
+          return false;
+        }
+        if (!isEventRecord(value, seq)) return false;
+        events.push(value);
+        if (value.type === 'assistant/message') this.stubs.noteMessage(value);
+      }
+      seq++;
+      from = end + 1;
+    }
+    return true;
+  }
+
+  /** Commits the open batch if the marker on `[start, end)` matches it. */
+  private commit(start: number, end: number): boolean {
+    const commit = parseCommit(this.view.subarray(start, end));
+    const events = this.options.events;
+    if (
+      commit === undefined ||
+      this.batchLines === 0 ||
+      commit.count !== events.length ||
+      commit.bytes !== this.batchBytes ||
+      commit.checksum !== this.checksum
+    ) {
+      return false;
+    }
+    this.committedEvents = events.length;
+    this.stubs.commit();
+    this.committedStubs = this.stubs.length;
+    this.committedEnd = this.base + end + 1;
+    this.batchLines = 0;
+    this.batchBytes = 0;
+    this.checksum = 0;
+    return true;
+  }
+
+  /** Drops the open batch and says where the line reader should take over. */
+  private doubt(at: number): ScanStop {
+    this.options.events.length = this.committedEvents;
+    this.stubs.drop(this.committedStubs);
+    const open = this.batchLines > 0 || this.runLines > 0;
+    return {
+      committedEnd: this.committedEnd,
+      size: this.base + this.filled,
+      doubt: open
+        ? { offset: this.batchOffset, lineNumber: this.batchLine }
+        : { offset: this.base + at, lineNumber: this.lineNumber },
+    };
+  }
+
+  /**
+   * Moves the unfinished line to the front of the buffer (growing it for a line longer than the
+   * buffer, up to `maxLineBytes`) and reads on. `false` at the end of the file, or when a line
+   * is over the limit (the line reader then reports it).
+   */
+  private async refill(): Promise<boolean> {
+    if (this.eof) return false;
+    const rest = this.filled - this.pos;
+    if (this.pos > 0) {
+      this.buffer.copyWithin(0, this.pos, this.filled);
+      this.base += this.pos;
+      this.pos = 0;
+      this.filled = rest;
+    } else if (this.filled === this.buffer.length) {
+      if (this.buffer.length > this.options.maxLineBytes) return false;
+      const grown = Buffer.allocUnsafe(
+        Math.min(this.buffer.length * 2, this.options.maxLineBytes + 1),
+      );
+      this.buffer.copy(grown, 0, 0, this.filled);
+      this.buffer = grown;
+    }
+    const length = Math.min(this.options.chunkBytes, this.buffer.length - this.filled);
+    const read = await this.handle.read(this.buffer, this.filled, length, this.base + this.filled);
+    this.view = this.buffer.subarray(0, this.filled + read);
+    if (read === 0) {
+      this.eof = true;
+      return false;
+    }
+    this.filled += read;
+    return true;
+  }
+}
+
+function isEventRecord(value: unknown, seq: number): value is SessionEvent {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as { seq?: unknown }).seq === seq
+  );
+}
+
+/** Whether the line `[start, end)` begins with `prefix`. */
+function startsWith(view: Buffer, start: number, end: number, prefix: Buffer): boolean {
+  const length = prefix.length;
+  if (end - start < length) return false;
+  for (let i = 0; i < length; i++) {
+    if (view[start + i] !== prefix[i]) return false;
+  }
+  return true;
+}
+
+/**
+ * The stub of the chunk line `[start, end)` when it is exactly in the form palimpsest writes,
+ * `{"seq":<seq>,"time":<integer>,"type":"assistant/chunk","data":{...}}` with the expected seq;
+ * else `undefined` and the line is parsed like any other (a chunk with `sourceEventSeqs`, other
+ * key orders, a foreign writer's spacing...). Only the prefix and the final `}}` are read.
+ */
+function chunkStub(
+  view: Buffer,
+  start: number,
+  end: number,
+  seq: number,
+): SessionEvent | undefined {
+  if (view[end - 1] !== CLOSE_BRACE || view[end - 2] !== CLOSE_BRACE) return undefined;
+  if (!startsWith(view, start, end, SEQ_PREFIX)) return undefined;
+  let at = start + SEQ_PREFIX.length;
+  const seqEnd = integerEnd(view, at, end);
+  if (seqEnd === -1 || parsedInteger !== seq) return undefined;
+  at = seqEnd;
+  if (!startsWith(view, at, end, TIME_PREFIX)) return undefined;
+  at += TIME_PREFIX.length;
+  const negative = view[at] === MINUS;
+  if (negative) at++;
+  const timeEnd = integerEnd(view, at, end);
+  // `-0` is left to the parser (and refused by the session, as a time must not be -0).
+  if (timeEnd === -1 || (negative && parsedInteger === 0)) return undefined;
+  const time = negative ? -parsedInteger : parsedInteger;
+  at = timeEnd;
+  if (!startsWith(view, at, end, CHUNK_DATA_PREFIX)) return undefined;
+  at += CHUNK_DATA_PREFIX.length;
+  if (view[at] !== OPEN_BRACE) return undefined;
+  // The data is everything between `"data":` and the envelope's closing brace.
+  return { seq, time, type: CHUNK_TYPE, data: elidedChunkData(end - 1 - at) };
+}
+
+/** The value of the last integer {@link integerEnd} read (kept here to allocate nothing). */
+let parsedInteger = 0;
+
+/**
+ * Reads a JSON integer without sign (no leading zeros, at most 16 digits, a safe integer) at
+ * `start`; returns where it ends and leaves its value in {@link parsedInteger}, or -1.
+ */
+function integerEnd(view: Buffer, start: number, end: number): number {
+  let at = start;
+  let value = 0;
+  while (at < end) {
+    const digit = view[at] as number;
+    if (digit < DIGIT_0 || digit > DIGIT_9) break;
+    value = value * 10 + (digit - DIGIT_0);
+    at++;
+  }
+  const digits = at - start;
+  if (digits === 0 || digits > 16 || (digits > 1 && view[start] === DIGIT_0)) return -1;
+  if (!Number.isSafeInteger(value)) return -1;
+  parsedInteger = value;
+  return at;
+}
+
+/** Gaps up to this many bytes between unfinished chunks are read rather than skipped. */
+const RESTORE_GAP_BYTES = 64 * 1024;
+/** The most bytes one read-back covers (a single longer line is read on its own). */
+const RESTORE_SPAN_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Replaces the stubs that no `assistant/message` of the log cites by their chunks, read back
+ * from the file (the committed part of a log never changes) in a few large reads.
+ */
+async function restoreUnfinished(
+  handle: FsFileHandle,
+  file: string,
+  events: SessionEvent[],
+  stubs: StubLedger,
+): Promise<void> {
+  const unfinished: number[] = [];
+  for (let i = 0; i < stubs.length; i++) {
+    if (!stubs.isCited(stubs.seqs[i] as number)) unfinished.push(i);
+  }
+  let next = 0;
+  while (next < unfinished.length) {
+    const first = unfinished[next] as number;
+    const spanStart = stubs.offsets[first] as number;
+    let spanEnd = spanStart + (stubs.lengths[first] as number);
+    let last = next;
+    while (last + 1 < unfinished.length) {
+      const candidate = unfinished[last + 1] as number;
+      const offset = stubs.offsets[candidate] as number;
+      const candidateEnd = offset + (stubs.lengths[candidate] as number);
+      if (offset - spanEnd > RESTORE_GAP_BYTES || candidateEnd - spanStart > RESTORE_SPAN_BYTES) {
+        break;
+      }
+      spanEnd = candidateEnd;
+      last++;
+    }
+    const span = Buffer.allocUnsafe(spanEnd - spanStart);
+    const read = await readFully(handle, span, spanStart);
+    for (let k = next; k <= last; k++) {
+      const index = unfinished[k] as number;
+      const seq = stubs.seqs[index] as number;
+      const from = (stubs.offsets[index] as number) - spanStart;
+      const to = from + (stubs.lengths[index] as number);
+      let value: unknown;
+      try {
+        value = to <= read ? JSON.parse(span.toString('utf8', from, to)) : undefined;
+      } catch {
+        value = undefined;
+      }
+      if (!isEventRecord(value, seq) || value.type !== CHUNK_TYPE) {
+        throw new CorruptLogError({
+          file,
+          offset: spanStart + from,
+          reason: `the chunk at seq ${seq} read back differently than it was scanned (the log changed while it was loaded)`,
+        });
+      }
+      events[seq] = value;
+    }
+    next = last + 1;
+  }
+}
