@@ -4,6 +4,8 @@
  * ENOSPC) and a power-loss simulator can keep durable and volatile images of each file; the
  * production code has no test switches.
  */
+
+import { fdatasync, write as fsWrite, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
 
@@ -69,13 +71,14 @@ class NodeFileHandle implements FsFileHandle {
     return (await this.handle.read(buffer, offset, length, position)).bytesRead;
   }
 
-  async write(
-    buffer: Uint8Array,
-    offset: number,
-    length: number,
-    position: number,
-  ): Promise<number> {
-    return (await this.handle.write(buffer, offset, length, position)).bytesWritten;
+  // Writes and data syncs sit on every durable append's path: the callback API on the raw
+  // descriptor skips the promise API's per-call bookkeeping (measurably cheaper per batch).
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      fsWrite(this.handle.fd, buffer, offset, length, position, (error, written) =>
+        error === null ? resolve(written) : reject(error),
+      );
+    });
   }
 
   stat(): Promise<FsStats> {
@@ -87,7 +90,9 @@ class NodeFileHandle implements FsFileHandle {
   }
 
   datasync(): Promise<void> {
-    return this.handle.datasync();
+    return new Promise((resolve, reject) => {
+      fdatasync(this.handle.fd, (error) => (error === null ? resolve() : reject(error)));
+    });
   }
 
   sync(): Promise<void> {
@@ -115,7 +120,10 @@ export const nodeFs: FsFacade = {
     await fsp.mkdir(path, { recursive: true, mode });
   },
   readdir: (path) => fsp.readdir(path),
-  stat: (path) => fsp.stat(path),
+  // A path stat answers from the kernel's inode and dentry caches in microseconds; done
+  // synchronously it saves every append a round trip through libuv's thread pool, which costs
+  // more than the call itself.
+  stat: async (path) => statSync(path),
 };
 
 /** The errno code of a Node-style error, if it has one. */
