@@ -36,6 +36,10 @@ export class StepStream {
   providerMetadata: JsonObject | undefined;
   private readonly slots: Slot[] = [];
   private readonly open = new Map<string, Slot>();
+  // Deltas of one block arrive in runs: the last text slot answers most lookups.
+  private lastText:
+    | { kind: string; id: string; slot: Extract<Slot, { kind: 'text' | 'reasoning' }> }
+    | undefined;
 
   /** Takes one stream part, recorded at `seq`. */
   add(part: LanguageModelV3StreamPart, seq: number): void {
@@ -143,14 +147,19 @@ export class StepStream {
     id: string,
     metadata: unknown,
   ): Extract<Slot, { kind: 'text' | 'reasoning' }> {
-    const key = `${kind}:${id}`;
-    let slot = this.open.get(key) as Extract<Slot, { kind: 'text' | 'reasoning' }> | undefined;
+    const last = this.lastText;
+    let slot = last !== undefined && last.kind === kind && last.id === id ? last.slot : undefined;
     if (slot === undefined) {
-      slot = { kind, text: '', metadata: undefined };
-      this.open.set(key, slot);
-      this.slots.push(slot);
+      const key = `${kind}:${id}`;
+      slot = this.open.get(key) as Extract<Slot, { kind: 'text' | 'reasoning' }> | undefined;
+      if (slot === undefined) {
+        slot = { kind, text: '', metadata: undefined };
+        this.open.set(key, slot);
+        this.slots.push(slot);
+      }
+      this.lastText = { kind, id, slot };
     }
-    slot.metadata = mergeMetadata(slot.metadata, metadata);
+    if (metadata !== undefined) slot.metadata = mergeMetadata(slot.metadata, metadata);
     return slot;
   }
 

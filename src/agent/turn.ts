@@ -21,14 +21,14 @@ import type {
   UserContentBlock,
   UserMessage,
 } from '../core/index.js';
-import { jsonEqual, planRepair } from '../core/index.js';
+import { planRepair } from '../core/index.js';
 import { sleep, untilAborted } from './abort.js';
 import { AgentError } from './errors.js';
 import { type AttemptFailure, backoffMs, classifyFailure } from './provider-failure.js';
 import { buildCallOptions, buildHeader, type ModelSettings } from './request.js';
 import { StepStream, type UsageCounts } from './step-stream.js';
 import { abortedRun, indexTools, type Tool, type ToolRun, unknownToolRun } from './tools.js';
-import { toChunk, toLogJson } from './wire-json.js';
+import { toChunk } from './wire-json.js';
 
 /** A user's input: text, or content blocks (text and images). */
 export type TurnInput = string | readonly UserContentBlock[];
@@ -312,11 +312,13 @@ class TurnRun {
         const next = await reader.read();
         if (next.done || this.signal.aborted) return undefined;
         const part = next.value;
-        const event = this.append('assistant/chunk', {
+        // The chunk object is built here for this event alone, so the session adopts it.
+        const event = this.session.appendAdopted('assistant/chunk', {
           turn: this.turn,
           step: this.step,
           chunk: toChunk(part),
         });
+        this.hooks.onEvent?.(event);
         stream.add(part, event.seq);
         if (part.type === 'error') return classifyFailure(part.error);
       }
@@ -519,24 +521,23 @@ function endsInsideTurn(session: Session): boolean {
  * Whether `header` is the one in effect (the last `request/header` logged). The position of
  * the last header is cached per session so each step scans only the events since the last look.
  */
-const headerCache = new WeakMap<
-  Session,
-  { scannedTo: number; header: RequestHeaderData | undefined }
->();
+const headerCache = new WeakMap<Session, { scannedTo: number; text: string | undefined }>();
 
 function headerInEffect(session: Session, header: RequestHeaderData): boolean {
-  const cached = headerCache.get(session) ?? { scannedTo: 0, header: undefined };
-  let current = cached.header;
+  const cached = headerCache.get(session) ?? { scannedTo: 0, text: undefined };
+  let current = cached.text;
   for (let seq = session.seq - 1; seq >= cached.scannedTo; seq--) {
     const event = session.event(seq);
     if (event?.type === 'request/header') {
-      current = event.data as unknown as RequestHeaderData;
+      current = JSON.stringify(event.data);
       break;
     }
   }
-  const same = current !== undefined && jsonEqual(toLogJson(current), toLogJson(header));
-  headerCache.set(session, { scannedTo: session.seq, header: same ? current : header });
-  return same;
+  // Headers are built by one function, so equal headers serialize to equal text; a header some
+  // other writer logged with its keys in another order only costs one repeated header event.
+  const text = JSON.stringify(header);
+  headerCache.set(session, { scannedTo: session.seq, text });
+  return current === text;
 }
 
 function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent | undefined {

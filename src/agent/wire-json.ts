@@ -22,12 +22,19 @@ export function toChunk(part: { readonly type: string }): JsonObject & { readonl
     typeof delta.delta === 'string' &&
     typeof delta.id === 'string' &&
     delta.providerMetadata === undefined &&
-    Object.keys(part).length === 3
+    ownKeyCount(part) === 3
   ) {
     return { type: delta.type, id: delta.id, delta: delta.delta };
   }
   const converted = convert(part, 0);
   return converted as JsonObject & { readonly type: string };
+}
+
+/** Own enumerable keys, counted without allocating the key array. */
+function ownKeyCount(value: object): number {
+  let count = 0;
+  for (const key in value) if (Object.hasOwn(value, key)) count++;
+  return count;
 }
 
 function convert(value: unknown, depth: number): JsonValue | undefined {

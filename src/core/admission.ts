@@ -103,7 +103,10 @@ export function isAdmittedLog(value: unknown): value is readonly SessionEvent[] 
 
 const INTENT_KEYS: ReadonlySet<string> = new Set(['surfaceOp', 'sourceEventSeqs']);
 
-/** Builds the frozen event for a live `append`, copying the caller's data. */
+/**
+ * Builds the frozen event for a live `append`: copying the caller's data, or (`adopt`) freezing
+ * it in place for callers that built it for this event alone.
+ */
 export function admitAppend(
   type: unknown,
   data: unknown,
@@ -111,6 +114,7 @@ export function admitAppend(
   seq: number,
   time: number,
   limits: JsonLimits,
+  mode: 'copy' | 'adopt' = 'copy',
 ): SessionEvent {
   const where: Where = { seq, eventType: typeof type === 'string' ? type : undefined };
   if (!isValidEventType(type)) throw invalidType(type, where);
@@ -137,7 +141,7 @@ export function admitAppend(
     surfaceOp = record.surfaceOp;
     sources = record.sourceEventSeqs;
   }
-  return finish(type, seq, time, data, surfaceOp, sources, 'copy', limits, where, false);
+  return finish(type, seq, time, data, surfaceOp, sources, mode, limits, where, false);
 }
 
 /**

@@ -207,6 +207,30 @@ export class Session {
     intent?: SurfaceIntent | ProvenanceIntent,
   ): SessionEvent;
   append(type: string, data: unknown, intent?: SurfaceIntent | ProvenanceIntent): SessionEvent {
+    return this.admit(type, data, intent, 'copy');
+  }
+
+  /**
+   * {@link Session.append} without the copy: `data` is validated and deep-frozen in place and
+   * becomes the event's data. The same rules, errors and atomicity as `append` (a rejected event
+   * changes nothing in the session, though parts of `data` may be left frozen). Only for writers
+   * that build `data` for this one event and keep no other reference to it, such as the agent
+   * loop recording stream chunks, where the copy is a measurable share of the cost.
+   */
+  appendAdopted(
+    type: string,
+    data: JsonValue | SessionEventMap[KnownEventType],
+    intent?: SurfaceIntent | ProvenanceIntent,
+  ): SessionEvent {
+    return this.admit(type, data, intent, 'adopt');
+  }
+
+  private admit(
+    type: string,
+    data: unknown,
+    intent: SurfaceIntent | ProvenanceIntent | undefined,
+    mode: 'copy' | 'adopt',
+  ): SessionEvent {
     const seq = this.log.length;
     if (this.publishing) {
       throw new SessionValidationError(
@@ -216,7 +240,7 @@ export class Session {
       );
     }
     this.beforeAppend?.(type);
-    const event = admitAppend(type, data, intent, seq, this.now(seq, type), this.limits);
+    const event = admitAppend(type, data, intent, seq, this.now(seq, type), this.limits, mode);
     this.manager.validateNext(event);
     this.log.push(event);
     this.eventsSnapshot = undefined;

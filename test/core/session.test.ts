@@ -280,6 +280,31 @@ describe('append', () => {
   });
 });
 
+describe('appendAdopted', () => {
+  it('makes the caller’s object the frozen event data instead of copying it', () => {
+    const session = Session.create();
+    const data = { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't', delta: 'hi' } };
+    const event = session.appendAdopted('assistant/chunk', data);
+    expect(event.data).toBe(data);
+    expect(Object.isFrozen(data)).toBe(true);
+    expect(Object.isFrozen(data.chunk)).toBe(true);
+  });
+
+  it('applies the same rules and errors as append, and a refused event changes nothing', () => {
+    const session = Session.create();
+    session.appendAdopted('note/a', { ok: true });
+    const before = session.events;
+    expect(() => session.appendAdopted('note/b', { bad: Number.NaN })).toThrowError(
+      expect.objectContaining({ code: 'NON_JSON_DATA' }),
+    );
+    expect(() => session.appendAdopted('user/message', user('u', 'hi'))).toThrowError(
+      expect.objectContaining({ code: 'SURFACE_OP_REQUIRED' }),
+    );
+    expect(session.events).toEqual(before);
+    expect(session.seq).toBe(1);
+  });
+});
+
 describe('data shapes of log-only core events', () => {
   const cases: [string, unknown, string][] = [
     ['turn/start', { turn: -1 }, 'data.turn'],
