@@ -2,6 +2,7 @@
  * What every command gets: the terminal, the store URL from `--store` or `PALIMPSEST_STORE`,
  * and whether output is JSON.
  */
+import { existsSync } from 'node:fs';
 import { DEFAULT_STORE_URL, openStore, type SessionStore } from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
 import { Terminal } from './terminal.js';
@@ -28,14 +29,35 @@ export class CliContext {
     this.json = options.json === true;
   }
 
-  /** Opens the store, runs `work`, and closes the store whatever happens. */
-  async withStore<T>(work: (store: SessionStore) => Promise<T>, url = this.storeUrl): Promise<T> {
+  /**
+   * Opens the store, runs `work`, and closes the store whatever happens. Opening a store creates
+   * it; unless `create` is set, a store that does not exist yet is an error instead, so a typo in
+   * `--store` never leaves an empty store behind.
+   */
+  async withStore<T>(
+    work: (store: SessionStore) => Promise<T>,
+    url = this.storeUrl,
+    options: { readonly create?: boolean } = {},
+  ): Promise<T> {
+    if (options.create !== true) assertStoreExists(url);
     const store = await openStore(url);
     try {
       return await work(store);
     } finally {
       await store.close();
     }
+  }
+}
+
+function assertStoreExists(url: string): void {
+  const colon = url.indexOf(':');
+  const scheme = url.slice(0, colon);
+  const path = url.slice(colon + 1);
+  if ((scheme === 'jsonl' || scheme === 'sqlite') && path !== '' && !existsSync(path)) {
+    throw new CliError(
+      `there is no store at ${url} (nothing was created; palimpsest demo or palimpsest run records a session there, or pass --store)`,
+      EXIT.notFound,
+    );
   }
 }
 

@@ -344,6 +344,30 @@ describe('palimpsest on damaged or foreign logs', () => {
   });
 });
 
+describe('palimpsest on a store that does not exist', () => {
+  it('refuses read and rewrite commands with exit code 3 and creates nothing', () => {
+    const temp = tempStores();
+    try {
+      for (const url of [temp.urls.jsonl, temp.urls.sqlite]) {
+        for (const args of [
+          ['ls'],
+          ['show', 'x'],
+          ['verify', '--all'],
+          ['repair', 'x'],
+          ['prune', 'x'],
+        ]) {
+          const result = cli([...args, '--store', url]);
+          expect(result.code).toBe(3);
+          expect(result.stderr).toContain(`there is no store at ${url}`);
+        }
+      }
+      expect(readdirSync(temp.dir)).toEqual([]);
+    } finally {
+      temp.remove();
+    }
+  });
+});
+
 describe('palimpsest convert', () => {
   it('copies every session between backends, verified, and resumes an interrupted copy', async () => {
     const temp = tempStores();

@@ -41,20 +41,24 @@ export async function convertCommand(
   const to = options.to;
   const outcomes = await context.withStore(
     (source) =>
-      context.withStore(async (target) => {
-        const targets =
-          options.all === true
-            ? (await allSessions(source)).map((summary) => summary.header.id)
-            : ids;
-        const progress = context.terminal.progress('converting', targets.length);
-        const out: Outcome[] = [];
-        for (const id of targets) {
-          out.push(await convertOne(source, target, id));
-          progress.tick();
-        }
-        progress.done();
-        return out;
-      }, to),
+      context.withStore(
+        async (target) => {
+          const targets =
+            options.all === true
+              ? (await allSessions(source)).map((summary) => summary.header.id)
+              : ids;
+          const progress = context.terminal.progress('converting', targets.length);
+          const out: Outcome[] = [];
+          for (const id of targets) {
+            out.push(await convertOne(source, target, id));
+            progress.tick();
+          }
+          progress.done();
+          return out;
+        },
+        to,
+        { create: true },
+      ),
     from,
   );
   if (context.json) context.terminal.json(outcomes);

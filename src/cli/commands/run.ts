@@ -31,49 +31,53 @@ export async function runCommand(
     (text) => terminal.note(text),
   );
   const id = options.session ?? `run-${crypto.randomUUID().slice(0, 8)}`;
-  return context.withStore(async (store) => {
-    const session = await openSession(store, id);
-    terminal.note(
-      terminal.style('dim', `session ${id} in ${context.storeUrl} (${session.seq} events)`),
-    );
-    const tools = builtinTools(process.cwd());
-    const turn = async (input: string, controller: AbortController): Promise<TurnResult> => {
-      const result = await runTurn({
-        session,
-        model,
-        tools,
-        system: SYSTEM,
-        input,
-        signal: controller.signal,
-        hooks: { onEvent: (event) => stream(context, event) },
-      });
-      terminal.out.write('\n');
-      if (result.reason.kind !== 'completed') {
-        terminal.note(
-          terminal.style(
-            'yellow',
-            `turn ${result.turn} ended: ${safeLine(JSON.stringify(result.reason), 200)}`,
-          ),
-        );
-      }
-      return result;
-    };
-    try {
-      if (prompt !== undefined) {
-        const controller = new AbortController();
-        const onSigint = (): void => controller.abort('interrupted with Ctrl-C');
-        process.once('SIGINT', onSigint);
-        try {
-          return exitCodeOf(await turn(prompt, controller));
-        } finally {
-          process.off('SIGINT', onSigint);
+  return context.withStore(
+    async (store) => {
+      const session = await openSession(store, id);
+      terminal.note(
+        terminal.style('dim', `session ${id} in ${context.storeUrl} (${session.seq} events)`),
+      );
+      const tools = builtinTools(process.cwd());
+      const turn = async (input: string, controller: AbortController): Promise<TurnResult> => {
+        const result = await runTurn({
+          session,
+          model,
+          tools,
+          system: SYSTEM,
+          input,
+          signal: controller.signal,
+          hooks: { onEvent: (event) => stream(context, event) },
+        });
+        terminal.out.write('\n');
+        if (result.reason.kind !== 'completed') {
+          terminal.note(
+            terminal.style(
+              'yellow',
+              `turn ${result.turn} ended: ${safeLine(JSON.stringify(result.reason), 200)}`,
+            ),
+          );
         }
+        return result;
+      };
+      try {
+        if (prompt !== undefined) {
+          const controller = new AbortController();
+          const onSigint = (): void => controller.abort('interrupted with Ctrl-C');
+          process.once('SIGINT', onSigint);
+          try {
+            return exitCodeOf(await turn(prompt, controller));
+          } finally {
+            process.off('SIGINT', onSigint);
+          }
+        }
+        return await conversation(context, session, turn);
+      } finally {
+        await session.close();
       }
-      return await conversation(context, session, turn);
-    } finally {
-      await session.close();
-    }
-  });
+    },
+    context.storeUrl,
+    { create: true },
+  );
 }
 
 /**
