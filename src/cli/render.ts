@@ -3,7 +3,12 @@
  * log passes through `safe`/`safeLine` before it reaches the terminal.
  */
 import { messageAsText } from '../compaction/message-text.js';
-import type { Message, SessionEvent, TranscriptEntry } from '../core/index.js';
+import {
+  isElidedChunkData,
+  type Message,
+  type SessionEvent,
+  type TranscriptEntry,
+} from '../core/index.js';
 import { safe, safeLine, type Terminal } from './terminal.js';
 
 /** The text of a message, block by block (tool calls and results shown as arrows). */
@@ -58,6 +63,8 @@ function dataSummary(event: SessionEvent): string {
   if (data === null || typeof data !== 'object') return JSON.stringify(event.data);
   switch (event.type) {
     case 'assistant/chunk': {
+      if (isElidedChunkData(event.data))
+        return `(body not loaded: ${event.data.elided.bytes} bytes)`;
       const chunk = data.chunk as Record<string, unknown> | undefined;
       const delta = typeof chunk?.delta === 'string' ? ` ${JSON.stringify(chunk.delta)}` : '';
       return `${String(chunk?.type)}${delta}`;

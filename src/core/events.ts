@@ -1,6 +1,7 @@
 /**
  * The event envelope and the core vocabulary of a session log.
  */
+import type { ElidedChunkData } from './elided.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { AssistantMessage, ToolMessage, UserMessage } from './messages.js';
 
@@ -171,7 +172,8 @@ export interface SessionEventMap {
   'request/header': RequestHeaderData;
   'user/message': UserMessage;
   'context/message': UserMessage;
-  'assistant/chunk': AssistantChunkData;
+  /** A stream part; in a session loaded with elided chunks, possibly a stub (`isElidedChunk`). */
+  'assistant/chunk': AssistantChunkData | ElidedChunkData;
   'assistant/message': AssistantMessageData;
   'tool/call': ToolCallData;
   'tool/result': ToolResultData;
@@ -194,6 +196,14 @@ export type LogEventType = Exclude<KnownEventType, SurfaceEventType>;
 
 /** The data of an event of type `T` (any JSON for types outside the core vocabulary). */
 export type EventData<T extends string> = T extends KnownEventType ? SessionEventMap[T] : JsonValue;
+
+/**
+ * The data an append of type `T` takes: {@link EventData}, except that a chunk must be a real
+ * stream part (stubs exist only in seeds loaded with elided chunks).
+ */
+export type AppendData<T extends string> = T extends 'assistant/chunk'
+  ? AssistantChunkData
+  : EventData<T>;
 
 /**
  * One entry of the append-only log. `seq` equals its index in the log; `time` is integer epoch ms.

@@ -24,6 +24,7 @@ export {
   SessionValidationError,
 } from './errors.js';
 export {
+  type AppendData,
   type AssistantChunkData,
   type AssistantMessageData,
   type CompactionBracketData,

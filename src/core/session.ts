@@ -11,7 +11,7 @@ import {
 import { deriveEventMessage } from './derive.js';
 import { describeValue, InvalidArgumentError, SessionValidationError } from './errors.js';
 import type {
-  EventData,
+  AppendData,
   KnownEventType,
   LogEventType,
   ProvenanceIntent,
@@ -188,17 +188,17 @@ export class Session {
    */
   append<T extends SurfaceEventType>(
     type: T,
-    data: EventData<T>,
+    data: AppendData<T>,
     intent: SurfaceIntent,
   ): SessionEvent<T>;
   append<T extends LogEventType>(
     type: T,
-    data: EventData<T>,
+    data: AppendData<T>,
     intent?: ProvenanceIntent,
   ): SessionEvent<T>;
   append<T extends KnownEventType>(
     type: IsUnion<T> extends true ? T : never,
-    data: EventData<T>,
+    data: AppendData<T>,
     intent?: SurfaceIntent | ProvenanceIntent,
   ): SessionEvent<T>;
   append<T extends string>(

@@ -5,6 +5,9 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  type AssistantChunkData,
+  type ElidedChunkData,
+  elidedChunkData,
   type KnownEventType,
   Session,
   type SessionEvent,
@@ -15,6 +18,22 @@ import {
 import { toolResult, user } from './builders.js';
 
 describe('append overloads', () => {
+  it('types a loaded chunk as possibly elided, but refuses a stub as appended data', () => {
+    const session = Session.create();
+    session.append('turn/start', { turn: 1 });
+    session.append('step/start', { turn: 1, step: 1 });
+    const chunk = session.append('assistant/chunk', {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'text-delta', id: 't', delta: 'hi' },
+    });
+    expectTypeOf(chunk.data).toEqualTypeOf<AssistantChunkData | ElidedChunkData>();
+    // @ts-expect-error a stub is never appended, only loaded
+    expect(() => session.append('assistant/chunk', elidedChunkData(12))).toThrowError(
+      expect.objectContaining({ code: 'ELIDED_CHUNK_OUTSIDE_SEED' }),
+    );
+  });
+
   it('requires an intent for surface types at compile time and at run time', () => {
     const session = Session.create();
     // @ts-expect-error a user/message needs a SurfaceIntent
