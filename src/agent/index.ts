@@ -12,8 +12,14 @@ export {
   type ModelFromEnvOptions,
   modelFromEnv,
 } from './model-from-env.js';
-export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
-export { buildCallOptions, buildHeader, buildPrompt, type ModelSettings } from './request.js';
+export { type RebuiltRequest, rebuildRequest, requestHeaderAt } from './rebuild.js';
+export {
+  buildCallOptions,
+  buildHeader,
+  buildPrompt,
+  type ModelSettings,
+  toolCallInput,
+} from './request.js';
 export type {
   InferArguments,
   StandardIssue,

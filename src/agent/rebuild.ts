@@ -53,8 +53,16 @@ function headerFor(session: Session, stepStartSeq: number): RequestHeaderData | 
     if (event === undefined || event.type === 'assistant/chunk' || event.type === 'step/end') break;
     if (event.type === 'request/header') return event.data as unknown as RequestHeaderData;
   }
-  for (let seq = stepStartSeq - 1; seq >= 0; seq--) {
-    const event = session.event(seq);
+  return requestHeaderAt(session, stepStartSeq - 1);
+}
+
+/**
+ * The request header in effect right after event `seq`: the last `request/header` at or before
+ * it (`session.seq - 1` for the one in effect now).
+ */
+export function requestHeaderAt(session: Session, seq: number): RequestHeaderData | undefined {
+  for (let at = Math.min(seq, session.seq - 1); at >= 0; at--) {
+    const event = session.event(at);
     if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
   }
   return undefined;

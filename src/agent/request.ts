@@ -193,7 +193,7 @@ function assistantPart(block: AssistantContentBlock) {
         type: 'tool-call' as const,
         toolCallId: block.id,
         toolName: block.name,
-        input: callInput(block.arguments),
+        input: toolCallInput(block.arguments),
         ...providerOptions(block.providerMetadata),
       };
   }
@@ -204,7 +204,7 @@ function assistantPart(block: AssistantContentBlock) {
  * a JSON object (the model's mistake, already answered by an error result) is sent as `{}` so
  * the session stays usable with providers that reject anything else.
  */
-function callInput(argumentsText: string): JsonValue {
+export function toolCallInput(argumentsText: string): JsonValue {
   try {
     const parsed: unknown = JSON.parse(argumentsText);
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {

@@ -5,12 +5,12 @@
  * than what it replaces and the surface did not change while it was written.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { requestHeaderAt } from '../agent/rebuild.js';
 import {
   type CompactionBracketData,
   estimateTokens,
   type JsonValue,
   type ProviderFailure,
-  type RequestHeaderData,
   type Session,
   type TokenUsage,
   type UserMessage,
@@ -165,7 +165,7 @@ async function compactRange(
 
   const outcome = await summarize({
     model: options.model,
-    header: latestHeader(session),
+    header: requestHeaderAt(session, session.seq - 1),
     messages: messagesOf(surface.entries, range.from, range.to + 1),
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
     maxOutputTokens: limits.maxOutputTokens,
@@ -239,13 +239,4 @@ function unchanged(session: Session, surface: PricedSurface, range: SurfaceRange
     if (session.surface.at(i) !== surface.entries[i]?.seq) return false;
   }
   return true;
-}
-
-/** The request header in effect: the last one logged. */
-export function latestHeader(session: Session): RequestHeaderData | undefined {
-  for (let seq = session.seq - 1; seq >= 0; seq--) {
-    const event = session.event(seq);
-    if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
-  }
-  return undefined;
 }

@@ -5,14 +5,17 @@
  * or a replace rewrote the surface since, the whole surface (and the system prompt and tool
  * schemas of the request header) is estimated with `estimateTokens`.
  */
+
+import { requestHeaderAt } from '../agent/rebuild.js';
 import {
   type AssistantMessageData,
+  deriveEventMessage,
   estimateTokens,
   type RequestHeaderData,
   type Session,
+  type SessionEvent,
 } from '../core/index.js';
-import { latestHeader } from './compact.js';
-import { priceSurface } from './surface-entries.js';
+import { messageTokens, priceSurface } from './surface-entries.js';
 
 /** A token count and where it came from. */
 export interface ContextTokens {
@@ -32,12 +35,20 @@ export function contextTokens(session: Session): ContextTokens {
     const usage = (event.data as unknown as AssistantMessageData).usage;
     if (rewritten || usage?.inputTokens === undefined) break;
     let tokens = usage.inputTokens + (usage.outputTokens ?? 0);
-    const surface = priceSurface(session);
-    for (const entry of surface.entries) if (entry.seq > seq) tokens += entry.tokens;
+    // No replace since that message: what entered after it is the surface's tail, in seq order,
+    // so only the tail is priced (this runs before every step of the automatic policy).
+    const surface = session.surface;
+    for (let index = surface.size - 1; index >= 0; index--) {
+      const tail = surface.at(index);
+      if (tail === undefined || tail <= seq) break;
+      const message = deriveEventMessage(session.event(tail) as SessionEvent);
+      if (message !== null) tokens += messageTokens(message);
+    }
     return { tokens, source: 'usage' };
   }
   return {
-    tokens: priceSurface(session).totalTokens + headerTokens(latestHeader(session)),
+    tokens:
+      priceSurface(session).totalTokens + headerTokens(requestHeaderAt(session, session.seq - 1)),
     source: 'estimate',
   };
 }

@@ -3,6 +3,9 @@
  * Markdown, or the messages the model sees, in palimpsest's own JSON or as the body of an
  * OpenAI chat-completions or Anthropic messages request.
  */
+
+import { requestHeaderAt } from '../../agent/rebuild.js';
+import { toolCallInput } from '../../agent/request.js';
 import type {
   ContentBlock,
   JsonValue,
@@ -40,7 +43,7 @@ export async function exportCommand(
     );
   }
   const messages = session.seq === 0 ? [] : session.messagesAt(at);
-  const header = headerAt(session, at);
+  const header = requestHeaderAt(session, at);
   // Exports are data for other programs: written raw (JSON escapes control characters itself).
   const out = context.terminal.out;
   switch (format) {
@@ -57,14 +60,6 @@ export async function exportCommand(
       out.write(`${JSON.stringify(anthropicBody(header, messages), null, 2)}\n`);
       return;
   }
-}
-
-function headerAt(session: Session, at: number): RequestHeaderData | undefined {
-  for (let seq = at; seq >= 0; seq--) {
-    const event = session.event(seq);
-    if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
-  }
-  return undefined;
 }
 
 function markdown(session: Session): string {
@@ -207,7 +202,7 @@ export function anthropicBody(
                   type: 'tool_use',
                   id: block.id,
                   name: block.name,
-                  input: parseObject(block.arguments),
+                  input: toolCallInput(block.arguments),
                 },
               ];
             default:
@@ -261,15 +256,4 @@ function resultText(result: ToolResultBlock): string {
   return result.content
     .map((item) => (item.type === 'text' ? item.text : `[image ${item.mediaType}]`))
     .join('\n');
-}
-
-function parseObject(text: string): JsonValue {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value))
-      return value as JsonValue;
-  } catch {
-    // Not JSON: send an empty object, as the agent loop does.
-  }
-  return {};
 }
