@@ -1187,6 +1187,10 @@ describe('seeding from hostile logs', () => {
 
   it('reaches every stage of validation across the fuzz runs', () => {
     if (!fuzzHeld) return;
+    // The fuzz run above draws a new seed each time, so its counts can dip on an unlucky draw;
+    // the coverage claim is made on a fixed sample instead.
+    outcomeCounts.clear();
+    fc.assert(fc.property(caseArb, checkCase), { numRuns: 1000, seed: 20_261_130 });
     if (process.env.PALIMPSEST_COVERAGE) console.log(Object.fromEntries(outcomeCounts));
     const expected = [
       'accepted',
