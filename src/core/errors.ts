@@ -3,26 +3,78 @@
  * was expected and what was found, and never embed a whole payload.
  */
 
-const ERROR_MARKER = Symbol.for('palimpsest.error');
+// The key predates per-class kinds: an older copy of the package that tests `key in value` still
+// recognises errors of this one.
+const ERROR_KINDS = Symbol.for('palimpsest.error');
 
-/** Base class of every error palimpsest throws on purpose. */
+/** What a class needs for {@link PalimpsestError.isInstance}: its kind and its instance type. */
+export interface PalimpsestErrorClass<T> {
+  readonly kind: string;
+  readonly prototype: T;
+}
+
+/** The kinds of a class and its palimpsest ancestors, computed once per class. */
+const kindsByClass = new WeakMap<object, readonly string[]>();
+
+function kindsOf(target: object): readonly string[] {
+  const cached = kindsByClass.get(target);
+  if (cached !== undefined) return cached;
+  const kinds: string[] = [];
+  for (let at: unknown = target; typeof at === 'function'; at = Object.getPrototypeOf(at)) {
+    const own = Object.getOwnPropertyDescriptor(at, 'kind');
+    if (own !== undefined) kinds.push(String(own.value));
+  }
+  const frozen = Object.freeze(kinds);
+  kindsByClass.set(target, frozen);
+  return frozen;
+}
+
+/**
+ * Base class of every error palimpsest throws on purpose.
+ *
+ * Branch on `code`, or test the class with its static `isInstance`, which recognises exactly its
+ * own kind (and its subclasses), also when two copies of the package are loaded or the error
+ * crossed a realm, where `instanceof` would fail:
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await store.append(id, events, { expectedSeq });
+ * } catch (error) {
+ *   if (ConflictError.isInstance(error)) return reload(error.actualSeq);
+ *   throw error;
+ * }
+ * ```
+ */
 export class PalimpsestError extends Error {
+  /**
+   * The name `isInstance` recognises, shared by every copy of the package. Each subclass declares
+   * its own; one that does not is recognised as its parent.
+   */
+  static readonly kind: string = 'PalimpsestError';
+
   /** Stable machine-readable reason; never changes between releases for the same condition. */
   readonly code: string;
-  readonly [ERROR_MARKER] = true;
+  declare readonly [ERROR_KINDS]: readonly string[];
 
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    Object.defineProperty(this, ERROR_KINDS, { value: kindsOf(new.target) });
   }
 
   /**
-   * True for any palimpsest error, also when two copies of the package are loaded
-   * (where `instanceof` would fail).
+   * True when `value` is an error of this class or one of its subclasses, from any copy of the
+   * package: `PalimpsestError.isInstance` accepts every palimpsest error, `ConflictError.isInstance`
+   * only conflicts. Narrows to the class, so `code` and the class's fields are typed.
    */
-  static isInstance(value: unknown): value is PalimpsestError {
-    return typeof value === 'object' && value !== null && ERROR_MARKER in value;
+  static isInstance<T>(this: PalimpsestErrorClass<T>, value: unknown): value is T {
+    if (typeof value !== 'object' || value === null || !(ERROR_KINDS in value)) return false;
+    const kinds: unknown = (value as { [ERROR_KINDS]: unknown })[ERROR_KINDS];
+    // An older copy marked its errors with `true` and knew no kinds: only the base can claim them.
+    if (!Array.isArray(kinds)) return this.kind === PalimpsestError.kind;
+    return kinds.includes(this.kind);
   }
 }
 
@@ -96,6 +148,7 @@ export interface SessionValidationDetails {
  * call: log, surface, generation, caches and next seq are untouched.
  */
 export class SessionValidationError extends PalimpsestError {
+  static override readonly kind = 'SessionValidationError';
   declare readonly code: SessionValidationCode;
   readonly seq: number | undefined;
   readonly eventType: string | undefined;
@@ -126,6 +179,7 @@ export type ForkErrorCode = 'INVALID_BOUNDARY' | 'OPEN_TURN' | 'ELIDED_CHUNKS';
 
 /** A fork was refused; no child session was created. */
 export class ForkError extends PalimpsestError {
+  static override readonly kind = 'ForkError';
   declare readonly code: ForkErrorCode;
   /** The boundary seq that was asked for, when it was a number. */
   readonly boundarySeq: number | undefined;
@@ -138,6 +192,7 @@ export class ForkError extends PalimpsestError {
 
 /** An argument to a query method (such as `messagesAt`) is out of range or of the wrong type. */
 export class InvalidArgumentError extends PalimpsestError {
+  static override readonly kind = 'InvalidArgumentError';
   declare readonly code: 'INVALID_ARGUMENT';
 
   constructor(message: string) {

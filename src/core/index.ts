@@ -19,6 +19,7 @@ export {
   type ForkErrorCode,
   InvalidArgumentError,
   PalimpsestError,
+  type PalimpsestErrorClass,
   type SessionValidationCode,
   type SessionValidationDetails,
   SessionValidationError,

@@ -348,7 +348,7 @@ function checkSurfacePairing(
   try {
     surface = foldSurface(events).seqs;
   } catch (error) {
-    if (!(error instanceof SessionValidationError)) throw error;
+    if (!SessionValidationError.isInstance(error)) throw error;
     const index = error.index ?? events.length - 1;
     const entry: unknown = events[index];
     const type =

@@ -125,7 +125,7 @@ export async function openSession(
     try {
       loaded = await store.load(id, loadOptions(options.chunks));
     } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
+      if (!NotFoundError.isInstance(error)) throw error;
       const header: SessionHeader = {
         version: SESSION_FORMAT_VERSION,
         id,

@@ -96,7 +96,7 @@ async function convertOne(
       }
       existing = copy.events;
     } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
+      if (!NotFoundError.isInstance(error)) throw error;
       await target.create(loaded.header);
     }
     if (existing.length > events || !samePrefix(existing, loaded.events)) {
