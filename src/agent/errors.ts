@@ -21,7 +21,7 @@ export type AgentErrorCode =
 
 /** A misuse of the agent API, with a stable `code`. */
 export class AgentError extends PalimpsestError {
-  static override readonly kind = 'AgentError';
+  static override readonly kind: string = 'AgentError';
   declare readonly code: AgentErrorCode;
 
   constructor(code: AgentErrorCode, message: string, options?: { cause?: unknown }) {

@@ -16,7 +16,7 @@ export type CompactionErrorCode = 'INVALID_RANGE' | 'BUSY' | 'INVALID_OPTIONS';
 
 /** A misuse of compaction or pruning, with a stable `code`. */
 export class CompactionError extends PalimpsestError {
-  static override readonly kind = 'CompactionError';
+  static override readonly kind: string = 'CompactionError';
   declare readonly code: CompactionErrorCode;
 
   constructor(code: CompactionErrorCode, message: string) {

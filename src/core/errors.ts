@@ -71,10 +71,12 @@ export class PalimpsestError extends Error {
    */
   static isInstance<T>(this: PalimpsestErrorClass<T>, value: unknown): value is T {
     if (typeof value !== 'object' || value === null || !(ERROR_KINDS in value)) return false;
+    // biome-ignore lint/complexity/noThisInStatic: the class isInstance is called on is the kind asked about
+    const kind = this.kind;
     const kinds: unknown = (value as { [ERROR_KINDS]: unknown })[ERROR_KINDS];
     // An older copy marked its errors with `true` and knew no kinds: only the base can claim them.
-    if (!Array.isArray(kinds)) return this.kind === PalimpsestError.kind;
-    return kinds.includes(this.kind);
+    if (!Array.isArray(kinds)) return kind === PalimpsestError.kind;
+    return kinds.includes(kind);
   }
 }
 
@@ -148,7 +150,7 @@ export interface SessionValidationDetails {
  * call: log, surface, generation, caches and next seq are untouched.
  */
 export class SessionValidationError extends PalimpsestError {
-  static override readonly kind = 'SessionValidationError';
+  static override readonly kind: string = 'SessionValidationError';
   declare readonly code: SessionValidationCode;
   readonly seq: number | undefined;
   readonly eventType: string | undefined;
@@ -179,7 +181,7 @@ export type ForkErrorCode = 'INVALID_BOUNDARY' | 'OPEN_TURN' | 'ELIDED_CHUNKS';
 
 /** A fork was refused; no child session was created. */
 export class ForkError extends PalimpsestError {
-  static override readonly kind = 'ForkError';
+  static override readonly kind: string = 'ForkError';
   declare readonly code: ForkErrorCode;
   /** The boundary seq that was asked for, when it was a number. */
   readonly boundarySeq: number | undefined;
@@ -192,7 +194,7 @@ export class ForkError extends PalimpsestError {
 
 /** An argument to a query method (such as `messagesAt`) is out of range or of the wrong type. */
 export class InvalidArgumentError extends PalimpsestError {
-  static override readonly kind = 'InvalidArgumentError';
+  static override readonly kind: string = 'InvalidArgumentError';
   declare readonly code: 'INVALID_ARGUMENT';
 
   constructor(message: string) {

@@ -6,7 +6,7 @@ import { PalimpsestError } from '../core/index.js';
 
 /** No session with that id exists in the store. */
 export class NotFoundError extends PalimpsestError {
-  static override readonly kind = 'NotFoundError';
+  static override readonly kind: string = 'NotFoundError';
   declare readonly code: 'NOT_FOUND';
   constructor(
     readonly sessionId: string,
@@ -18,7 +18,7 @@ export class NotFoundError extends PalimpsestError {
 
 /** `create` found a session with that id already; nothing was overwritten. */
 export class AlreadyExistsError extends PalimpsestError {
-  static override readonly kind = 'AlreadyExistsError';
+  static override readonly kind: string = 'AlreadyExistsError';
   declare readonly code: 'ALREADY_EXISTS';
   constructor(
     readonly sessionId: string,
@@ -36,7 +36,7 @@ export class AlreadyExistsError extends PalimpsestError {
  * caller's view is stale. Nothing was written.
  */
 export class ConflictError extends PalimpsestError {
-  static override readonly kind = 'ConflictError';
+  static override readonly kind: string = 'ConflictError';
   declare readonly code: 'CONFLICT';
   constructor(
     readonly sessionId: string,
@@ -68,7 +68,7 @@ export interface LockOwner {
 
 /** Another live writer holds the session. */
 export class LockedError extends PalimpsestError {
-  static override readonly kind = 'LockedError';
+  static override readonly kind: string = 'LockedError';
   declare readonly code: 'LOCKED';
   constructor(
     readonly sessionId: string,
@@ -99,7 +99,7 @@ export interface CorruptionSite {
  * or overwritten.
  */
 export class CorruptLogError extends PalimpsestError {
-  static override readonly kind = 'CorruptLogError';
+  static override readonly kind: string = 'CorruptLogError';
   declare readonly code: 'CORRUPT_LOG';
   readonly file: string;
   readonly line: number | undefined;
@@ -127,7 +127,7 @@ export class CorruptLogError extends PalimpsestError {
 
 /** A log or database written by another format version; it was not modified. */
 export class FormatVersionError extends PalimpsestError {
-  static override readonly kind = 'FormatVersionError';
+  static override readonly kind: string = 'FormatVersionError';
   declare readonly code: 'FORMAT_VERSION';
   readonly direction: 'newer' | 'older';
   constructor(
@@ -149,7 +149,7 @@ export class FormatVersionError extends PalimpsestError {
 
 /** A line or event is larger than the store's configured limit; refused before parsing. */
 export class LimitExceededError extends PalimpsestError {
-  static override readonly kind = 'LimitExceededError';
+  static override readonly kind: string = 'LimitExceededError';
   declare readonly code: 'LIMIT_EXCEEDED';
   constructor(
     readonly limit: string,
@@ -163,7 +163,7 @@ export class LimitExceededError extends PalimpsestError {
 
 /** A session id the store cannot hold (empty, too long, or not a string). */
 export class InvalidSessionIdError extends PalimpsestError {
-  static override readonly kind = 'InvalidSessionIdError';
+  static override readonly kind: string = 'InvalidSessionIdError';
   declare readonly code: 'INVALID_SESSION_ID';
   constructor(reason: string) {
     super('INVALID_SESSION_ID', `invalid session id: ${reason}`);
@@ -172,7 +172,7 @@ export class InvalidSessionIdError extends PalimpsestError {
 
 /** The storage medium failed (I/O error, full disk, driver error); `cause` holds the original. */
 export class StorageError extends PalimpsestError {
-  static override readonly kind = 'StorageError';
+  static override readonly kind: string = 'StorageError';
   declare readonly code: 'STORAGE';
   constructor(message: string, options: { cause: unknown }) {
     super('STORAGE', `${message}: ${causeText(options.cause)}`, options);
@@ -184,7 +184,7 @@ export class StorageError extends PalimpsestError {
  * after a failed fsync the kernel may have dropped the data). Reopen the session to continue.
  */
 export class WriterFailedError extends PalimpsestError {
-  static override readonly kind = 'WriterFailedError';
+  static override readonly kind: string = 'WriterFailedError';
   declare readonly code: 'WRITER_FAILED';
   constructor(
     readonly sessionId: string,
@@ -200,7 +200,7 @@ export class WriterFailedError extends PalimpsestError {
 
 /** The session or store was closed. */
 export class ClosedError extends PalimpsestError {
-  static override readonly kind = 'ClosedError';
+  static override readonly kind: string = 'ClosedError';
   declare readonly code: 'CLOSED';
   constructor(what: string) {
     super('CLOSED', `${what} is closed`);
@@ -209,7 +209,7 @@ export class ClosedError extends PalimpsestError {
 
 /** A store URL or option that cannot be used. */
 export class InvalidStoreError extends PalimpsestError {
-  static override readonly kind = 'InvalidStoreError';
+  static override readonly kind: string = 'InvalidStoreError';
   declare readonly code: 'INVALID_STORE';
   constructor(message: string, options?: { cause?: unknown }) {
     super('INVALID_STORE', message, options);
