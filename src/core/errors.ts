@@ -38,12 +38,23 @@ function kindsOf(target: object): readonly string[] {
  *
  * @example
  * ```ts
+ * import { PalimpsestError, Session, SessionValidationError } from 'palimpsest';
+ *
+ * const session = Session.create({ id: 'errors-example' });
+ * const hello = { id: 'u1', role: 'user', content: [{ type: 'text', text: 'hello' }], source: { kind: 'user' } } as const;
+ * session.append('user/message', hello, { surfaceOp: 'append' });
  * try {
- *   await store.append(id, events, { expectedSeq });
+ *   // A replace shadows a range of the surface; seq 5 is not on it.
+ *   session.append('user/message', { ...hello, id: 'u2' }, {
+ *     surfaceOp: { op: 'replace', start: 0, end: 5 },
+ *     sourceEventSeqs: [0],
+ *   });
  * } catch (error) {
- *   if (ConflictError.isInstance(error)) return reload(error.actualSeq);
- *   throw error;
+ *   if (!SessionValidationError.isInstance(error)) throw error;
+ *   console.log(error.code); // 'REPLACE_ENDPOINT_NOT_ON_SURFACE'
+ *   console.log(PalimpsestError.isInstance(error)); // true: every palimpsest error is one
  * }
+ * console.log(session.events.length); // 1: a refused append changes nothing
  * ```
  */
 export class PalimpsestError extends Error {

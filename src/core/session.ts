@@ -185,6 +185,26 @@ export class Session {
    * how the event enters the surface; other types accept only provenance.
    *
    * @throws SessionValidationError when the event breaks a rule; nothing changes then.
+   *
+   * @example
+   * ```ts
+   * import { Session } from 'palimpsest';
+   *
+   * const session = Session.create({ id: 'append-example' });
+   * const user = (id: string, text: string) =>
+   *   ({ id, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } }) as const;
+   * const first = session.append('user/message', user('u1', 'The build failed.'), { surfaceOp: 'append' });
+   * const log = session.append('user/message', user('u2', 'Log: 180 modules, 1 type error.'), {
+   *   surfaceOp: 'append',
+   * });
+   * // History is rewritten for the model by a replace that shadows a surface range and cites it.
+   * session.append('user/message', user('s1', 'Summary: one type error broke the build.'), {
+   *   surfaceOp: { op: 'replace', start: first.seq, end: log.seq },
+   *   sourceEventSeqs: [first.seq, log.seq],
+   * });
+   * console.log(session.deriveMessages().length); // 1: the model sees the summary
+   * console.log(session.events.length); // 3: the log keeps every layer
+   * ```
    */
   append<T extends SurfaceEventType>(
     type: T,

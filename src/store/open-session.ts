@@ -111,6 +111,28 @@ export class LiveSession extends Session {
  *
  * @throws LockedError when another live writer holds the session; CorruptLogError,
  *   FormatVersionError or SessionValidationError when the stored log cannot be trusted.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { openSession, openStore } from 'palimpsest/store';
+ *
+ * const store = await openStore(`jsonl:${mkdtempSync(join(tmpdir(), 'palimpsest-'))}`);
+ * const live = await openSession(store, 'chat-1'); // created: the id was new
+ * live.append('turn/start', { turn: 1 }); // acknowledged in memory at once
+ * await live.flush(); // the durability barrier: everything appended so far is on disk
+ * await live.close();
+ *
+ * // A later process (or this one after a crash) opens it again: loaded, repaired if a turn
+ * // was left open, and locked for this writer alone.
+ * const again = await openSession(store, 'chat-1');
+ * console.log(again.openReport.created); // false
+ * console.log(again.openReport.repairedEvents); // 1: a turn/end closes the turn left open
+ * await again.close();
+ * await store.close();
+ * ```
  */
 export async function openSession(
   store: SessionStore,
