@@ -38,9 +38,9 @@ export class Terminal {
     return this.color ? styleText(format, text) : text;
   }
 
-  /** Prints a value as JSON (for --json). */
+  /** Prints a value as JSON (for --json), every unsafe character escaped. */
   json(value: unknown): void {
-    this.out.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.out.write(`${jsonText(value)}\n`);
   }
 
   /**
@@ -81,7 +81,23 @@ const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u20
 
 /** Text from a model, tool or log, made safe to print: control characters become `\u….`. */
 export function safe(text: string): string {
-  return text.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSAFE, unicodeEscape);
+}
+
+// JSON.stringify escapes C0 controls only. These appear in its output only inside strings, where
+// `\\uXXXX` stands for the same character, so the text stays equal JSON.
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text (indented by `space`; 0 for one line) with DEL, C1 controls, line separators and bidi
+ * controls escaped.
+ */
+export function jsonText(value: unknown, space = 2): string {
+  return (JSON.stringify(value, null, space) ?? 'null').replace(UNSAFE_IN_JSON, unicodeEscape);
+}
+
+function unicodeEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** {@link safe}, on one line: newlines and tabs become visible `↵` and `→`. */

@@ -281,6 +281,7 @@ describe('palimpsest on damaged or foreign logs', () => {
             role: 'user',
             content: [
               { type: 'text', text: 'before\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eafter' },
+              { type: 'text', text: '<script>alert(1)</script> [x](javascript:alert(1))\n```' },
             ],
             source: { kind: 'context' },
           },
@@ -341,6 +342,27 @@ describe('palimpsest on damaged or foreign logs', () => {
       expect(output.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
       expect(output.stdout).toContain('\\u001b[2J');
     }
+  });
+
+  it('exports and --json output carry no control, C1 or bidi character and no live markup', () => {
+    for (const args of [
+      ['export', 'escape'],
+      ['export', 'escape', '--format', 'json'],
+      ['export', 'escape', '--format', 'openai'],
+      ['log', 'escape', '--json'],
+      ['show', 'escape', '--json'],
+    ]) {
+      const output = run(...args);
+      expect(output.code, args.join(' ')).toBe(0);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for leaked control characters.
+      expect(output.stdout).not.toMatch(/[\u001b\u0007\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+      if (args.includes('--format')) {
+        expect(JSON.stringify(JSON.parse(output.stdout))).toContain('\u009b31m\u202eafter');
+      }
+    }
+    const markdown = run('export', 'escape').stdout;
+    expect(markdown).toContain('&lt;script>alert(1)&lt;/script> [x]\\(javascript:alert(1))');
+    expect(markdown).toMatch(/```\n```\n\n/);
   });
 });
 

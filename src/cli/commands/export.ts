@@ -17,7 +17,9 @@ import type {
 import { inspectSession } from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
+import { codeBlock, inertProse } from '../markdown.js';
 import { messageText, timeText } from '../render.js';
+import { jsonText, safe } from '../terminal.js';
 
 const FORMATS = ['markdown', 'json', 'openai', 'anthropic'] as const;
 type Format = (typeof FORMATS)[number];
@@ -44,27 +46,28 @@ export async function exportCommand(
   }
   const messages = session.seq === 0 ? [] : session.messagesAt(at);
   const header = requestHeaderAt(session, at);
-  // Exports are data for other programs: written raw (JSON escapes control characters itself).
+  // Exports are data for other programs, and documents for people: JSON escapes every control,
+  // C1 and bidi character (losslessly), Markdown shows them as visible escapes.
   const out = context.terminal.out;
   switch (format) {
     case 'markdown':
-      out.write(markdown(session));
+      out.write(safe(markdown(session)));
       return;
     case 'json':
-      out.write(`${JSON.stringify({ id, at, header: header ?? null, messages }, null, 2)}\n`);
+      out.write(`${jsonText({ id, at, header: header ?? null, messages })}\n`);
       return;
     case 'openai':
-      out.write(`${JSON.stringify(openaiBody(header, messages), null, 2)}\n`);
+      out.write(`${jsonText(openaiBody(header, messages))}\n`);
       return;
     case 'anthropic':
-      out.write(`${JSON.stringify(anthropicBody(header, messages), null, 2)}\n`);
+      out.write(`${jsonText(anthropicBody(header, messages))}\n`);
       return;
   }
 }
 
 function markdown(session: Session): string {
   const lines = [
-    `# Session ${session.id}`,
+    `# Session ${inertProse(session.id.replace(/\s+/g, ' '))}`,
     '',
     `Created ${timeText(session.header.createdAt)} · ${session.seq} events`,
     '',
@@ -76,14 +79,16 @@ function markdown(session: Session): string {
         `> **${what}** at #${entry.seq} (replaces ${entry.shadowedSeqs.length} entries)`,
         '',
       );
-      if (entry.message !== null) lines.push(quote(messageText(entry.message)), '');
+      if (entry.message !== null) lines.push(quote(inertProse(messageText(entry.message))), '');
       continue;
     }
     const role = { user: 'User', assistant: 'Assistant', tool: 'Tool' }[entry.message.role];
     lines.push(
       `### ${role} · #${entry.seq}`,
       '',
-      fence(messageText(entry.message), entry.message.role === 'tool'),
+      entry.message.role === 'tool'
+        ? codeBlock(messageText(entry.message))
+        : inertProse(messageText(entry.message)),
       '',
     );
   }
@@ -95,14 +100,6 @@ function quote(text: string): string {
     .split('\n')
     .map((line) => `> ${line}`)
     .join('\n');
-}
-
-function fence(text: string, code: boolean): string {
-  if (!code) return text;
-  const ticks = '`'.repeat(
-    Math.max(3, ...[...text.matchAll(/`+/g)].map((match) => match[0].length + 1)),
-  );
-  return `${ticks}\n${text}\n${ticks}`;
 }
 
 /** The body of an OpenAI chat-completions request. */

@@ -16,7 +16,7 @@ import { inspectSession, type SessionStore, type SessionSummary } from '../../st
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
-import { safeLine, table } from '../terminal.js';
+import { jsonText, safeLine, table } from '../terminal.js';
 
 /** Every session of a store, newest first, page by page. */
 export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
@@ -165,8 +165,9 @@ export async function logCommand(
       (options.type === undefined || matchesType(event.type, options.type)),
   );
   if (context.json) {
-    // One event per line, exactly as stored (JSON Lines), for jq and friends.
-    for (const event of events) context.terminal.out.write(`${JSON.stringify(event)}\n`);
+    // One event per line (JSON Lines) for jq and friends: the stored JSON, unsafe characters
+    // escaped, which leaves the same values.
+    for (const event of events) context.terminal.out.write(`${jsonText(event, 0)}\n`);
     return;
   }
   for (const event of events) {

@@ -1,0 +1,137 @@
+/**
+ * The layers of DESIGN §2 import one way only: core ← store ← model ← agent, compaction ← cli.
+ * Testing depends on core and the provider specification alone. Drivers and framework packages
+ * are imported only by the files of their own backend or adapter. Type-only imports count: a
+ * type that crosses against the grain couples the layers as much as a value does.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const srcDir = join(import.meta.dirname, '../../src');
+
+/** For each layer (a folder of `src/`), the layers its files may import. */
+const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  store: ['core'],
+  model: ['core'],
+  agent: ['core', 'model', 'store'],
+  compaction: ['core', 'model'],
+  testing: ['core'],
+  cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing'],
+};
+
+/** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */
+const PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  store: ['better-sqlite3'],
+  model: ['@ai-sdk/provider'],
+  agent: [
+    '@ai-sdk/provider',
+    '@ai-sdk/anthropic',
+    '@ai-sdk/deepseek',
+    '@ai-sdk/openai',
+    '@ai-sdk/openai-compatible',
+  ],
+  compaction: ['@ai-sdk/provider'],
+  testing: ['@ai-sdk/provider'],
+  cli: ['@ai-sdk/provider', 'commander'],
+};
+
+/**
+ * A driver or framework is imported only under its own folder. Drivers load on demand through a
+ * specifier held in a constant, so the quoted name itself is what is confined.
+ */
+const CONFINED: Readonly<Record<string, string>> = {
+  'better-sqlite3': 'store/sqlite/',
+};
+
+interface Import {
+  readonly file: string;
+  readonly specifier: string;
+}
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): Import[] {
+  const source = readFileSync(file, 'utf8');
+  const found: Import[] = [];
+  const pattern =
+    /^\s*(?:import|export)\b[^'"]*?\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)|^\s*import\s+'([^']+)'/gm;
+  for (const match of source.matchAll(pattern)) {
+    found.push({ file, specifier: match[1] ?? match[2] ?? match[3] ?? '' });
+  }
+  return found;
+}
+
+function layerOf(path: string): string {
+  return relative(srcDir, path).split(sep)[0] ?? '';
+}
+
+function posix(path: string): string {
+  return path.split(sep).join('/');
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
+}
+
+/** Every import in `src/` that goes against the layer rules, as `file: specifier (why)`. */
+function violations(files: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    const layer = layerOf(file);
+    const allowed = ALLOWED[layer];
+    const name = relative(srcDir, file);
+    if (allowed === undefined) {
+      found.push(`${name}: the layer '${layer}' has no row in the layer rules`);
+      continue;
+    }
+    const source = readFileSync(file, 'utf8');
+    for (const [pkg, home] of Object.entries(CONFINED)) {
+      if (source.includes(`'${pkg}'`) && !posix(name).startsWith(home)) {
+        found.push(`${name}: '${pkg}' (${pkg} belongs to ${home} only)`);
+      }
+    }
+    for (const { specifier } of importsOf(file)) {
+      if (specifier.startsWith('.')) {
+        const target = layerOf(join(dirname(file), specifier));
+        if (target !== layer && !allowed.includes(target)) {
+          found.push(`${name}: ${specifier} (${layer} may not import ${target})`);
+        }
+      } else if (specifier.startsWith('node:')) {
+        if (layer === 'core') found.push(`${name}: ${specifier} (core runs in the browser)`);
+      } else {
+        const pkg = packageName(specifier);
+        if (!(PACKAGES[layer] ?? []).includes(pkg)) {
+          found.push(`${name}: ${specifier} (${layer} may not import the package ${pkg})`);
+        }
+      }
+    }
+  }
+  return found;
+}
+
+describe('layer rules', () => {
+  const files = sourceFiles(srcDir);
+
+  it('every import in src/ follows the direction of DESIGN §2', () => {
+    expect(violations(files)).toEqual([]);
+  });
+
+  it('the scan sees the imports it checks', () => {
+    // A scan that found nothing would pass the rule above on any tree.
+    const all = files.flatMap(importsOf);
+    expect(all.length).toBeGreaterThan(200);
+    expect(all.some((entry) => entry.specifier === '@ai-sdk/provider')).toBe(true);
+    expect(all.some((entry) => entry.specifier === 'node:fs')).toBe(true);
+    expect(all.some((entry) => entry.specifier.startsWith('../core/'))).toBe(true);
+  });
+});
