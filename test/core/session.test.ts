@@ -297,6 +297,7 @@ describe('appendAdopted', () => {
     expect(() => session.appendAdopted('note/b', { bad: Number.NaN })).toThrowError(
       expect.objectContaining({ code: 'NON_JSON_DATA' }),
     );
+    // @ts-expect-error a user/message needs a SurfaceIntent
     expect(() => session.appendAdopted('user/message', user('u', 'hi'))).toThrowError(
       expect.objectContaining({ code: 'SURFACE_OP_REQUIRED' }),
     );
