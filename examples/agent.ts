@@ -12,6 +12,7 @@ import { join, relative, resolve } from 'node:path';
 import { checkInvariants, type SessionEvent } from 'palimpsest';
 import { defineTool, modelFromEnv, rebuildRequest, runTurn } from 'palimpsest/agent';
 import { openSession, openStore } from 'palimpsest/store';
+import { scriptedModel } from 'palimpsest/testing';
 import { z } from 'zod';
 
 const root = resolve(import.meta.dirname, '..');
@@ -52,7 +53,10 @@ const offline = [
   { text: 'Resumed: the earlier turns are all still on the surface.' },
 ];
 
-const { model, description, notice } = await modelFromEnv({ fallback: offline });
+// Offline is this example's choice: the library never swaps in a test double by itself.
+const { model, description, notice } = await modelFromEnv({
+  fallback: scriptedModel(offline, { loop: true }),
+});
 if (notice !== undefined) console.log(`note: ${notice}`);
 console.log(`model: ${description}\n`);
 

@@ -2,7 +2,8 @@
  * An agent: one session and the configuration that stays the same across its turns.
  */
 import type { Session } from '../core/index.js';
-import { runTurn, type TurnConfig, type TurnInput, type TurnResult } from './turn.js';
+import { runTurn } from './turn.js';
+import type { TurnConfig, TurnInput, TurnResult } from './types.js';
 
 /** What an {@link Agent} holds: the session it records to, and the turn configuration. */
 export interface AgentOptions extends TurnConfig {

@@ -11,13 +11,17 @@ import { PalimpsestError } from '../core/index.js';
  * - `INVALID_INPUT`: the turn input is neither a non-empty string nor user content blocks.
  * - `UNSUPPORTED_MODEL`: the model does not implement the AI SDK language-model spec v3.
  * - `PROVIDER_NOT_INSTALLED`: `modelFromEnv` found a key for a provider whose package is missing.
+ * - `NO_PROVIDER`: no provider is configured (no key in the environment, an unknown provider name).
+ * - `NOT_DURABLE`: the turn requires a durability barrier (`durability: 'required'`) and has none.
  */
 export type AgentErrorCode =
   | 'TURN_IN_PROGRESS'
   | 'INVALID_TOOL'
   | 'INVALID_INPUT'
   | 'UNSUPPORTED_MODEL'
-  | 'PROVIDER_NOT_INSTALLED';
+  | 'PROVIDER_NOT_INSTALLED'
+  | 'NO_PROVIDER'
+  | 'NOT_DURABLE';
 
 /** A misuse of the agent API, with a stable `code`. */
 export class AgentError extends PalimpsestError {

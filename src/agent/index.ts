@@ -4,22 +4,35 @@
  *
  * @packageDocumentation
  */
+
+// Log queries live in core; re-exported here, where users of the loop have always found them.
+export { lastTurnNumber, requestHeaderAt } from '../core/index.js';
+export {
+  type AttemptFailure,
+  buildCallOptions,
+  buildHeader,
+  buildPrompt,
+  DEFAULT_RETRY,
+  type ModelSettings,
+  type RetryOptions,
+  toolCallInput,
+} from '../model/index.js';
 export { Agent, type AgentOptions } from './agent.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {
   DEFAULT_MODELS,
+  detectProvider,
+  type Env,
   type EnvModel,
+  type ModelForOptions,
   type ModelFromEnvOptions,
+  type ModelSpec,
+  modelFor,
   modelFromEnv,
+  PROVIDER_KEYS,
+  type ProviderName,
 } from './model-from-env.js';
-export { type RebuiltRequest, rebuildRequest, requestHeaderAt } from './rebuild.js';
-export {
-  buildCallOptions,
-  buildHeader,
-  buildPrompt,
-  type ModelSettings,
-  toolCallInput,
-} from './request.js';
+export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export type {
   InferArguments,
   StandardIssue,
@@ -37,14 +50,14 @@ export {
   type ToolSpec,
   toolContent,
 } from './tools.js';
-export {
-  lastTurnNumber,
-  type RunTurnOptions,
-  runTurn,
-  type StepContext,
-  type StepOutcome,
-  type TurnConfig,
-  type TurnHooks,
-  type TurnInput,
-  type TurnResult,
-} from './turn.js';
+export { runTurn } from './turn.js';
+export type {
+  RunTurnOptions,
+  StepContext,
+  StepOutcome,
+  TurnConfig,
+  TurnDurability,
+  TurnHooks,
+  TurnInput,
+  TurnResult,
+} from './types.js';

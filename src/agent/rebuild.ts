@@ -4,8 +4,8 @@
  */
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import type { Message, RequestHeaderData, Session } from '../core/index.js';
-import { InvalidArgumentError } from '../core/index.js';
-import { buildCallOptions } from './request.js';
+import { InvalidArgumentError, requestHeaderAt } from '../core/index.js';
+import { buildCallOptions } from '../model/index.js';
 
 /** A step's request as the log records it. */
 export interface RebuiltRequest {
@@ -54,16 +54,4 @@ function headerFor(session: Session, stepStartSeq: number): RequestHeaderData | 
     if (event.type === 'request/header') return event.data as unknown as RequestHeaderData;
   }
   return requestHeaderAt(session, stepStartSeq - 1);
-}
-
-/**
- * The request header in effect right after event `seq`: the last `request/header` at or before
- * it (`session.seq - 1` for the one in effect now).
- */
-export function requestHeaderAt(session: Session, seq: number): RequestHeaderData | undefined {
-  for (let at = Math.min(seq, session.seq - 1); at >= 0; at--) {
-    const event = session.event(at);
-    if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
-  }
-  return undefined;
 }

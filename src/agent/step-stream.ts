@@ -4,7 +4,7 @@
  * as providers require on the next request); provider metadata a provider needs back (thinking
  * signatures, redacted reasoning) stays on the block it arrived with.
  */
-import type { LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type {
   AssistantContentBlock,
   FinishReason,
@@ -12,6 +12,7 @@ import type {
   TokenUsage,
   ToolCallBlock,
 } from '../core/index.js';
+import { mapUsage } from '../model/usage.js';
 import { toLogJson } from './wire-json.js';
 
 type Slot =
@@ -202,27 +203,4 @@ function mergeMetadata(current: JsonObject | undefined, incoming: unknown): Json
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Token counts being filled in (a writable `TokenUsage`). */
-export type UsageCounts = { -readonly [K in keyof TokenUsage]?: number };
-
-/** Maps the spec's nested usage to the flat usage the log keeps (absent numbers omitted). */
-export function mapUsage(usage: LanguageModelV3Usage | undefined): TokenUsage | undefined {
-  if (usage === undefined) return undefined;
-  const input = usage.inputTokens?.total;
-  const output = usage.outputTokens?.total;
-  const mapped: UsageCounts = {};
-  if (isCount(input)) mapped.inputTokens = input;
-  if (isCount(output)) mapped.outputTokens = output;
-  if (isCount(input) && isCount(output)) mapped.totalTokens = input + output;
-  const reasoning = usage.outputTokens?.reasoning;
-  if (isCount(reasoning)) mapped.reasoningTokens = reasoning;
-  const cached = usage.inputTokens?.cacheRead;
-  if (isCount(cached)) mapped.cachedInputTokens = cached;
-  return Object.keys(mapped).length === 0 ? undefined : mapped;
-}
-
-function isCount(value: number | undefined): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }

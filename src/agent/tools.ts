@@ -2,15 +2,20 @@
  * Tools the model can call: their definitions and one execution of one call. Every way a call
  * can go wrong (unknown tool, arguments that are not JSON or fail the schema, a throwing or
  * cancelled tool) becomes an error result the model can read; none of them escapes the loop.
+ * The contract a tool implements (`Tool`) lives in the model layer, so compaction can offer
+ * tools without depending on the agent.
  */
-import type {
-  JsonObject,
-  JsonValue,
-  Session,
-  ToolError,
-  ToolResultContentBlock,
-} from '../core/index.js';
+import type { JsonValue, ToolResultContentBlock } from '../core/index.js';
 import { isJsonValue } from '../core/index.js';
+import {
+  errorRun,
+  parseToolArguments,
+  TOOL_ERROR,
+  TOOL_NAME,
+  type Tool,
+  type ToolContext,
+  type ToolRun,
+} from '../model/tool.js';
 import { AgentError } from './errors.js';
 import {
   formatIssues,
@@ -20,30 +25,6 @@ import {
   type ToolParameters,
   toJsonSchema,
 } from './schema.js';
-
-/** Error codes a tool result can carry in `data.error.code`. */
-export const TOOL_ERROR = {
-  /** The model called a tool that is not in the turn's tool list. */
-  unknownTool: 'UNKNOWN_TOOL',
-  /** The arguments were not a JSON object, or failed the tool's schema. */
-  invalidArguments: 'INVALID_ARGUMENTS',
-  /** The tool threw, or returned something that is not JSON. */
-  failed: 'TOOL_FAILED',
-  /** The turn was cancelled before the tool finished; what it did is unknown. */
-  aborted: 'TOOL_ABORTED',
-} as const;
-
-/** What a tool receives besides its arguments. */
-export interface ToolContext {
-  /** Aborted when the turn is cancelled; long-running tools should stop when it fires. */
-  readonly signal: AbortSignal;
-  /** The provider's id of this call. */
-  readonly callId: string;
-  readonly turn: number;
-  readonly step: number;
-  /** The session being recorded (read it; appending from a tool is not supported). */
-  readonly session: Session;
-}
 
 const TOOL_CONTENT = Symbol('palimpsest.toolContent');
 
@@ -76,24 +57,6 @@ export interface ToolSpec<P extends ToolParameters> {
     context: ToolContext,
   ) => ToolOutput | Promise<ToolOutput>;
 }
-
-/** The outcome of one tool call, ready to become a `tool/result`. */
-export interface ToolRun {
-  readonly content: readonly ToolResultContentBlock[];
-  readonly error?: ToolError;
-}
-
-/** A tool, as the loop and providers see it. Make one with {@link defineTool}. */
-export interface Tool {
-  readonly name: string;
-  readonly description?: string;
-  /** The JSON Schema sent to the provider. */
-  readonly parameters: JsonObject;
-  /** Parses, validates and executes one call; never throws. */
-  run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
-}
-
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Defines a tool. With a Standard Schema (zod 4.2+, valibot, arktype) the arguments are
@@ -176,21 +139,9 @@ async function runTool(
   argumentsText: string,
   context: ToolContext,
 ): Promise<ToolRun> {
-  let args: unknown;
-  try {
-    args = argumentsText.trim() === '' ? {} : JSON.parse(argumentsText);
-  } catch (error) {
-    return errorRun(
-      TOOL_ERROR.invalidArguments,
-      `The arguments for '${name}' are not valid JSON (${(error as Error).message}). Send one JSON object.`,
-    );
-  }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return errorRun(
-      TOOL_ERROR.invalidArguments,
-      `The arguments for '${name}' must be a JSON object, found ${Array.isArray(args) ? 'an array' : typeof args}.`,
-    );
-  }
+  const parsed = parseToolArguments(name, argumentsText);
+  if ('refused' in parsed) return parsed.refused;
+  let args: unknown = parsed.args;
   if (validator !== undefined) {
     const result = await validator['~standard'].validate(args);
     if (result.issues !== undefined) {
@@ -226,11 +177,9 @@ function outputRun(name: string, output: ToolOutput): ToolRun {
   return { content: [{ type: 'text', text: JSON.stringify(output) }] };
 }
 
-function errorRun(code: string, message: string): ToolRun {
-  return { content: [{ type: 'text', text: message }], error: { code, message } };
-}
-
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return String(error);
 }
+
+export { TOOL_ERROR, type Tool, type ToolContext, type ToolRun };

@@ -4,6 +4,7 @@
  * commands/; this file declares them, their options and their help, and turns failures into one
  * line and an exit code.
  */
+import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { convertCommand } from './commands/convert.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
@@ -22,7 +23,15 @@ import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
 import { safeLine } from './terminal.js';
 
-const VERSION = '0.1.0';
+// Both src/cli/main.ts and the built dist/cli/main.js sit two levels below package.json, which
+// the package also exports, so the published tree always has it there.
+const VERSION = packageVersion();
+
+function packageVersion(): string {
+  const manifest: unknown = createRequire(import.meta.url)('../../package.json');
+  const version = (manifest as { version?: unknown } | null)?.version;
+  return typeof version === 'string' ? version : '0.0.0';
+}
 
 function program(): Command {
   const root = new Command('palimpsest')

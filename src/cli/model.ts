@@ -1,58 +1,72 @@
 /**
- * Which model a command uses: `--model provider:name`, else the environment (`modelFromEnv`),
- * else the offline scripted model with a notice.
+ * Which model a command uses: `--model provider:name`, else the provider the environment
+ * configures, else the offline scripted model with a notice. The offline fallback is the CLI's
+ * choice, made here; the library never substitutes a test double on its own.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { type EnvModel, modelFromEnv } from '../agent/index.js';
-import type { ScriptStep } from '../testing/index.js';
+import {
+  AgentError,
+  detectProvider,
+  type EnvModel,
+  type ModelSpec,
+  modelFor,
+  PROVIDER_KEYS,
+} from '../agent/index.js';
+import { type ScriptStep, scriptedModel } from '../testing/index.js';
 import { CliError, EXIT } from './failure.js';
 
-const KEYS: Record<string, readonly string[]> = {
-  deepseek: ['DEEPSEEK_API_KEY'],
-  openai: ['OPENAI_API_KEY'],
-  'openai-compatible': ['OPENAI_API_KEY', 'OPENAI_BASE_URL'],
-  anthropic: ['ANTHROPIC_API_KEY'],
-  scripted: [],
-};
-const ALL_KEYS = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY'];
+const OFFLINE: readonly ScriptStep[] = [
+  {
+    text: 'This answer comes from palimpsest’s scripted model: no DEEPSEEK_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY was set, so nothing left this machine.',
+  },
+];
 
-/** Resolves `--model` (or the environment) to a model. */
+const OFFLINE_NOTICE =
+  'No provider key found (DEEPSEEK_API_KEY, OPENAI_API_KEY [+ OPENAI_BASE_URL], ANTHROPIC_API_KEY): using the offline scripted model.';
+
+/** Resolves `--model` (or the environment) to a model; `script` is what the offline model says. */
 export async function resolveModel(
   spec: string | undefined,
-  fallback?: readonly ScriptStep[],
+  script: readonly ScriptStep[] = OFFLINE,
 ): Promise<EnvModel> {
-  const options = fallback === undefined ? {} : { fallback };
-  if (spec === undefined) return modelFromEnv(options);
+  if (spec === undefined) {
+    const provider = detectProvider(process.env);
+    if (provider !== undefined) return modelFor(provider, { env: process.env });
+    return offline(script, OFFLINE_NOTICE);
+  }
   const colon = spec.indexOf(':');
   const provider = colon === -1 ? spec : spec.slice(0, colon);
-  const name = colon === -1 ? undefined : spec.slice(colon + 1);
-  const keys = KEYS[provider];
-  if (keys === undefined) {
+  if (provider === 'scripted')
+    return offline(script, '--model scripted: using the offline scripted model.');
+  if (!Object.hasOwn(PROVIDER_KEYS, provider)) {
     throw new CliError(
-      `--model expects provider:name with provider one of ${Object.keys(KEYS).join(', ')}; found '${spec}'`,
+      `--model expects provider:name with provider one of ${[...Object.keys(PROVIDER_KEYS), 'scripted'].join(', ')}; found '${spec}'`,
       EXIT.usage,
     );
   }
-  // Only the chosen provider's variables are visible, so the choice is exactly what was asked.
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const key of ALL_KEYS) if (!keys.includes(key)) delete env[key];
-  if (provider === 'openai') delete env.OPENAI_BASE_URL;
-  const missing = keys.filter((key) => (env[key] ?? '') === '');
-  if (missing.length > 0) {
-    throw new CliError(
-      `--model ${spec} needs ${missing.join(' and ')} in the environment`,
-      EXIT.usage,
-    );
+  try {
+    return await modelFor(spec as ModelSpec, { env: process.env });
+  } catch (error) {
+    // A named provider without its variables is a usage error of this command line.
+    if (AgentError.isInstance(error) && error.code === 'NO_PROVIDER') {
+      throw new CliError(`--model ${spec}: ${error.message}`, EXIT.usage);
+    }
+    throw error;
   }
-  return modelFromEnv({
-    ...options,
-    env,
-    ...(name === undefined || name === '' ? {} : { model: name }),
-  });
 }
 
 /** The model of an {@link EnvModel}, after printing its notice. */
 export function announce(model: EnvModel, note: (text: string) => void): LanguageModelV3 {
   if (model.notice !== undefined) note(`note: ${model.notice}`);
   return model.model;
+}
+
+function offline(script: readonly ScriptStep[], notice: string | undefined): EnvModel {
+  // The offline model keeps answering: the script starts over when it runs out.
+  const model = scriptedModel(script, { loop: true });
+  return {
+    model,
+    description: 'scripted:scripted-model',
+    ...(notice === undefined ? {} : { notice }),
+  };
 }

@@ -5,23 +5,27 @@
  * than what it replaces and the surface did not change while it was written.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { requestHeaderAt } from '../agent/rebuild.js';
 import {
   type CompactionBracketData,
   estimateTokens,
   type JsonValue,
   type ProviderFailure,
+  requestHeaderAt,
   type Session,
   type TokenUsage,
   type UserMessage,
 } from '../core/index.js';
-import { CompactionError, countOption } from './errors.js';
+import { type RetryOptions, type RetryPolicy, retryPolicy } from '../model/index.js';
+import { CompactionError, countOption, invalidOptions } from './errors.js';
 import { resolveRange, type SurfaceRange, selectRange } from './range.js';
 import { DEFAULT_INSTRUCTIONS, summarize } from './summarizer.js';
 import { messagesOf, type PricedSurface, priceSurface } from './surface-entries.js';
 
-/** Options of {@link compact}. */
-export interface CompactOptions {
+/**
+ * Options of {@link compact}. The retry knobs (`maxRetries`, `retryDelayMs`, `maxRetryDelayMs`)
+ * mean what they mean for a turn, with the same defaults.
+ */
+export interface CompactOptions extends RetryOptions {
   /** The model that writes the summary (usually the agent's own). */
   readonly model: LanguageModelV3;
   /** Recent history kept verbatim, in estimated tokens (default 8,000). */
@@ -33,9 +37,6 @@ export interface CompactOptions {
   readonly signal?: AbortSignal;
   /** Output cap of the summary request (default 4,096 tokens). */
   readonly maxOutputTokens?: number;
-  /** Retries of a retryable provider failure (default 2), as in the agent loop. */
-  readonly maxRetries?: number;
-  readonly retryDelayMs?: number;
   /** Recorded in the bracket: who asked (default `manual`). */
   readonly trigger?: string;
 }
@@ -88,8 +89,7 @@ export async function compact(
     DEFAULT_KEEP_RECENT_TOKENS,
   );
   const maxOutputTokens = countOption('maxOutputTokens', options.maxOutputTokens, 4096);
-  const maxRetries = countOption('maxRetries', options.maxRetries, 2);
-  const retryDelayMs = countOption('retryDelayMs', options.retryDelayMs, 1000);
+  const retry = retryPolicy(options, invalidOptions);
   if (busy.has(session)) {
     throw new CompactionError('BUSY', `a compaction is already running on session ${session.id}`);
   }
@@ -109,11 +109,7 @@ export async function compact(
   }
   busy.add(session);
   try {
-    return await compactRange(session, surface, range, options, {
-      maxOutputTokens,
-      maxRetries,
-      retryDelayMs,
-    });
+    return await compactRange(session, surface, range, options, { maxOutputTokens, retry });
   } finally {
     busy.delete(session);
   }
@@ -124,7 +120,7 @@ async function compactRange(
   surface: PricedSurface,
   range: SurfaceRange,
   options: CompactOptions,
-  limits: { maxOutputTokens: number; maxRetries: number; retryDelayMs: number },
+  limits: { maxOutputTokens: number; retry: RetryPolicy },
 ): Promise<CompactionResult> {
   const id = crypto.randomUUID();
   const shadowed = surface.entries.slice(range.from, range.to + 1);
@@ -170,8 +166,7 @@ async function compactRange(
     instructions: options.instructions ?? DEFAULT_INSTRUCTIONS,
     maxOutputTokens: limits.maxOutputTokens,
     signal,
-    maxRetries: limits.maxRetries,
-    retryDelayMs: limits.retryDelayMs,
+    retry: limits.retry,
   });
   if (!outcome.ok) {
     const skipped = outcome.aborted ? 'aborted' : 'failed';

@@ -6,12 +6,12 @@
  * schemas of the request header) is estimated with `estimateTokens`.
  */
 
-import { requestHeaderAt } from '../agent/rebuild.js';
 import {
   type AssistantMessageData,
   deriveEventMessage,
   estimateTokens,
   type RequestHeaderData,
+  requestHeaderAt,
   type Session,
   type SessionEvent,
 } from '../core/index.js';

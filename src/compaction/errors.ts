@@ -3,6 +3,7 @@
  * the surface changed is not an error: it is reported in the result and in `compaction/end`.
  */
 import { PalimpsestError } from '../core/index.js';
+import { countOption as checkCount } from '../model/index.js';
 
 /**
  * Stable codes of {@link CompactionError}:
@@ -26,12 +27,10 @@ export class CompactionError extends PalimpsestError {
 
 /** Checks a non-negative integer option. */
 export function countOption(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new CompactionError(
-      'INVALID_OPTIONS',
-      `expected ${name} to be a non-negative integer, found ${String(value)}`,
-    );
-  }
-  return value;
+  return checkCount(name, value, fallback, invalidOptions);
+}
+
+/** Builds compaction's error for a malformed option. */
+export function invalidOptions(message: string): CompactionError {
+  return new CompactionError('INVALID_OPTIONS', message);
 }

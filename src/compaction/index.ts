@@ -19,6 +19,7 @@ export {
   type AutoCompactionAction,
   type AutoCompactionOptions,
   autoCompaction,
+  type PolicyContext,
 } from './policy.js';
 export { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';
 export { type RecallOptions, recallTool } from './recall.js';

@@ -4,14 +4,15 @@
  * that was not enough.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { StepContext } from '../agent/turn.js';
+import type { Session } from '../core/index.js';
+import type { RetryOptions } from '../model/index.js';
 import { type CompactionResult, compact } from './compact.js';
 import { type ContextTokens, contextTokens } from './context.js';
 import { CompactionError, countOption } from './errors.js';
 import { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';
 
-/** Options of {@link autoCompaction}. */
-export interface AutoCompactionOptions {
+/** Options of {@link autoCompaction}; the retry knobs are passed to every compaction. */
+export interface AutoCompactionOptions extends RetryOptions {
   /** The model that writes summaries (usually the agent's own). */
   readonly model: LanguageModelV3;
   /** The model's context window, in tokens. */
@@ -35,6 +36,17 @@ export type AutoCompactionAction =
   | { readonly kind: 'compact'; readonly before: ContextTokens; readonly result: CompactionResult };
 
 /**
+ * Where the loop is when the policy runs: the agent's `StepContext`, declared here by its
+ * shape so compaction depends on core alone.
+ */
+export interface PolicyContext {
+  readonly session: Session;
+  readonly turn: number;
+  readonly step: number;
+  readonly signal: AbortSignal;
+}
+
+/**
  * A `beforeStep` hook that keeps the session under `threshold × contextWindow`:
  *
  * ```ts
@@ -43,7 +55,7 @@ export type AutoCompactionAction =
  */
 export function autoCompaction(
   options: AutoCompactionOptions,
-): (context: StepContext) => Promise<void> {
+): (context: PolicyContext) => Promise<void> {
   const contextWindow = countOption('contextWindow', options.contextWindow, 0);
   const threshold = options.threshold ?? 0.8;
   if (!(threshold > 0 && threshold <= 1)) {
@@ -80,8 +92,18 @@ export function autoCompaction(
       keepRecentTokens,
       signal,
       trigger: 'auto',
+      ...retryKnobs(options),
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     });
     options.onAction?.({ kind: 'compact', before: measured, result });
+  };
+}
+
+function retryKnobs(options: RetryOptions): RetryOptions {
+  const { maxRetries, retryDelayMs, maxRetryDelayMs } = options;
+  return {
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+    ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
+    ...(maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs }),
   };
 }

@@ -6,12 +6,12 @@
  * result already rewritten (by a prune or anything else) is never pruned again.
  */
 
-import { lastTurnNumber } from '../agent/turn.js';
-import type {
-  Session,
-  ToolResultBlock,
-  ToolResultContentBlock,
-  ToolResultData,
+import {
+  lastTurnNumber,
+  type Session,
+  type ToolResultBlock,
+  type ToolResultContentBlock,
+  type ToolResultData,
 } from '../core/index.js';
 import { countOption } from './errors.js';
 import { priceSurface } from './surface-entries.js';

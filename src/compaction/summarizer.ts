@@ -4,12 +4,9 @@
  * prompt cache still hits), followed by the instructions as a final user message.
  */
 
-import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { sleep } from '../agent/abort.js';
-import { type AttemptFailure, backoffMs, classifyFailure } from '../agent/provider-failure.js';
-import { buildCallOptions } from '../agent/request.js';
-import { mapUsage } from '../agent/step-stream.js';
-import type { Message, RequestHeaderData, TokenUsage } from '../core/index.js';
+import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { Message, ProviderFailure, RequestHeaderData, TokenUsage } from '../core/index.js';
+import { buildCallOptions, callModel, mapUsage, type RetryPolicy } from '../model/index.js';
 
 /** What the summarizer is asked for, unless the caller gives its own instructions. */
 export const DEFAULT_INSTRUCTIONS = `Stop the task for a moment: the conversation above is about to be replaced by a summary you write now, and the agent will continue from that summary alone.
@@ -27,9 +24,12 @@ If the conversation starts with an earlier summary, merge it into yours instead 
 /** The outcome of a summary request. */
 export type SummaryOutcome =
   | { readonly ok: true; readonly text: string; readonly usage?: TokenUsage }
-  | { readonly ok: false; readonly aborted: boolean; readonly failure: AttemptFailure['failure'] };
+  | { readonly ok: false; readonly aborted: boolean; readonly failure: ProviderFailure };
 
-/** Requests a summary of `messages`, retrying retryable provider failures. */
+/**
+ * Requests a summary of `messages` through the model layer's call, which retries retryable
+ * failures as `retry` says and settles promptly on abort, even for a model that ignores it.
+ */
 export async function summarize(options: {
   readonly model: LanguageModelV3;
   readonly header: RequestHeaderData | undefined;
@@ -37,11 +37,10 @@ export async function summarize(options: {
   readonly instructions: string;
   readonly maxOutputTokens: number;
   readonly signal: AbortSignal;
-  readonly maxRetries: number;
-  readonly retryDelayMs: number;
+  readonly retry: RetryPolicy;
 }): Promise<SummaryOutcome> {
   const { model, signal } = options;
-  const request: Message = {
+  const instructions: Message = {
     id: 'compaction-instructions',
     role: 'user',
     content: [{ type: 'text', text: options.instructions }],
@@ -51,100 +50,52 @@ export async function summarize(options: {
     provider: model.provider,
     model: model.modelId,
   };
-  const callOptions = {
-    ...buildCallOptions(header, [...options.messages, request]),
+  const request = {
+    ...buildCallOptions(header, [...options.messages, instructions]),
     maxOutputTokens: options.maxOutputTokens,
-    abortSignal: signal,
   };
-  if (callOptions.tools !== undefined) callOptions.toolChoice = { type: 'none' };
-  let failure: AttemptFailure | undefined;
-  for (let attempt = 1; attempt <= options.maxRetries + 1; attempt++) {
-    if (signal.aborted) break;
-    const outcome = await attemptSummary(model, callOptions, signal);
-    if (outcome.ok || outcome.aborted) return outcome;
-    failure = outcome.attempt;
-    if (!failure.retryable || attempt > options.maxRetries) break;
-    await sleep(backoffMs(attempt, options.retryDelayMs, 60_000, failure), signal);
-  }
-  if (signal.aborted) return aborted(signal);
-  return {
-    ok: false,
-    aborted: false,
-    failure: failure?.failure ?? { message: 'the summary request failed' },
-  };
-}
-
-type Attempt =
-  | { readonly ok: true; readonly text: string; readonly usage?: TokenUsage }
-  | ({ readonly ok: false; readonly aborted: true } & {
-      readonly failure: AttemptFailure['failure'];
-    })
-  | {
-      readonly ok: false;
-      readonly aborted: false;
-      readonly failure: AttemptFailure['failure'];
-      readonly attempt: AttemptFailure;
-    };
-
-async function attemptSummary(
-  model: LanguageModelV3,
-  callOptions: Parameters<LanguageModelV3['doStream']>[0],
-  signal: AbortSignal,
-): Promise<Attempt> {
+  if (request.tools !== undefined) request.toolChoice = { type: 'none' };
   let text = '';
   let finish: string | undefined;
   let usage: TokenUsage | undefined;
-  try {
-    const { stream } = await model.doStream(callOptions);
-    const reader = stream.getReader();
-    const onAbort = (): void => {
-      reader.cancel().catch(() => {});
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      for (;;) {
-        const next = await reader.read();
-        if (next.done || signal.aborted) break;
-        const part = next.value;
-        if (part.type === 'text-delta') text += part.delta;
-        else if (part.type === 'finish') {
-          finish = part.finishReason.unified;
-          usage = mapUsage(part.usage);
-        } else if (part.type === 'error') return failed(classifyFailure(part.error));
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      reader.cancel().catch(() => {});
+  const onPart = (part: LanguageModelV3StreamPart): void => {
+    if (part.type === 'text-delta') text += part.delta;
+    else if (part.type === 'finish') {
+      finish = part.finishReason.unified;
+      usage = mapUsage(part.usage);
     }
-  } catch (error) {
-    if (signal.aborted) return aborted(signal);
-    return failed(classifyFailure(error));
+  };
+  const outcome = await callModel({
+    model,
+    request,
+    signal,
+    retry: options.retry,
+    onPart,
+    onRetry: () => {
+      // What the failed attempt streamed is not part of the summary.
+      text = '';
+      finish = undefined;
+      usage = undefined;
+    },
+  });
+  if (outcome.kind === 'aborted') return aborted(signal);
+  if (outcome.kind === 'failed') {
+    return { ok: false, aborted: false, failure: outcome.failure.failure };
   }
-  if (signal.aborted) return aborted(signal);
   if (finish === 'length') {
-    return failed({
-      failure: { message: 'the summary hit the output token limit', code: 'MAX_TOKENS' },
-      retryable: false,
-    });
+    return failed({ message: 'the summary hit the output token limit', code: 'MAX_TOKENS' });
   }
   if (text.trim() === '') {
-    return failed({
-      failure: { message: 'the model returned no summary text', code: 'EMPTY_SUMMARY' },
-      retryable: false,
-    });
+    return failed({ message: 'the model returned no summary text', code: 'EMPTY_SUMMARY' });
   }
   return { ok: true, text: text.trim(), ...(usage === undefined ? {} : { usage }) };
 }
 
-function failed(attempt: AttemptFailure): Attempt {
-  return { ok: false, aborted: false, failure: attempt.failure, attempt };
+function failed(failure: ProviderFailure): SummaryOutcome {
+  return { ok: false, aborted: false, failure };
 }
 
-function aborted(signal: AbortSignal): {
-  ok: false;
-  aborted: true;
-  failure: AttemptFailure['failure'];
-} {
+function aborted(signal: AbortSignal): SummaryOutcome {
   const reason = signal.reason;
   const message = reason instanceof Error ? reason.message : String(reason ?? 'aborted');
   return { ok: false, aborted: true, failure: { message, code: 'ABORTED' } };

@@ -110,6 +110,14 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       }
       return undefined;
     }
+    case 'request/retry': {
+      const issue = checkFields(data, ['turn', 'step', 'attempt', 'delayMs'], []);
+      if (issue !== undefined) return issue;
+      if (typeof asObject((data as JsonObject).error)?.message !== 'string') {
+        return { path: 'data.error', reason: 'expected a provider failure {message}' };
+      }
+      return undefined;
+    }
     case 'compaction/start':
     case 'compaction/end':
       return checkFields(data, [], ['id']);

@@ -154,6 +154,18 @@ export interface ToolResultData {
   readonly error?: ToolError;
 }
 
+/**
+ * `request/retry`: attempt `attempt` (1-based) of a step's model call failed with a retryable
+ * `error`; the writer waits `delayMs` and calls again. Cites the failed attempt's chunks.
+ */
+export interface RequestRetryData {
+  readonly turn: number;
+  readonly step: number;
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly error: ProviderFailure;
+}
+
 /** `compaction/start` and `compaction/end`: the bracket around a compaction or a prune. */
 export interface CompactionBracketData {
   readonly id: string;
@@ -170,6 +182,7 @@ export interface SessionEventMap {
   'step/start': StepData;
   'step/end': StepData;
   'request/header': RequestHeaderData;
+  'request/retry': RequestRetryData;
   'user/message': UserMessage;
   'context/message': UserMessage;
   /** A stream part; in a session loaded with elided chunks, possibly a stub (`isElidedChunk`). */
@@ -264,6 +277,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'step/start',
   'step/end',
   'request/header',
+  'request/retry',
   'user/message',
   'context/message',
   'assistant/chunk',

@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 export { deriveEventMessage } from './derive.js';
+export { type Durable, isDurable } from './durable.js';
 export {
   type ElidedChunkData,
   elidedChunkData,
@@ -42,6 +43,7 @@ export {
   type ProviderFailure,
   type ReplaceOp,
   type RequestHeaderData,
+  type RequestRetryData,
   replaceOpOf,
   type SessionEvent,
   type SessionEventMap,
@@ -77,6 +79,12 @@ export {
   type JsonValue,
   jsonEqual,
 } from './json.js';
+export {
+  endsInsideTurn,
+  headerInEffect,
+  lastTurnNumber,
+  requestHeaderAt,
+} from './log-queries.js';
 export {
   type AssistantContentBlock,
   type AssistantMessage,

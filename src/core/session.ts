@@ -237,9 +237,29 @@ export class Session {
    * that build `data` for this one event and keep no other reference to it, such as the agent
    * loop recording stream chunks, where the copy is a measurable share of the cost.
    */
+  appendAdopted<T extends SurfaceEventType>(
+    type: T,
+    data: AppendData<T>,
+    intent: SurfaceIntent,
+  ): SessionEvent<T>;
+  appendAdopted<T extends LogEventType>(
+    type: T,
+    data: AppendData<T>,
+    intent?: ProvenanceIntent,
+  ): SessionEvent<T>;
+  appendAdopted<T extends KnownEventType>(
+    type: IsUnion<T> extends true ? T : never,
+    data: AppendData<T>,
+    intent?: SurfaceIntent | ProvenanceIntent,
+  ): SessionEvent<T>;
+  appendAdopted<T extends string>(
+    type: T extends KnownEventType ? never : T,
+    data: JsonValue | SessionEventMap[KnownEventType],
+    intent?: SurfaceIntent | ProvenanceIntent,
+  ): SessionEvent;
   appendAdopted(
     type: string,
-    data: JsonValue | SessionEventMap[KnownEventType],
+    data: unknown,
     intent?: SurfaceIntent | ProvenanceIntent,
   ): SessionEvent {
     return this.admit(type, data, intent, 'adopt');

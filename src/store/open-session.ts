@@ -2,6 +2,7 @@
  * Live sessions bound to a store: open (load, repair, lock), record, flush, close.
  */
 import {
+  type Durable,
   type JsonLimits,
   planRepair,
   SESSION_FORMAT_VERSION,
@@ -60,7 +61,7 @@ export interface OpenReport {
  * After a failed write every append rejects with `WriterFailedError` until the session is
  * reopened.
  */
-export class LiveSession extends Session {
+export class LiveSession extends Session implements Durable {
   /** What opening did (creation, torn tail, repair). */
   readonly openReport: OpenReport;
   readonly store: SessionStore;

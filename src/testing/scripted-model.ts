@@ -16,7 +16,6 @@ import {
   type LanguageModelV3StreamResult,
   type LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import { sleep } from '../agent/abort.js';
 import type { JsonValue } from '../core/index.js';
 
 /** A tool call the scripted model makes. */
@@ -119,7 +118,7 @@ export class ScriptedModel implements LanguageModelV3 {
     let index = 0;
     const stream = new ReadableStream<LanguageModelV3StreamPart>({
       async pull(controller) {
-        if (delayMs > 0) await sleep(delayMs, signal);
+        if (delayMs > 0) await pause(delayMs, signal);
         if (signal?.aborted) {
           controller.error(signal.reason);
           return;
@@ -268,4 +267,21 @@ function pieces(text: string, size: number): string[] {
   const chars = Array.from(text);
   for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
   return out;
+}
+
+/**
+ * Resolves after `ms`, or when `signal` aborts. The test double depends on core and the
+ * provider spec only (it must not pull the model layer into every test bundle), hence its own.
+ */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

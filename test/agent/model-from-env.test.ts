@@ -1,6 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { modelFromEnv, runTurn } from '../../src/agent/index.js';
+import {
+  AgentError,
+  detectProvider,
+  type EnvModel,
+  modelFor,
+  modelFromEnv,
+  runTurn,
+} from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+
+describe('detectProvider', () => {
+  it('prefers DeepSeek, then OpenAI (compatible with a base URL), then Anthropic; none is undefined', () => {
+    expect(detectProvider({ DEEPSEEK_API_KEY: 'd', OPENAI_API_KEY: 'o' })).toBe('deepseek');
+    expect(detectProvider({ OPENAI_API_KEY: 'o', ANTHROPIC_API_KEY: 'a' })).toBe('openai');
+    expect(detectProvider({ OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'http://x/v1' })).toBe(
+      'openai-compatible',
+    );
+    expect(detectProvider({ ANTHROPIC_API_KEY: 'a' })).toBe('anthropic');
+    expect(detectProvider({ OPENAI_API_KEY: '  ' })).toBeUndefined();
+  });
+});
+
+describe('modelFor', () => {
+  it('builds the named provider whatever else is configured, with the model of the spec', async () => {
+    const env = { DEEPSEEK_API_KEY: 'd', OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'http://x/v1' };
+    const picked = await modelFor('openai:gpt-4o', { env });
+    expect(picked).toMatchObject({ provider: 'openai', description: 'openai:gpt-4o' });
+    expect(picked.model.modelId).toBe('gpt-4o');
+    expect((await modelFor('deepseek', { env })).description).toBe('deepseek:deepseek-chat');
+  });
+
+  it('refuses a provider whose variables are missing, and an unknown one, with NO_PROVIDER', async () => {
+    await expect(modelFor('anthropic', { env: { OPENAI_API_KEY: 'o' } })).rejects.toMatchObject({
+      code: 'NO_PROVIDER',
+      message: expect.stringContaining('ANTHROPIC_API_KEY'),
+    });
+    await expect(
+      modelFor('openai-compatible', { env: { OPENAI_API_KEY: 'o' } }),
+    ).rejects.toMatchObject({ code: 'NO_PROVIDER', message: expect.stringContaining('BASE_URL') });
+    await expect(modelFor('nope' as 'openai', { env: {} })).rejects.toBeInstanceOf(AgentError);
+  });
+});
 
 describe('modelFromEnv', () => {
   it('prefers DeepSeek, then OpenAI, then Anthropic, by the keys present', async () => {
@@ -28,15 +69,27 @@ describe('modelFromEnv', () => {
     expect(picked.model.modelId).toBe('qwen3');
   });
 
-  it('falls back to the scripted model with a notice, and that model keeps answering', async () => {
-    const picked = await modelFromEnv({ env: { OPENAI_API_KEY: '  ' } });
-    expect(picked.provider).toBe('scripted');
+  it('throws NO_PROVIDER when no key is set and no fallback is given', async () => {
+    const attempt = modelFromEnv({ env: { OPENAI_API_KEY: '  ' } });
+    await expect(attempt).rejects.toBeInstanceOf(AgentError);
+    await expect(attempt).rejects.toMatchObject({
+      code: 'NO_PROVIDER',
+      message: expect.stringContaining('DEEPSEEK_API_KEY'),
+    });
+  });
+
+  it('uses the caller’s fallback model with a notice when no key is set', async () => {
+    const fallback = scriptedModel([{ text: 'offline answer' }], { loop: true });
+    const picked: EnvModel = await modelFromEnv({ env: {}, fallback });
+    expect(picked.model).toBe(fallback);
+    expect(picked.provider).toBeUndefined();
+    expect(picked.description).toBe('scripted:scripted-model');
     expect(picked.notice).toContain('No provider key found');
     const session = Session.create();
     for (const input of ['one', 'two']) {
       const result = await runTurn({ session, model: picked.model, input });
       expect(result.reason).toEqual({ kind: 'completed' });
-      expect(result.text).toContain('scripted model');
+      expect(result.text).toBe('offline answer');
     }
   });
 });

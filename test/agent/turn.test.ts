@@ -19,7 +19,7 @@ import type {
   ToolResultData,
   TurnEndData,
 } from '../../src/core/index.js';
-import { Session } from '../../src/core/index.js';
+import { type Durable, Session } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { abortAtChunk, dataOf, delay, expectValidLog, outline, shape } from './helpers.js';
 
@@ -981,5 +981,86 @@ describe('Agent', () => {
     expect(terse.session).toBe(session);
     expect(terse.config.system).toBe('terse');
     expectValidLog(session);
+  });
+});
+
+describe('durability', () => {
+  const echoTool = (seen: string[]) =>
+    defineTool({
+      name: 'echo',
+      parameters: { type: 'object', properties: {} },
+      execute: () => {
+        seen.push('tool ran');
+        return 'ok';
+      },
+    });
+  const toolThenText = () =>
+    scriptedModel([{ toolCalls: [{ name: 'echo', args: {} }] }, { text: 'done' }]);
+
+  it('waits on an explicit barrier after the tool/call events and before any tool runs', async () => {
+    const session = Session.create();
+    const seen: string[] = [];
+    const barrier: Durable = {
+      flush: async () => {
+        const last = session.event(session.seq - 1);
+        seen.push(`flush after ${last?.type}`);
+      },
+    };
+    const result = await runTurn({
+      session,
+      model: toolThenText(),
+      tools: [echoTool(seen)],
+      input: 'go',
+      barrier,
+      durability: 'required',
+    });
+    expect(result.reason).toEqual({ kind: 'completed' });
+    expect(seen).toEqual(['flush after tool/call', 'tool ran', 'flush after turn/end']);
+  });
+
+  it('uses the session as its own barrier when it is Durable, and goes on without one by default', async () => {
+    const seen: string[] = [];
+    const durable = Object.assign(Session.create(), {
+      flush: async () => {
+        seen.push('flush');
+      },
+    });
+    await runTurn({
+      session: durable,
+      model: toolThenText(),
+      tools: [echoTool(seen)],
+      input: 'go',
+    });
+    expect(seen).toEqual(['flush', 'tool ran', 'flush']);
+
+    const plain = Session.create();
+    const result = await runTurn({
+      session: plain,
+      model: toolThenText(),
+      tools: [echoTool([])],
+      input: 'go',
+    });
+    expect(result.reason).toEqual({ kind: 'completed' });
+  });
+
+  it("refuses to start a turn without a barrier when durability is 'required'", async () => {
+    const session = Session.create();
+    const refused = runTurn({
+      session,
+      model: toolThenText(),
+      input: 'go',
+      durability: 'required',
+    });
+    await expect(refused).rejects.toBeInstanceOf(AgentError);
+    await expect(refused).rejects.toMatchObject({ code: 'NOT_DURABLE' });
+    expect(session.seq).toBe(0);
+    await expect(
+      runTurn({
+        session,
+        model: toolThenText(),
+        input: 'go',
+        durability: 'sometimes' as 'required',
+      }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

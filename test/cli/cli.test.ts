@@ -457,3 +457,14 @@ describe('palimpsest convert', () => {
     }
   });
 });
+
+describe('palimpsest --version', () => {
+  it('prints the version of package.json through the built binary', () => {
+    const manifest = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
+    ) as { version: string };
+    const shown = cli(['--version']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.trim()).toBe(manifest.version);
+  });
+});

@@ -1,3 +1,8 @@
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { compact, pruneToolResults } from '../../src/compaction/index.js';
 import {
@@ -190,6 +195,62 @@ describe('compact', () => {
     expectValid(session);
   });
 
+  it('settles as aborted within the bound when the model ignores its abort signal', async () => {
+    const session = await recordedSession(3);
+    const surface = [...session.surface.seqs];
+    // One model never answers the call; the other answers and then never streams a part.
+    // Neither looks at the signal.
+    const silent = deafModel(() => new Promise(() => {}));
+    const stalled = deafModel(async () => ({
+      stream: new ReadableStream<LanguageModelV3StreamPart>({ pull: () => new Promise(() => {}) }),
+    }));
+    for (const model of [silent, stalled]) {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort('user left'), 20);
+      const started = Date.now();
+      const result = await compact(session, {
+        model,
+        keepRecentTokens: 0,
+        signal: controller.signal,
+      });
+      expect(result).toMatchObject({ replaced: false, skipped: 'aborted' });
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    expect(session.surface.seqs).toEqual(surface);
+    expectValid(session);
+  }, 3000);
+
+  it('takes the retry cap from the caller: maxRetryDelayMs bounds a long retry-after', async () => {
+    const session = await recordedSession(3);
+    const answer = scriptedModel([{ text: 'Short summary.' }]);
+    let calls = 0;
+    const model = deafModel((options) => {
+      calls += 1;
+      if (calls > 1) return answer.doStream(options);
+      throw new APICallError({
+        message: 'slow down',
+        url: 'http://provider.invalid',
+        requestBodyValues: {},
+        statusCode: 429,
+        responseHeaders: { 'retry-after': '120' },
+        isRetryable: true,
+      });
+    });
+    const result = await compact(session, { model, keepRecentTokens: 0, maxRetryDelayMs: 5 });
+    expect(result.replaced).toBe(true);
+    expect(calls).toBe(2);
+  }, 3000);
+
+  it('refuses malformed retry knobs like the turn does', async () => {
+    const session = await recordedSession(3);
+    await expect(
+      compact(session, { model: summarizer(), maxRetryDelayMs: -1 }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: expect.stringContaining('maxRetryDelayMs'),
+    });
+  });
+
   it('retries a retryable summary failure', async () => {
     const session = await recordedSession(3);
     const model = scriptedModel([
@@ -270,3 +331,15 @@ describe('compact', () => {
     });
   });
 });
+
+/** A model that streams through `doStream` and never looks at its abort signal. */
+function deafModel(doStream: LanguageModelV3['doStream']): LanguageModelV3 {
+  return {
+    specificationVersion: 'v3',
+    provider: 'deaf',
+    modelId: 'deaf-model',
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error('not used')),
+    doStream,
+  };
+}

@@ -297,6 +297,7 @@ describe('appendAdopted', () => {
     expect(() => session.appendAdopted('note/b', { bad: Number.NaN })).toThrowError(
       expect.objectContaining({ code: 'NON_JSON_DATA' }),
     );
+    // @ts-expect-error a user/message needs a SurfaceIntent
     expect(() => session.appendAdopted('user/message', user('u', 'hi'))).toThrowError(
       expect.objectContaining({ code: 'SURFACE_OP_REQUIRED' }),
     );
@@ -321,6 +322,9 @@ describe('data shapes of log-only core events', () => {
     ['tool/call', { turn: 1, step: 1, callId: '', name: 'ls', arguments: '{}' }, 'data.callId'],
     ['request/header', { provider: 'p' }, 'data.model'],
     ['request/header', { provider: 'p', model: 'm', tools: {} }, 'data.tools'],
+    ['request/retry', { turn: 1, step: 1, attempt: 0.5, delayMs: 10, error: {} }, 'data.attempt'],
+    ['request/retry', { turn: 1, step: 1, attempt: 1, delayMs: -1, error: {} }, 'data.delayMs'],
+    ['request/retry', { turn: 1, step: 1, attempt: 1, delayMs: 10, error: 'busy' }, 'data.error'],
     ['compaction/start', {}, 'data.id'],
   ];
   for (const [type, data, path] of cases) {

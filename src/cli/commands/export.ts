@@ -4,15 +4,15 @@
  * OpenAI chat-completions or Anthropic messages request.
  */
 
-import { requestHeaderAt } from '../../agent/rebuild.js';
-import { toolCallInput } from '../../agent/request.js';
-import type {
-  ContentBlock,
-  JsonValue,
-  Message,
-  RequestHeaderData,
-  Session,
-  ToolResultBlock,
+import { toolCallInput } from '../../agent/index.js';
+import {
+  type ContentBlock,
+  type JsonValue,
+  type Message,
+  type RequestHeaderData,
+  requestHeaderAt,
+  type Session,
+  type ToolResultBlock,
 } from '../../core/index.js';
 import { inspectSession } from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';

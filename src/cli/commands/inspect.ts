@@ -3,12 +3,12 @@
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
-import { lastTurnNumber } from '../../agent/turn.js';
 import { contextTokens } from '../../compaction/context.js';
 import {
   checkInvariants,
   deriveEventMessage,
   foldSurface,
+  lastTurnNumber,
   Session,
   type SessionEvent,
 } from '../../core/index.js';

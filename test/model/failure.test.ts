@@ -1,6 +1,6 @@
 import { APICallError } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, classifyFailure } from '../../src/agent/provider-failure.js';
+import { backoffMs, classifyFailure } from '../../src/model/failure.js';
 
 function apiError(
   status: number,

@@ -26,7 +26,7 @@ import type {
   ToolResultBlock,
   ToolSchema,
 } from '../core/index.js';
-import type { Tool } from './tools.js';
+import type { Tool } from './tool.js';
 
 /** Generation settings recorded in the request header and passed to the model. */
 export interface ModelSettings {

@@ -1,0 +1,97 @@
+/**
+ * The public types of the agent loop: what a turn takes, what its hooks see, what it returns.
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type {
+  AssistantMessage,
+  Durable,
+  FinishReason,
+  Session,
+  SessionEvent,
+  TokenUsage,
+  ToolMessage,
+  TurnEndReason,
+  UserContentBlock,
+} from '../core/index.js';
+import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+
+/** A user's input: text, or content blocks (text and images). */
+export type TurnInput = string | readonly UserContentBlock[];
+
+/** Where the loop is: passed to hooks. */
+export interface StepContext {
+  readonly session: Session;
+  readonly turn: number;
+  readonly step: number;
+  readonly signal: AbortSignal;
+}
+
+/** What one step produced: passed to `afterStep`. */
+export interface StepOutcome extends StepContext {
+  readonly message: AssistantMessage;
+  readonly finishReason: FinishReason;
+  readonly usage?: TokenUsage;
+  readonly toolResults: readonly ToolMessage[];
+}
+
+/** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
+export interface TurnHooks {
+  /** Before each step opens: append context, or compact, here. */
+  readonly beforeStep?: (context: StepContext) => void | Promise<void>;
+  /** After each step closes. */
+  readonly afterStep?: (outcome: StepOutcome) => void | Promise<void>;
+  /** Every event the loop appends, right after it is appended (synchronously). */
+  readonly onEvent?: (event: SessionEvent) => void;
+}
+
+/**
+ * What the loop does about durability when it has no barrier:
+ * - `best-effort` (the default): it waits on the barrier when there is one and goes on without
+ *   it otherwise (an in-memory session, a session recorded by the caller's own subscriber);
+ * - `required`: the turn refuses to start (`AgentError` `NOT_DURABLE`) unless there is one.
+ */
+export type TurnDurability = 'required' | 'best-effort';
+
+/** Configuration that stays the same across turns (what {@link Agent} holds). */
+export interface TurnConfig extends RetryOptions {
+  readonly model: LanguageModelV3;
+  readonly tools?: readonly Tool[];
+  readonly system?: string;
+  readonly settings?: ModelSettings;
+  readonly hooks?: TurnHooks;
+  /** Model calls per turn before the turn ends with `max-steps` (default 25). */
+  readonly maxSteps?: number;
+  /** HTTP headers for every model call; not recorded (they often hold credentials). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The durability barrier the loop waits on before any tool runs (so the `tool/call` events
+   * survive a crash and repair can tell a call that never started from one whose outcome is
+   * unknown) and before `runTurn` returns. Default: the session itself when it is
+   * {@link Durable} (a `LiveSession` is).
+   */
+  readonly barrier?: Durable;
+  /** What happens without a barrier (default `best-effort`); see {@link TurnDurability}. */
+  readonly durability?: TurnDurability;
+}
+
+/** Everything one turn needs. */
+export interface RunTurnOptions extends TurnConfig {
+  readonly session: Session;
+  readonly input: TurnInput;
+  readonly signal?: AbortSignal;
+}
+
+/** What a turn did. */
+export interface TurnResult {
+  readonly turn: number;
+  readonly reason: TurnEndReason;
+  /** Model calls made (steps opened). */
+  readonly steps: number;
+  /** The text of the last assistant message. */
+  readonly text: string;
+  /** Usage summed over the turn's steps, as the provider reported it. */
+  readonly usage: TokenUsage;
+  /** Seqs of the turn's `turn/start` and `turn/end`. */
+  readonly startSeq: number;
+  readonly endSeq: number;
+}

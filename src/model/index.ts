@@ -1,0 +1,38 @@
+/**
+ * The model-call layer: everything between a caller that wants one model call (the agent loop,
+ * compaction) and an AI SDK language model. Internal: `palimpsest/agent` re-exports the names
+ * users need.
+ */
+export { sleep, untilAborted } from './abort.js';
+export {
+  type CallModelOptions,
+  type CallOutcome,
+  callModel,
+  type RetryNotice,
+  readStream,
+} from './call.js';
+export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
+export {
+  countOption,
+  DEFAULT_RETRY,
+  type RetryOptions,
+  type RetryPolicy,
+  retryPolicy,
+} from './options.js';
+export {
+  buildCallOptions,
+  buildHeader,
+  buildPrompt,
+  type ModelSettings,
+  toolCallInput,
+} from './request.js';
+export {
+  errorRun,
+  parseToolArguments,
+  TOOL_ERROR,
+  TOOL_NAME,
+  type Tool,
+  type ToolContext,
+  type ToolRun,
+} from './tool.js';
+export { addUsage, mapUsage, type UsageCounts } from './usage.js';

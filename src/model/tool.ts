@@ -1,0 +1,85 @@
+/**
+ * The tool contract between a model call and whoever executes calls: what a tool looks like to
+ * the request builder (name, description, JSON Schema) and to the executor (`run`), and the
+ * result codes a tool result carries. `defineTool` (in `palimpsest/agent`) builds tools; any
+ * layer that offers the model a tool (compaction's recall tool) implements this interface.
+ */
+import type { JsonObject, Session, ToolError, ToolResultContentBlock } from '../core/index.js';
+
+/** Error codes a tool result can carry in `data.error.code`. */
+export const TOOL_ERROR = {
+  /** The model called a tool that is not in the turn's tool list. */
+  unknownTool: 'UNKNOWN_TOOL',
+  /** The arguments were not a JSON object, or failed the tool's schema. */
+  invalidArguments: 'INVALID_ARGUMENTS',
+  /** The tool threw, or returned something that is not JSON. */
+  failed: 'TOOL_FAILED',
+  /** The turn was cancelled before the tool finished; what it did is unknown. */
+  aborted: 'TOOL_ABORTED',
+} as const;
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is cancelled; long-running tools should stop when it fires. */
+  readonly signal: AbortSignal;
+  /** The provider's id of this call. */
+  readonly callId: string;
+  readonly turn: number;
+  readonly step: number;
+  /** The session being recorded (read it; appending from a tool is not supported). */
+  readonly session: Session;
+}
+
+/** The outcome of one tool call, ready to become a `tool/result`. */
+export interface ToolRun {
+  readonly content: readonly ToolResultContentBlock[];
+  readonly error?: ToolError;
+}
+
+/** A tool, as the loop and providers see it. Make one with `defineTool`. */
+export interface Tool {
+  readonly name: string;
+  readonly description?: string;
+  /** The JSON Schema sent to the provider. */
+  readonly parameters: JsonObject;
+  /** Parses, validates and executes one call; never throws. */
+  run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
+}
+
+/** Tool names every provider accepts: `[a-zA-Z0-9_-]{1,64}`. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** An error result the model can read. */
+export function errorRun(code: string, message: string): ToolRun {
+  return { content: [{ type: 'text', text: message }], error: { code, message } };
+}
+
+/**
+ * The arguments of a call to tool `name` as a JSON object, or the `INVALID_ARGUMENTS` result
+ * to answer with. Empty text means no arguments (some providers send nothing for `{}`).
+ */
+export function parseToolArguments(
+  name: string,
+  argumentsText: string,
+): { readonly args: JsonObject } | { readonly refused: ToolRun } {
+  let args: unknown;
+  try {
+    args = argumentsText.trim() === '' ? {} : JSON.parse(argumentsText);
+  } catch (error) {
+    return {
+      refused: errorRun(
+        TOOL_ERROR.invalidArguments,
+        `The arguments for '${name}' are not valid JSON (${(error as Error).message}). Send one JSON object.`,
+      ),
+    };
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return {
+      refused: errorRun(
+        TOOL_ERROR.invalidArguments,
+        `The arguments for '${name}' must be a JSON object, found ${Array.isArray(args) ? 'an array' : typeof args}.`,
+      ),
+    };
+  }
+  return { args: args as JsonObject };
+}
