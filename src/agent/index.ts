@@ -6,7 +6,6 @@
  */
 
 // Log queries live in core; re-exported here, where users of the loop have always found them.
-export { lastTurnNumber, requestHeaderAt } from '../core/index.js';
 export {
   type AttemptFailure,
   buildCallOptions,

@@ -19,8 +19,8 @@ import type {
 } from '../core/index.js';
 import {
   endsInsideTurn,
-  headerInEffect,
   isDurable,
+  isHeaderInEffect,
   lastTurnNumber,
   planRepair,
 } from '../core/index.js';
@@ -169,7 +169,7 @@ class TurnRun {
       this.toolList,
       this.options.settings,
     );
-    if (!headerInEffect(this.session, header)) {
+    if (!isHeaderInEffect(this.session, header)) {
       this.emit(this.session.append('request/header', header));
     }
     const request = buildCallOptions(header, this.session.deriveMessages());

@@ -81,7 +81,7 @@ export {
 } from './json.js';
 export {
   endsInsideTurn,
-  headerInEffect,
+  isHeaderInEffect,
   lastTurnNumber,
   requestHeaderAt,
 } from './log-queries.js';

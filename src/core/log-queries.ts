@@ -60,7 +60,7 @@ export function requestHeaderAt(session: Session, seq: number): RequestHeaderDat
  * Whether `header` equals the request header in effect now, so a writer logs a header only
  * when it changes.
  */
-export function headerInEffect(session: Session, header: RequestHeaderData): boolean {
+export function isHeaderInEffect(session: Session, header: RequestHeaderData): boolean {
   const look = tailHeader(session);
   if (look.header === undefined) return false;
   // Headers are built by one function, so equal headers serialize to equal text; a header some
