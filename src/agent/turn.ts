@@ -54,6 +54,34 @@ const busy = new WeakSet<Session>();
  *
  * @throws AgentError `UNSUPPORTED_MODEL`, `INVALID_INPUT`, `INVALID_TOOL`, `TURN_IN_PROGRESS`,
  *   and `NOT_DURABLE` when `durability` is `required` and there is no barrier.
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { defineTool, runTurn } from 'palimpsest/agent';
+ * import { scriptedModel } from 'palimpsest/testing';
+ * import { z } from 'zod';
+ *
+ * // Any AI SDK model works here (`createDeepSeek()('deepseek-chat')`...); a scripted one keeps
+ * // the example offline: it asks for the tool, then answers.
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: 'weather', args: { city: 'Lisbon' } }] },
+ *   { text: 'Yes, 21 °C.' },
+ * ]);
+ * const weather = defineTool({
+ *   name: 'weather',
+ *   description: 'Current weather for a city.',
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }),
+ * });
+ * const session = Session.create({ id: 'turn-example' });
+ * const result = await runTurn({ session, model, tools: [weather], input: 'Is it warm in Lisbon?' });
+ * console.log(result.reason.kind); // 'completed'
+ * console.log(result.steps); // 2: the tool call, then the answer
+ * console.log(result.text); // 'Yes, 21 °C.'
+ * // The model sees four messages; the log holds every stream chunk, call and bracket too.
+ * console.log(session.deriveMessages().length); // 4
+ * ```
  */
 export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const { session } = options;

@@ -78,6 +78,30 @@ const busy = new WeakSet<Session>();
  * bracket with the reason; they are reported in the result, not thrown.
  *
  * @throws CompactionError `INVALID_RANGE`, `BUSY`, `INVALID_OPTIONS`.
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { runTurn } from 'palimpsest/agent';
+ * import { compact } from 'palimpsest/compaction';
+ * import { scriptedModel } from 'palimpsest/testing';
+ *
+ * const answer = 'The log shows 180 modules compiled and a type error in src/config.ts. '.repeat(20);
+ * const model = scriptedModel([{ text: answer }], { loop: true });
+ * const session = Session.create({ id: 'compact-example' });
+ * for (const input of ['Why did the build fail?', 'Where exactly?', 'How do I fix it?']) {
+ *   await runTurn({ session, model, input });
+ * }
+ *
+ * // Usually the agent's own model writes the summary; the newest turn is always kept verbatim.
+ * const writer = scriptedModel([{ text: 'The build failed on a type error in src/config.ts.' }]);
+ * const result = await compact(session, { model: writer, keepRecentTokens: 0 });
+ * console.log(result.replaced); // true
+ * console.log(result.shadowedSeqs.length); // 4: two turns of question and answer
+ * console.log(session.deriveMessages().length); // 3: the summary, then the last turn
+ * // The log keeps what the summary shadows: the transcript still shows every answer.
+ * console.log(session.transcript().filter((entry) => entry.kind === 'message').length); // 6
+ * ```
  */
 export async function compact(
   session: Session,
