@@ -1,7 +1,6 @@
 /**
  * The event envelope and the core vocabulary of a session log.
  */
-import type { ElidedChunkData } from './elided.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { AssistantMessage, ToolMessage, UserMessage } from './messages.js';
 
@@ -159,6 +158,18 @@ export interface CompactionBracketData {
   readonly id: string;
   readonly [key: string]: JsonValue;
 }
+
+/**
+ * The \`data\` of an elided chunk (see \`elided.ts\`): \`{elided: {bytes}}\`, nothing else. It widens
+ * the chunk type of {@link SessionEventMap} because a session loaded with elided chunks holds
+ * such stubs; appends never take one (see {@link AppendData}).
+ */
+export type ElidedChunkData = {
+  readonly elided: {
+    /** The UTF-8 length of the chunk's \`data\` as JSON text, as stored. */
+    readonly bytes: number;
+  };
+};
 
 /**
  * The data shape of each core event type. Applications may add their own types by declaration

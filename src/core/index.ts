@@ -9,7 +9,8 @@
  */
 export { deriveEventMessage } from './derive.js';
 export {
-  type ElidedChunkData,
+  CitedSeqs,
+  elidedChunk,
   elidedChunkData,
   isElidedChunk,
   isElidedChunkData,
@@ -28,6 +29,7 @@ export {
   type AssistantChunkData,
   type AssistantMessageData,
   type CompactionBracketData,
+  type ElidedChunkData,
   type EventData,
   type FinishReason,
   isAppendSurfaceEvent,

@@ -12,6 +12,7 @@ export type {
   SessionPage,
   SessionStore,
   SessionSummary,
+  TornBytes,
   TornTail,
 } from './contract.js';
 export {

@@ -4,7 +4,8 @@
  * keep them, so every load returns fresh objects.
  */
 import {
-  elidedChunkData,
+  CitedSeqs,
+  elidedChunk,
   type SessionEvent,
   type SessionHeader,
   validateHeader,
@@ -21,13 +22,13 @@ import type {
 } from './contract.js';
 import {
   AlreadyExistsError,
-  ClosedError,
   ConflictError,
+  InvalidStoreError,
   LockedError,
   type LockOwner,
   NotFoundError,
 } from './errors.js';
-import { checkBatch, checkSessionId, pageOf } from './store-rules.js';
+import { assertOpen, checkBatch, checkSessionId, checkTornTail, pageOf } from './store-rules.js';
 
 interface StoredEntry {
   readonly header: string;
@@ -104,19 +105,15 @@ export class MemoryStore implements SessionStore {
     const events: (SessionEvent | undefined)[] = lines.map((line, seq) =>
       entry.chunks[seq] === undefined ? (JSON.parse(line) as SessionEvent) : undefined,
     );
-    const cited = new Set<number>();
-    for (const event of events) {
-      if (event?.type === 'assistant/message') {
-        for (const source of event.sourceEventSeqs ?? []) cited.add(source);
-      }
-    }
+    const cited = new CitedSeqs();
+    for (const event of events) if (event !== undefined) cited.cite(event);
     return {
       header,
       events: events.map((event, seq) => {
         if (event !== undefined) return event;
         const chunk = entry.chunks[seq] as ElidableChunk;
         return cited.has(seq)
-          ? { seq, time: chunk.time, type: 'assistant/chunk', data: elidedChunkData(chunk.bytes) }
+          ? elidedChunk(seq, chunk.time, chunk.bytes)
           : (JSON.parse(lines[seq] as string) as SessionEvent);
       }),
     };
@@ -161,8 +158,15 @@ export class MemoryStore implements SessionStore {
     };
   }
 
-  async discardTornTail(_id: string, _tail: TornTail, _lock: SessionLock): Promise<void> {
-    // Appends to memory are atomic: there is never a torn tail.
+  /** Checks the arguments and the lock, and drops nothing: an append to memory is atomic. */
+  async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
+    this.assertOpen();
+    checkSessionId(id);
+    checkTornTail(id, tail, lock);
+    const holder = this.locks.get(id);
+    if (holder?.token === lock.owner.token) return;
+    if (holder !== undefined) throw new LockedError(id, holder);
+    throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
   }
 
   async close(): Promise<void> {
@@ -177,7 +181,7 @@ export class MemoryStore implements SessionStore {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new ClosedError(`store ${this.location}`);
+    assertOpen(this.closed, this.location);
   }
 }
 

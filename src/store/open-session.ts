@@ -136,7 +136,7 @@ export async function openSession(
       created = true;
       loaded = { header, events: [] };
     }
-    const tornBytesDropped = loaded.tornTail?.size ?? 0;
+    const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
     const closers = planRepair(loaded.events);
     const seed = closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
     // The recorder starts after the closers, which are written below, once the session exists.

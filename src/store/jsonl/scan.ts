@@ -5,7 +5,7 @@
  * calls (CRC-32, UTF-8 validation, UTF-8 decoding) run once per run of lines, and the lines of
  * a run are parsed from one decoded string, instead of a Buffer view, a checksum call, a
  * validation call and a decode per line. A batch's events count only once its commit marker
- * matches (count, length and checksum), exactly as in the line-by-line reader of `format.ts`.
+ * matches (count, length and checksum), exactly as in the line-by-line reader of `line-scan.ts`.
  * At the first batch this scanner doubts (anything but a well-formed committed batch: a torn
  * tail, damage, an over-long line), it hands over to that reader at the batch's first line; the
  * reader then decides every line on its own and names the damage exactly as it always has.
@@ -19,21 +19,16 @@
  * the stream of a turn a crash left open, or chunks a writer never cited.
  */
 import { isUtf8 } from 'node:buffer';
-import { elidedChunkData, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
 import { CorruptLogError } from '../errors.js';
+import { coalesce } from '../store-rules.js';
 import { crc32 } from './crc32.js';
-import {
-  headerCorrupt,
-  LineReader,
-  type LineScanEnd,
-  parseCommit,
-  parseHeaderLine,
-  READ_CHUNK_BYTES,
-  readFully,
-  scanLines,
-} from './format.js';
+import { parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
+import { headerCorrupt, parseHeaderLine } from './header.js';
+import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
+import { type LineScanEnd, scanLines } from './line-scan.js';
 
 /** A scanned log. */
 export interface ScanResult {
@@ -142,8 +137,8 @@ class StubLedger {
   seqs: number[] = [];
   offsets: number[] = [];
   lengths: number[] = [];
-  /** `cited[seq] === 1` once a committed assistant/message cites seq. */
-  private cited = new Uint8Array(0);
+  /** What the committed messages cite. */
+  private readonly cited = new CitedSeqs();
   /** The messages of the open batch, cited from once it commits. */
   private pendingMessages: SessionEvent[] = [];
   /** Ledger length after the last compaction (compactions are amortized O(1) per stub). */
@@ -181,22 +176,11 @@ class StubLedger {
 
   /** Counts the citations of a committed assistant/message. */
   cite(message: SessionEvent): void {
-    const sources = message.sourceEventSeqs;
-    if (!Array.isArray(sources)) return;
-    for (const source of sources) {
-      // Unvalidated still: a session refuses a message citing anything but earlier events.
-      if (typeof source !== 'number' || source < 0 || source >= message.seq) continue;
-      if (source >= this.cited.length) {
-        const grown = new Uint8Array(Math.max(4096, message.seq * 2));
-        grown.set(this.cited);
-        this.cited = grown;
-      }
-      this.cited[source] = 1;
-    }
+    this.cited.cite(message);
   }
 
   isCited(seq: number): boolean {
-    return seq < this.cited.length && this.cited[seq] === 1;
+    return this.cited.has(seq);
   }
 
   /** Drops the stubs a committed message has cited: they stay stubs for good. */
@@ -502,7 +486,7 @@ function chunkStub(
   at += CHUNK_DATA_PREFIX.length;
   if (view[at] !== OPEN_BRACE) return undefined;
   // The data is everything between `"data":` and the envelope's closing brace.
-  return { seq, time, type: CHUNK_TYPE, data: elidedChunkData(end - 1 - at) };
+  return elidedChunk(seq, time, end - 1 - at);
 }
 
 /** The value of the last integer {@link integerEnd} read (kept here to allocate nothing). */
@@ -543,33 +527,25 @@ async function restoreUnfinished(
   events: SessionEvent[],
   stubs: StubLedger,
 ): Promise<void> {
-  const unfinished: number[] = [];
+  const seqs: number[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   for (let i = 0; i < stubs.length; i++) {
-    if (!stubs.isCited(stubs.seqs[i] as number)) unfinished.push(i);
+    const seq = stubs.seqs[i] as number;
+    if (stubs.isCited(seq)) continue;
+    const offset = stubs.offsets[i] as number;
+    seqs.push(seq);
+    starts.push(offset);
+    ends.push(offset + (stubs.lengths[i] as number));
   }
-  let next = 0;
-  while (next < unfinished.length) {
-    const first = unfinished[next] as number;
-    const spanStart = stubs.offsets[first] as number;
-    let spanEnd = spanStart + (stubs.lengths[first] as number);
-    let last = next;
-    while (last + 1 < unfinished.length) {
-      const candidate = unfinished[last + 1] as number;
-      const offset = stubs.offsets[candidate] as number;
-      const candidateEnd = offset + (stubs.lengths[candidate] as number);
-      if (offset - spanEnd > RESTORE_GAP_BYTES || candidateEnd - spanStart > RESTORE_SPAN_BYTES) {
-        break;
-      }
-      spanEnd = candidateEnd;
-      last++;
-    }
-    const span = Buffer.allocUnsafe(spanEnd - spanStart);
+  for (const { first, last } of coalesce(starts, RESTORE_GAP_BYTES, ends, RESTORE_SPAN_BYTES)) {
+    const spanStart = starts[first] as number;
+    const span = Buffer.allocUnsafe((ends[last] as number) - spanStart);
     const read = await readFully(handle, span, spanStart);
-    for (let k = next; k <= last; k++) {
-      const index = unfinished[k] as number;
-      const seq = stubs.seqs[index] as number;
-      const from = (stubs.offsets[index] as number) - spanStart;
-      const to = from + (stubs.lengths[index] as number);
+    for (let k = first; k <= last; k++) {
+      const seq = seqs[k] as number;
+      const from = (starts[k] as number) - spanStart;
+      const to = (ends[k] as number) - spanStart;
       let value: unknown;
       try {
         value = to <= read ? JSON.parse(span.toString('utf8', from, to)) : undefined;
@@ -585,6 +561,5 @@ async function restoreUnfinished(
       }
       events[seq] = value;
     }
-    next = last + 1;
   }
 }
