@@ -269,7 +269,8 @@ export function isEventOfType<T extends KnownEventType>(
 }
 
 const EVENT_TYPE_PATTERN = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)+$/;
-const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
+/** The types of the core vocabulary (stores that give types codes cover exactly these). */
+export const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'turn/start',
   'turn/end',
   'step/start',

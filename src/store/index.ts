@@ -41,5 +41,12 @@ export {
   type OpenSessionOptions,
   openSession,
 } from './open-session.js';
-export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './open-store.js';
+export {
+  DEFAULT_STORE_URL,
+  type OpenStoreOptions,
+  openStore,
+  parseStoreUrl,
+  type StoreScheme,
+  type StoreUrl,
+} from './open-store.js';
 export { DEFAULT_WINDOW_MS, type Durability, Recorder, type RecorderStats } from './recorder.js';
