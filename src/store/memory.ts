@@ -51,25 +51,26 @@ let tokens = 0;
 /** Sessions held in this process's memory; nothing survives the process. */
 export class MemoryStore implements SessionStore {
   readonly location = 'memory:';
-  private readonly sessions: Map<string, StoredEntry>;
-  private readonly locks: Map<string, LockOwner>;
-  private closed = false;
+  readonly #sessions: Map<string, StoredEntry>;
+  readonly #locks: Map<string, LockOwner>;
+  #closed = false;
 
   /**
    * @param options.sharedWith another memory store whose sessions (and locks) this one shares,
    *   as two processes share a directory: tests use it to stand for a restart or a second writer.
    */
   constructor(options: { readonly sharedWith?: MemoryStore } = {}) {
-    this.sessions = options.sharedWith?.sessions ?? new Map();
-    this.locks = options.sharedWith?.locks ?? new Map();
+    const shared = options.sharedWith;
+    this.#sessions = shared === undefined ? new Map() : shared.#sessions;
+    this.#locks = shared === undefined ? new Map() : shared.#locks;
   }
 
   async create(header: SessionHeader): Promise<void> {
-    this.assertOpen();
+    this.#assertOpen();
     checkSessionId(header.id);
     validateHeader(header);
-    if (this.sessions.has(header.id)) throw new AlreadyExistsError(header.id, this.location);
-    this.sessions.set(header.id, {
+    if (this.#sessions.has(header.id)) throw new AlreadyExistsError(header.id, this.location);
+    this.#sessions.set(header.id, {
       header: JSON.stringify(header),
       lines: [],
       chunks: [],
@@ -78,8 +79,8 @@ export class MemoryStore implements SessionStore {
   }
 
   async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
-    this.assertOpen();
-    const entry = this.entry(id);
+    this.#assertOpen();
+    const entry = this.#entry(id);
     checkBatch(id, events, options);
     if (options.expectedSeq !== entry.lines.length) {
       throw new ConflictError(id, options.expectedSeq, entry.lines.length);
@@ -93,8 +94,8 @@ export class MemoryStore implements SessionStore {
   }
 
   async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
-    this.assertOpen();
-    const entry = this.entry(id);
+    this.#assertOpen();
+    const entry = this.#entry(id);
     const header = JSON.parse(entry.header) as SessionHeader;
     if (options.elideFinishedChunks !== true) {
       return { header, events: entry.lines.map((line) => JSON.parse(line) as SessionEvent) };
@@ -120,8 +121,8 @@ export class MemoryStore implements SessionStore {
   }
 
   async list(options: ListOptions = {}): Promise<SessionPage> {
-    this.assertOpen();
-    const summaries = [...this.sessions.values()].map((entry) => ({
+    this.#assertOpen();
+    const summaries = [...this.#sessions.values()].map((entry) => ({
       header: JSON.parse(entry.header) as SessionHeader,
       updatedAt: entry.updatedAt,
       eventCount: entry.lines.length,
@@ -130,17 +131,17 @@ export class MemoryStore implements SessionStore {
   }
 
   async delete(id: string): Promise<void> {
-    this.assertOpen();
-    this.entry(id);
-    const owner = this.locks.get(id);
+    this.#assertOpen();
+    this.#entry(id);
+    const owner = this.#locks.get(id);
     if (owner !== undefined) throw new LockedError(id, owner);
-    this.sessions.delete(id);
+    this.#sessions.delete(id);
   }
 
   async lock(id: string): Promise<SessionLock> {
-    this.assertOpen();
+    this.#assertOpen();
     checkSessionId(id);
-    const held = this.locks.get(id);
+    const held = this.#locks.get(id);
     if (held !== undefined) throw new LockedError(id, held);
     const owner: LockOwner = {
       pid: 0,
@@ -148,40 +149,40 @@ export class MemoryStore implements SessionStore {
       since: Date.now(),
       token: `memory-${++tokens}`,
     };
-    this.locks.set(id, owner);
+    this.#locks.set(id, owner);
     return {
       sessionId: id,
       owner,
       release: async () => {
-        if (this.locks.get(id)?.token === owner.token) this.locks.delete(id);
+        if (this.#locks.get(id)?.token === owner.token) this.#locks.delete(id);
       },
     };
   }
 
   /** Checks the arguments and the lock, and drops nothing: an append to memory is atomic. */
   async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
-    this.assertOpen();
+    this.#assertOpen();
     checkSessionId(id);
     checkTornTail(id, tail, lock);
-    const holder = this.locks.get(id);
+    const holder = this.#locks.get(id);
     if (holder?.token === lock.owner.token) return;
     if (holder !== undefined) throw new LockedError(id, holder);
     throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.#closed = true;
   }
 
-  private entry(id: string): StoredEntry {
+  #entry(id: string): StoredEntry {
     checkSessionId(id);
-    const entry = this.sessions.get(id);
+    const entry = this.#sessions.get(id);
     if (entry === undefined) throw new NotFoundError(id, this.location);
     return entry;
   }
 
-  private assertOpen(): void {
-    assertOpen(this.closed, this.location);
+  #assertOpen(): void {
+    assertOpen(this.#closed, this.location);
   }
 }
 

@@ -37,28 +37,35 @@ export interface RawLine {
  * the error can say how long it is.
  */
 export class LineReader {
-  private readonly chunk: Buffer;
+  readonly #chunk: Buffer;
   /** The filled part of `chunk`. */
-  private view: Buffer;
-  private chunkLength = 0;
-  private chunkPos = 0;
+  #view: Buffer;
+  #chunkLength = 0;
+  #chunkPos = 0;
   /** File offset of `chunk[0]`. */
-  private chunkOffset: number;
-  private eof = false;
-  private lineNumber: number;
+  #chunkOffset: number;
+  #eof = false;
+  #lineNumber: number;
+
+  readonly #handle: FsFileHandle;
+  readonly #file: string;
+  readonly #maxLineBytes: number;
 
   constructor(
-    private readonly handle: FsFileHandle,
-    private readonly file: string,
-    private readonly maxLineBytes: number,
+    handle: FsFileHandle,
+    file: string,
+    maxLineBytes: number,
     start = 0,
     firstLineNumber = 1,
     chunkBytes = READ_CHUNK_BYTES,
   ) {
-    this.chunk = Buffer.allocUnsafe(chunkBytes);
-    this.view = this.chunk.subarray(0, 0);
-    this.chunkOffset = start;
-    this.lineNumber = firstLineNumber;
+    this.#handle = handle;
+    this.#file = file;
+    this.#maxLineBytes = maxLineBytes;
+    this.#chunk = Buffer.allocUnsafe(chunkBytes);
+    this.#view = this.#chunk.subarray(0, 0);
+    this.#chunkOffset = start;
+    this.#lineNumber = firstLineNumber;
   }
 
   /**
@@ -66,16 +73,16 @@ export class LineReader {
    * a log), else `undefined`; then {@link LineReader.next} reads on.
    */
   nextBuffered(): RawLine | undefined {
-    if (this.chunkPos >= this.chunkLength) return undefined;
-    const newline = this.view.indexOf(NEWLINE, this.chunkPos);
+    if (this.#chunkPos >= this.#chunkLength) return undefined;
+    const newline = this.#view.indexOf(NEWLINE, this.#chunkPos);
     if (newline === -1) return undefined;
-    const length = newline - this.chunkPos;
-    if (length > this.maxLineBytes) return undefined; // next() reports it
-    const offset = this.chunkOffset + this.chunkPos;
-    const withNewline = this.view.subarray(this.chunkPos, newline + 1);
+    const length = newline - this.#chunkPos;
+    if (length > this.#maxLineBytes) return undefined; // next() reports it
+    const offset = this.#chunkOffset + this.#chunkPos;
+    const withNewline = this.#view.subarray(this.#chunkPos, newline + 1);
     const bytes = withNewline.subarray(0, length);
-    this.chunkPos = newline + 1;
-    return { number: this.lineNumber++, offset, bytes, terminated: true, withNewline };
+    this.#chunkPos = newline + 1;
+    return { number: this.#lineNumber++, offset, bytes, terminated: true, withNewline };
   }
 
   /** The next line, or `undefined` at the end of the file. */
@@ -85,61 +92,61 @@ export class LineReader {
     let offset = -1;
     let over = false;
     for (;;) {
-      if (this.chunkPos >= this.chunkLength) {
-        if (this.eof || !(await this.fill())) {
+      if (this.#chunkPos >= this.#chunkLength) {
+        if (this.#eof || !(await this.#fill())) {
           if (length === 0 && offset === -1) return undefined;
-          if (over) this.throwLimit(offset, length);
-          return this.emit(pieces, length, offset, false);
+          if (over) this.#throwLimit(offset, length);
+          return this.#emit(pieces, length, offset, false);
         }
       }
-      if (offset === -1) offset = this.chunkOffset + this.chunkPos;
-      const newline = this.view.indexOf(NEWLINE, this.chunkPos);
-      const end = newline === -1 ? this.chunkLength : newline;
-      const piece = end - this.chunkPos;
+      if (offset === -1) offset = this.#chunkOffset + this.#chunkPos;
+      const newline = this.#view.indexOf(NEWLINE, this.#chunkPos);
+      const end = newline === -1 ? this.#chunkLength : newline;
+      const piece = end - this.#chunkPos;
       length += piece;
-      if (length > this.maxLineBytes) {
+      if (length > this.#maxLineBytes) {
         over = true;
         pieces.length = 0;
       } else if (piece > 0) {
-        const bytes = this.view.subarray(this.chunkPos, end);
+        const bytes = this.#view.subarray(this.#chunkPos, end);
         // A line that ends in this chunk is handed out as a view (no copy); the part of a line
         // that continues into the next chunk is copied, because the next read reuses the chunk.
-        pieces.push(end < this.chunkLength ? bytes : Buffer.from(bytes));
+        pieces.push(end < this.#chunkLength ? bytes : Buffer.from(bytes));
       }
-      this.chunkPos = end;
-      if (end < this.chunkLength) {
-        this.chunkPos = end + 1;
-        if (over) this.throwLimit(offset, length);
-        return this.emit(pieces, length, offset, true);
+      this.#chunkPos = end;
+      if (end < this.#chunkLength) {
+        this.#chunkPos = end + 1;
+        if (over) this.#throwLimit(offset, length);
+        return this.#emit(pieces, length, offset, true);
       }
     }
   }
 
-  private emit(pieces: Buffer[], length: number, offset: number, terminated: boolean): RawLine {
+  #emit(pieces: Buffer[], length: number, offset: number, terminated: boolean): RawLine {
     const bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length);
-    return { number: this.lineNumber++, offset, bytes, terminated };
+    return { number: this.#lineNumber++, offset, bytes, terminated };
   }
 
-  private throwLimit(offset: number, length: number): never {
+  #throwLimit(offset: number, length: number): never {
     throw new LimitExceededError(
       'maxLineBytes',
-      this.maxLineBytes,
+      this.#maxLineBytes,
       length,
-      `${this.file} line ${this.lineNumber} (byte ${offset})`,
+      `${this.#file} line ${this.#lineNumber} (byte ${offset})`,
     );
   }
 
-  private async fill(): Promise<boolean> {
-    this.chunkOffset += this.chunkLength;
-    this.chunkPos = 0;
-    this.chunkLength = 0;
-    const read = await this.handle.read(this.chunk, 0, this.chunk.length, this.chunkOffset);
+  async #fill(): Promise<boolean> {
+    this.#chunkOffset += this.#chunkLength;
+    this.#chunkPos = 0;
+    this.#chunkLength = 0;
+    const read = await this.#handle.read(this.#chunk, 0, this.#chunk.length, this.#chunkOffset);
     if (read === 0) {
-      this.eof = true;
+      this.#eof = true;
       return false;
     }
-    this.chunkLength = read;
-    this.view = this.chunk.subarray(0, read);
+    this.#chunkLength = read;
+    this.#view = this.#chunk.subarray(0, read);
     return true;
   }
 }

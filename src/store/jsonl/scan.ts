@@ -138,11 +138,11 @@ class StubLedger {
   offsets: number[] = [];
   lengths: number[] = [];
   /** What the committed messages cite. */
-  private readonly cited = new CitedSeqs();
+  readonly #cited = new CitedSeqs();
   /** The messages of the open batch, cited from once it commits. */
-  private pendingMessages: SessionEvent[] = [];
+  #pendingMessages: SessionEvent[] = [];
   /** Ledger length after the last compaction (compactions are amortized O(1) per stub). */
-  private compacted = 0;
+  #compacted = 0;
 
   get length(): number {
     return this.seqs.length;
@@ -156,14 +156,14 @@ class StubLedger {
 
   /** An assistant/message of the open batch. */
   noteMessage(message: SessionEvent): void {
-    this.pendingMessages.push(message);
+    this.#pendingMessages.push(message);
   }
 
   /** The open batch committed: its messages' citations count. */
   commit(): void {
-    for (const message of this.pendingMessages) this.cite(message);
-    this.pendingMessages.length = 0;
-    if (this.seqs.length >= 2 * this.compacted + 1024) this.compact();
+    for (const message of this.#pendingMessages) this.cite(message);
+    this.#pendingMessages.length = 0;
+    if (this.seqs.length >= 2 * this.#compacted + 1024) this.#compact();
   }
 
   /** The open batch did not commit: forgets its stubs and messages. */
@@ -171,20 +171,20 @@ class StubLedger {
     this.seqs.length = stubs;
     this.offsets.length = stubs;
     this.lengths.length = stubs;
-    this.pendingMessages.length = 0;
+    this.#pendingMessages.length = 0;
   }
 
   /** Counts the citations of a committed assistant/message. */
   cite(message: SessionEvent): void {
-    this.cited.cite(message);
+    this.#cited.cite(message);
   }
 
   isCited(seq: number): boolean {
-    return this.cited.has(seq);
+    return this.#cited.has(seq);
   }
 
   /** Drops the stubs a committed message has cited: they stay stubs for good. */
-  private compact(): void {
+  #compact(): void {
     let kept = 0;
     for (let i = 0; i < this.seqs.length; i++) {
       const seq = this.seqs[i] as number;
@@ -197,7 +197,7 @@ class StubLedger {
     this.seqs.length = kept;
     this.offsets.length = kept;
     this.lengths.length = kept;
-    this.compacted = kept;
+    this.#compacted = kept;
   }
 }
 
@@ -220,81 +220,84 @@ interface ScannerOptions {
  */
 class BatchScanner {
   readonly stubs = new StubLedger();
-  private buffer: Buffer;
-  private view: Buffer;
+  #buffer: Buffer;
+  #view: Buffer;
   /** File offset of `buffer[0]`. */
-  private base: number;
-  private filled = 0;
-  private pos = 0;
-  private eof = false;
-  private lineNumber: number;
-  private committedEnd: number;
-  private committedEvents = 0;
-  private committedStubs = 0;
+  #base: number;
+  #filled = 0;
+  #pos = 0;
+  #eof = false;
+  #lineNumber: number;
+  #committedEnd: number;
+  #committedEvents = 0;
+  #committedStubs = 0;
   // The open batch.
-  private batchOffset = 0;
-  private batchLine = 0;
-  private batchLines = 0;
-  private batchBytes = 0;
-  private checksum = 0;
+  #batchOffset = 0;
+  #batchLine = 0;
+  #batchLines = 0;
+  #batchBytes = 0;
+  #checksum = 0;
   // The current run: the ends of its lines in the buffer.
-  private ends = new Int32Array(4096);
-  private runLines = 0;
+  #ends = new Int32Array(4096);
+  #runLines = 0;
 
-  constructor(
-    private readonly handle: FsFileHandle,
-    private readonly options: ScannerOptions,
-  ) {
-    this.buffer = Buffer.allocUnsafe(options.chunkBytes);
-    this.view = this.buffer.subarray(0, 0);
-    this.base = options.start;
-    this.lineNumber = options.lineNumber;
-    this.committedEnd = options.start;
+  readonly #handle: FsFileHandle;
+  readonly #options: ScannerOptions;
+
+  constructor(handle: FsFileHandle, options: ScannerOptions) {
+    this.#handle = handle;
+    this.#options = options;
+    this.#buffer = Buffer.allocUnsafe(options.chunkBytes);
+    this.#view = this.#buffer.subarray(0, 0);
+    this.#base = options.start;
+    this.#lineNumber = options.lineNumber;
+    this.#committedEnd = options.start;
   }
 
   async run(): Promise<ScanStop> {
     for (;;) {
-      const doubt = this.frame();
+      const doubt = this.#frame();
       if (doubt !== undefined) return doubt;
-      if (!(await this.refill())) {
-        if (this.pos < this.filled || this.batchLines > 0) return this.doubt(this.pos);
-        return { committedEnd: this.committedEnd, size: this.base + this.filled };
+      if (!(await this.#refill())) {
+        if (this.#pos < this.#filled || this.#batchLines > 0) return this.#doubt(this.#pos);
+        return { committedEnd: this.#committedEnd, size: this.#base + this.#filled };
       }
     }
   }
 
   /** Handles every complete line in the buffer; a stop when a batch is in doubt. */
-  private frame(): ScanStop | undefined {
-    const view = this.view;
-    const maxLineBytes = this.options.maxLineBytes;
-    let pos = this.pos;
+  #frame(): ScanStop | undefined {
+    const view = this.#view;
+    const maxLineBytes = this.#options.maxLineBytes;
+    let pos = this.#pos;
     let runStart = pos;
     for (;;) {
       const newline = view.indexOf(NEWLINE, pos);
       if (newline === -1) break;
-      if (newline - pos > maxLineBytes) return this.doubt(pos);
+      if (newline - pos > maxLineBytes) return this.#doubt(pos);
       if (startsWith(view, pos, newline, COMMIT_PREFIX)) {
-        if (!this.processRun(runStart, pos) || !this.commit(pos, newline)) return this.doubt(pos);
+        if (!this.#processRun(runStart, pos) || !this.#commit(pos, newline))
+          return this.#doubt(pos);
         pos = newline + 1;
         runStart = pos;
-        this.lineNumber++;
+        this.#lineNumber++;
         continue;
       }
-      if (this.batchLines === 0 && this.runLines === 0) {
-        this.batchOffset = this.base + pos;
-        this.batchLine = this.lineNumber;
+      if (this.#batchLines === 0 && this.#runLines === 0) {
+        this.#batchOffset = this.#base + pos;
+        this.#batchLine = this.#lineNumber;
       }
-      if (this.runLines === this.ends.length) {
-        const grown = new Int32Array(this.ends.length * 2);
-        grown.set(this.ends);
-        this.ends = grown;
+      if (this.#runLines === this.#ends.length) {
+        const grown = new Int32Array(this.#ends.length * 2);
+        grown.set(this.#ends);
+        this.#ends = grown;
       }
-      this.ends[this.runLines++] = newline;
+      this.#ends[this.#runLines++] = newline;
       pos = newline + 1;
-      this.lineNumber++;
+      this.#lineNumber++;
     }
-    if (!this.processRun(runStart, pos)) return this.doubt(pos);
-    this.pos = pos;
+    if (!this.#processRun(runStart, pos)) return this.#doubt(pos);
+    this.#pos = pos;
     return undefined;
   }
 
@@ -302,23 +305,23 @@ class BatchScanner {
    * Checks and parses the run of event lines `[start, end)`: one checksum update and one UTF-8
    * validation for all of them, then each line parsed (or made a stub).
    */
-  private processRun(start: number, end: number): boolean {
-    const lines = this.runLines;
+  #processRun(start: number, end: number): boolean {
+    const lines = this.#runLines;
     if (lines === 0) return true;
-    this.runLines = 0;
-    this.batchLines += lines;
-    this.batchBytes += end - start;
-    const bytes = this.view.subarray(start, end);
-    this.checksum = crc32(bytes, this.checksum);
+    this.#runLines = 0;
+    this.#batchLines += lines;
+    this.#batchBytes += end - start;
+    const bytes = this.#view.subarray(start, end);
+    this.#checksum = crc32(bytes, this.#checksum);
     // Decoding alone would turn a bad sequence into U+FFFD and so accept a damaged line.
     if (!isUtf8(bytes)) return false;
-    return this.options.elide ? this.parseEliding(start, lines) : this.parse(start, end, lines);
+    return this.#options.elide ? this.#parseEliding(start, lines) : this.#parse(start, end, lines);
   }
 
   /** Parses every line of the run from one decoded string. */
-  private parse(start: number, end: number, lines: number): boolean {
-    const events = this.options.events;
-    const text = this.view.toString('utf8', start, end);
+  #parse(start: number, end: number, lines: number): boolean {
+    const events = this.#options.events;
+    const text = this.#view.toString('utf8', start, end);
     let seq = events.length;
     let from = 0;
     try {
@@ -337,10 +340,10 @@ class BatchScanner {
   }
 
   /** Makes a stub of each chunk line in palimpsest's form and parses the other lines. */
-  private parseEliding(start: number, lines: number): boolean {
-    const events = this.options.events;
-    const view = this.view;
-    const ends = this.ends;
+  #parseEliding(start: number, lines: number): boolean {
+    const events = this.#options.events;
+    const view = this.#view;
+    const ends = this.#ends;
     let seq = events.length;
     let from = start;
     for (let i = 0; i < lines; i++) {
@@ -348,7 +351,7 @@ class BatchScanner {
       const stub = chunkStub(view, from, end, seq);
       if (stub !== undefined) {
         events.push(stub);
-        this.stubs.add(seq, this.base + from, end - from);
+        this.stubs.add(seq, this.#base + from, end - from);
       } else {
         let value: unknown;
         try {
@@ -367,39 +370,39 @@ class BatchScanner {
   }
 
   /** Commits the open batch if the marker on `[start, end)` matches it. */
-  private commit(start: number, end: number): boolean {
-    const commit = parseCommit(this.view.subarray(start, end));
-    const events = this.options.events;
+  #commit(start: number, end: number): boolean {
+    const commit = parseCommit(this.#view.subarray(start, end));
+    const events = this.#options.events;
     if (
       commit === undefined ||
-      this.batchLines === 0 ||
+      this.#batchLines === 0 ||
       commit.count !== events.length ||
-      commit.bytes !== this.batchBytes ||
-      commit.checksum !== this.checksum
+      commit.bytes !== this.#batchBytes ||
+      commit.checksum !== this.#checksum
     ) {
       return false;
     }
-    this.committedEvents = events.length;
+    this.#committedEvents = events.length;
     this.stubs.commit();
-    this.committedStubs = this.stubs.length;
-    this.committedEnd = this.base + end + 1;
-    this.batchLines = 0;
-    this.batchBytes = 0;
-    this.checksum = 0;
+    this.#committedStubs = this.stubs.length;
+    this.#committedEnd = this.#base + end + 1;
+    this.#batchLines = 0;
+    this.#batchBytes = 0;
+    this.#checksum = 0;
     return true;
   }
 
   /** Drops the open batch and says where the line reader should take over. */
-  private doubt(at: number): ScanStop {
-    this.options.events.length = this.committedEvents;
-    this.stubs.drop(this.committedStubs);
-    const open = this.batchLines > 0 || this.runLines > 0;
+  #doubt(at: number): ScanStop {
+    this.#options.events.length = this.#committedEvents;
+    this.stubs.drop(this.#committedStubs);
+    const open = this.#batchLines > 0 || this.#runLines > 0;
     return {
-      committedEnd: this.committedEnd,
-      size: this.base + this.filled,
+      committedEnd: this.#committedEnd,
+      size: this.#base + this.#filled,
       doubt: open
-        ? { offset: this.batchOffset, lineNumber: this.batchLine }
-        : { offset: this.base + at, lineNumber: this.lineNumber },
+        ? { offset: this.#batchOffset, lineNumber: this.#batchLine }
+        : { offset: this.#base + at, lineNumber: this.#lineNumber },
     };
   }
 
@@ -408,30 +411,35 @@ class BatchScanner {
    * buffer, up to `maxLineBytes`) and reads on. `false` at the end of the file, or when a line
    * is over the limit (the line reader then reports it).
    */
-  private async refill(): Promise<boolean> {
-    if (this.eof) return false;
-    const rest = this.filled - this.pos;
-    if (this.pos > 0) {
-      this.buffer.copyWithin(0, this.pos, this.filled);
-      this.base += this.pos;
-      this.pos = 0;
-      this.filled = rest;
-    } else if (this.filled === this.buffer.length) {
-      if (this.buffer.length > this.options.maxLineBytes) return false;
+  async #refill(): Promise<boolean> {
+    if (this.#eof) return false;
+    const rest = this.#filled - this.#pos;
+    if (this.#pos > 0) {
+      this.#buffer.copyWithin(0, this.#pos, this.#filled);
+      this.#base += this.#pos;
+      this.#pos = 0;
+      this.#filled = rest;
+    } else if (this.#filled === this.#buffer.length) {
+      if (this.#buffer.length > this.#options.maxLineBytes) return false;
       const grown = Buffer.allocUnsafe(
-        Math.min(this.buffer.length * 2, this.options.maxLineBytes + 1),
+        Math.min(this.#buffer.length * 2, this.#options.maxLineBytes + 1),
       );
-      this.buffer.copy(grown, 0, 0, this.filled);
-      this.buffer = grown;
+      this.#buffer.copy(grown, 0, 0, this.#filled);
+      this.#buffer = grown;
     }
-    const length = Math.min(this.options.chunkBytes, this.buffer.length - this.filled);
-    const read = await this.handle.read(this.buffer, this.filled, length, this.base + this.filled);
-    this.view = this.buffer.subarray(0, this.filled + read);
+    const length = Math.min(this.#options.chunkBytes, this.#buffer.length - this.#filled);
+    const read = await this.#handle.read(
+      this.#buffer,
+      this.#filled,
+      length,
+      this.#base + this.#filled,
+    );
+    this.#view = this.#buffer.subarray(0, this.#filled + read);
     if (read === 0) {
-      this.eof = true;
+      this.#eof = true;
       return false;
     }
-    this.filled += read;
+    this.#filled += read;
     return true;
   }
 }
