@@ -5,7 +5,8 @@
  * @packageDocumentation
  */
 export { DEFAULT_MAX_LINE_BYTES } from './format.js';
+// Types only: the options name the file-system facade and the failpoints (the seams of fault and
+// crash tests). Framing internals and test hooks stay inside; tests import their modules.
 export type { FsFacade, FsFileHandle, FsOpenFlags, FsStats } from './fs.js';
 export type { JsonlFailpoint, JsonlStoreOptions } from './options.js';
-export { encodeSessionId, LOG_SUFFIX, MAX_ENCODED_LENGTH } from './paths.js';
 export { JsonlStore, openJsonlStore } from './store.js';

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
-import { encodeSessionId, type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { READ_CHUNK_BYTES } from '../../../src/store/jsonl/line-reader.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { header, note, tempDir } from './helpers.js';
 
 /** Writes a log of `batches` batches of `perBatch` events carrying `payload`-character texts. */

@@ -11,8 +11,8 @@ import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
 import { CorruptLogError } from '../../../src/store/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
-import { encodeSessionId } from '../../../src/store/jsonl/index.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { type ScanResult, scanLog } from '../../../src/store/jsonl/scan.js';
 import { header, note, tempDir } from './helpers.js';
 
