@@ -15,7 +15,8 @@ export interface LoadedSession {
   readonly events: SessionEvent[];
   /**
    * Present when the log ends with an incomplete final batch left by a crash. Its events are not
-   * in `events`; a writer drops the bytes with {@link SessionStore.discardTornTail}.
+   * in `events`; a writer drops it with {@link SessionStore.discardTornTail}. Never present for a
+   * store that commits each batch atomically (a database).
    */
   readonly tornTail?: TornTail;
 }

@@ -47,7 +47,7 @@ export interface InspectSessionOptions {
 export interface OpenReport {
   /** The session did not exist and was created. */
   readonly created: boolean;
-  /** Bytes of a torn final batch that were dropped. */
+  /** Bytes of a torn final batch that were dropped (0 for a store that has no torn tails). */
   readonly tornBytesDropped: number;
   /** Closer events appended to end a turn a crash left open. */
   readonly repairedEvents: number;
