@@ -12,7 +12,9 @@ import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SESSION_FORMAT_VERSION, type SessionEvent } from '../src/core/index.js';
-import { batchText, encodeSessionId, openJsonlStore } from '../src/store/jsonl/index.js';
+import { batchText } from '../src/store/jsonl/format.js';
+import { openJsonlStore } from '../src/store/jsonl/index.js';
+import { encodeSessionId } from '../src/store/jsonl/paths.js';
 
 const sizeMiB = Number(process.argv[2] ?? 1024);
 const PAYLOAD = 256 * 1024;

@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SESSION_FORMAT_VERSION, Session, type SessionEvent } from '../src/core/index.js';
-import { encodeSessionId, LOG_SUFFIX, openJsonlStore } from '../src/store/jsonl/index.js';
+import { openJsonlStore } from '../src/store/jsonl/index.js';
+import { encodeSessionId, LOG_SUFFIX } from '../src/store/jsonl/paths.js';
 import { median } from './measure.js';
 import type { ResumeChildResult } from './store-child.js';
 import {

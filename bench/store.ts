@@ -32,7 +32,8 @@ import {
   type SessionHeader,
 } from '../src/core/index.js';
 import { openSession } from '../src/store/index.js';
-import { encodeSessionId, LOG_SUFFIX, openJsonlStore } from '../src/store/jsonl/index.js';
+import { openJsonlStore } from '../src/store/jsonl/index.js';
+import { encodeSessionId, LOG_SUFFIX } from '../src/store/jsonl/paths.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import {
   loadDriver,

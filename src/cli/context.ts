@@ -3,7 +3,7 @@
  * and whether output is JSON.
  */
 import { existsSync } from 'node:fs';
-import { DEFAULT_STORE_URL, openStore, type SessionStore } from '../store/index.js';
+import { DEFAULT_STORE_URL, openStore, parseStoreUrl, type SessionStore } from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
 import { Terminal } from './terminal.js';
 
@@ -50,10 +50,8 @@ export class CliContext {
 }
 
 function assertStoreExists(url: string): void {
-  const colon = url.indexOf(':');
-  const scheme = url.slice(0, colon);
-  const path = url.slice(colon + 1);
-  if ((scheme === 'jsonl' || scheme === 'sqlite') && path !== '' && !existsSync(path)) {
+  const { scheme, path } = parseStoreUrl(url);
+  if (scheme !== 'memory' && !existsSync(path)) {
     throw new CliError(
       `there is no store at ${url} (nothing was created; palimpsest demo or palimpsest run records a session there, or pass --store)`,
       EXIT.notFound,

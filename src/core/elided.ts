@@ -14,20 +14,15 @@
  * fork of a prefix holding one is refused, and a recorder never writes one back (it writes only
  * new appends). The format is unchanged: a stub is what a reader was handed, never what a log
  * holds.
+ *
+ * The rules every store shares live here too, so a backend brings only its I/O: which chunks a
+ * log's messages finish ({@link CitedSeqs}) and how a stub is built ({@link elidedChunk}).
  */
 import { describeValue, InvalidArgumentError, SessionValidationError } from './errors.js';
-import type { SessionEvent } from './events.js';
+import type { ElidedChunkData, SessionEvent } from './events.js';
 import type { JsonValue } from './json.js';
 import type { ShapeIssue } from './messages.js';
 import { Stamp } from './stamp.js';
-
-/** The `data` of an elided chunk: `{elided: {bytes}}`, nothing else (a JSON object). */
-export type ElidedChunkData = {
-  readonly elided: {
-    /** The UTF-8 length of the chunk's `data` as JSON text, as stored. */
-    readonly bytes: number;
-  };
-};
 
 /** Marks the markers {@link elidedChunkData} made (valid and frozen by construction). */
 class ElidedMarker extends Stamp {
@@ -124,47 +119,82 @@ function isByteCount(value: unknown): value is number {
   );
 }
 
+/**
+ * The stub of the finished chunk at `seq`: its own seq and time, and the shared marker of
+ * {@link elidedChunkData} as its data.
+ */
+export function elidedChunk(
+  seq: number,
+  time: number,
+  bytes: number,
+): SessionEvent<'assistant/chunk'> {
+  return { seq, time, type: 'assistant/chunk', data: elidedChunkData(bytes) };
+}
+
 const NONE = new Uint8Array(0);
 
 /**
+ * The seqs the `assistant/message` events of a log cite: the one rule of which chunks are
+ * finished, for validation and for every store that elides them. A byte per seq in a growable
+ * typed array, as this runs on the resume path of every event.
+ */
+export class CitedSeqs {
+  #cited = NONE;
+
+  /**
+   * Takes the citations of `event` if it is an `assistant/message`. The event may come from a
+   * log not validated yet, so only integers naming an *earlier* event count: a session refuses
+   * a message citing anything else, and a chunk it cannot finish must stay loadable in full.
+   */
+  cite(event: SessionEvent): void {
+    if (event.type !== 'assistant/message') return;
+    const sources: unknown = event.sourceEventSeqs;
+    if (!Array.isArray(sources)) return;
+    const seq = event.seq;
+    for (const source of sources) {
+      if (typeof source !== 'number' || !Number.isInteger(source) || source < 0 || source >= seq) {
+        continue;
+      }
+      if (source >= this.#cited.length) {
+        const grown = new Uint8Array(Math.max(4096, seq * 2));
+        grown.set(this.#cited);
+        this.#cited = grown;
+      }
+      this.#cited[source] = 1;
+    }
+  }
+
+  /** True once a message taken by {@link CitedSeqs.cite} cited `seq`. */
+  has(seq: number): boolean {
+    return seq < this.#cited.length && this.#cited[seq] === 1;
+  }
+}
+
+/**
  * Follows the elided chunks of a seed while it is admitted, event by event, and checks at the
- * end that a later `assistant/message` cited every one of them. O(1) per event while no stub
- * waits for its message (the usual case: a message follows its chunks within a few hundred
- * events).
+ * end that a later `assistant/message` cited every one of them. O(1) per event until the first
+ * stub, then O(citations) per message.
  */
 export class ElidedChunkTracker {
   /** Elided chunks admitted so far. */
   count = 0;
-  /** The seq of the first elided chunk, if any. */
-  first: number | undefined;
-  private waiting = NONE;
-  private pending = 0;
+  #stubs = NONE;
+  readonly #cited = new CitedSeqs();
 
   /** Records the stub at `seq` as waiting for its message. */
   noteElided(seq: number): void {
-    if (seq >= this.waiting.length) {
+    if (seq >= this.#stubs.length) {
       const grown = new Uint8Array(Math.max(1024, (seq + 1) * 2));
-      grown.set(this.waiting);
-      this.waiting = grown;
+      grown.set(this.#stubs);
+      this.#stubs = grown;
     }
-    this.waiting[seq] = 1;
-    this.pending++;
+    this.#stubs[seq] = 1;
     this.count++;
-    this.first ??= seq;
   }
 
-  /** Marks the stubs an admitted `assistant/message` cites as finished. */
+  /** Takes the citations of an admitted event (a message finishes the stubs it cites). */
   noteEvent(event: SessionEvent): void {
-    if (this.pending === 0 || event.type !== 'assistant/message') return;
-    const sources = event.sourceEventSeqs;
-    if (sources === undefined) return;
-    const waiting = this.waiting;
-    for (const seq of sources) {
-      if (seq < waiting.length && waiting[seq] === 1) {
-        waiting[seq] = 0;
-        this.pending--;
-      }
-    }
+    if (this.count !== 0) this.#cited.cite(event);
   }
 
   /**
@@ -172,12 +202,15 @@ export class ElidedChunkTracker {
    * admitted (a citation can only come later), so an error in a later event is reported first.
    */
   finish(): void {
-    if (this.pending === 0) return;
-    const seq = this.waiting.indexOf(1);
-    throw new SessionValidationError(
-      'ELIDED_CHUNK_NOT_FINISHED',
-      `an elided assistant/chunk must be a finished chunk, cited by a later assistant/message of the same seed; none cites seq ${seq}, so load it with its body`,
-      { index: seq, seq, eventType: 'assistant/chunk' },
-    );
+    if (this.count === 0) return;
+    const stubs = this.#stubs;
+    for (let seq = stubs.indexOf(1); seq !== -1; seq = stubs.indexOf(1, seq + 1)) {
+      if (this.#cited.has(seq)) continue;
+      throw new SessionValidationError(
+        'ELIDED_CHUNK_NOT_FINISHED',
+        `an elided assistant/chunk must be a finished chunk, cited by a later assistant/message of the same seed; none cites seq ${seq}, so load it with its body`,
+        { index: seq, seq, eventType: 'assistant/chunk' },
+      );
+    }
   }
 }

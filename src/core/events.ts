@@ -1,7 +1,6 @@
 /**
  * The event envelope and the core vocabulary of a session log.
  */
-import type { ElidedChunkData } from './elided.js';
 import type { JsonObject, JsonValue } from './json.js';
 import type { AssistantMessage, ToolMessage, UserMessage } from './messages.js';
 
@@ -173,6 +172,18 @@ export interface CompactionBracketData {
 }
 
 /**
+ * The \`data\` of an elided chunk (see \`elided.ts\`): \`{elided: {bytes}}\`, nothing else. It widens
+ * the chunk type of {@link SessionEventMap} because a session loaded with elided chunks holds
+ * such stubs; appends never take one (see {@link AppendData}).
+ */
+export type ElidedChunkData = {
+  readonly elided: {
+    /** The UTF-8 length of the chunk's \`data\` as JSON text, as stored. */
+    readonly bytes: number;
+  };
+};
+
+/**
  * The data shape of each core event type. Applications may add their own types by declaration
  * merging; types that are not listed here are accepted with any JSON data.
  */
@@ -271,7 +282,8 @@ export function isEventOfType<T extends KnownEventType>(
 }
 
 const EVENT_TYPE_PATTERN = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)+$/;
-const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
+/** The types of the core vocabulary (stores that give types codes cover exactly these). */
+export const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'turn/start',
   'turn/end',
   'step/start',

@@ -10,7 +10,8 @@
 export { deriveEventMessage } from './derive.js';
 export { type Durable, isDurable } from './durable.js';
 export {
-  type ElidedChunkData,
+  CitedSeqs,
+  elidedChunk,
   elidedChunkData,
   isElidedChunk,
   isElidedChunkData,
@@ -30,6 +31,7 @@ export {
   type AssistantChunkData,
   type AssistantMessageData,
   type CompactionBracketData,
+  type ElidedChunkData,
   type EventData,
   type FinishReason,
   isAppendSurfaceEvent,

@@ -15,19 +15,37 @@ export interface LoadedSession {
   readonly events: SessionEvent[];
   /**
    * Present when the log ends with an incomplete final batch left by a crash. Its events are not
-   * in `events`; a writer drops the bytes with {@link SessionStore.discardTornTail}.
+   * in `events`; a writer drops it with {@link SessionStore.discardTornTail}. Never present for a
+   * store that commits each batch atomically (a database).
    */
   readonly tornTail?: TornTail;
 }
 
-/** The unacknowledged remains of a batch a crash interrupted. */
+/**
+ * The unacknowledged remains of a batch a crash interrupted. Only a store that writes a batch in
+ * more than one step can leave one: a file store (a crash between the first byte and the commit
+ * marker). A database commits each batch in one transaction and never reports a torn tail.
+ */
 export interface TornTail {
-  /** Where the committed log ends (bytes for files, next seq for databases). */
-  readonly offset: number;
-  /** How much would be dropped (bytes for files). */
-  readonly size: number;
+  /**
+   * The events committed before the tail: the seq its batch began at, which is the `events.length`
+   * of the load that reported it and the next seq once the tail is dropped. The same meaning in
+   * every backend.
+   */
+  readonly committedSeq: number;
   /** Why the tail is considered torn. */
   readonly reason: string;
+  /**
+   * Where the tail lies, in a store that keeps a session as bytes (a file): the committed log
+   * ends at byte `offset`, and the `size` bytes after it would be dropped.
+   */
+  readonly bytes?: TornBytes;
+}
+
+/** The byte span of a {@link TornTail} in a file. */
+export interface TornBytes {
+  readonly offset: number;
+  readonly size: number;
 }
 
 /** One entry of {@link SessionStore.list}, read from headers or an index, never from whole logs. */
@@ -126,7 +144,11 @@ export interface SessionStore {
   lock(id: string): Promise<SessionLock>;
 
   /**
-   * Drops the torn tail `load` reported, if the log still ends with it. Requires the lock.
+   * Drops the torn tail `load` reported, if the log still ends with it; a log that changed since
+   * (or a tail spanning nothing) is left alone. Requires the session's lock: a lock of another
+   * session is an `InvalidStoreError`, one no longer held an `InvalidStoreError` or, when
+   * another writer holds the session now, a `LockedError`. A store that never reports a torn
+   * tail (a database) checks the same and drops nothing.
    */
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void>;
 

@@ -12,6 +12,7 @@ export type {
   SessionPage,
   SessionStore,
   SessionSummary,
+  TornBytes,
   TornTail,
 } from './contract.js';
 export {
@@ -40,5 +41,12 @@ export {
   type OpenSessionOptions,
   openSession,
 } from './open-session.js';
-export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './open-store.js';
+export {
+  DEFAULT_STORE_URL,
+  type OpenStoreOptions,
+  openStore,
+  parseStoreUrl,
+  type StoreScheme,
+  type StoreUrl,
+} from './open-store.js';
 export { DEFAULT_WINDOW_MS, type Durability, Recorder, type RecorderStats } from './recorder.js';

@@ -64,6 +64,23 @@ export function parseOwner(value: unknown): LockOwner | undefined {
   };
 }
 
+/**
+ * The owner a stored lock record names, if it may still be running: a record that is not one
+ * (damaged, foreign) or whose owner is gone leaves the lock stale.
+ */
+export function liveOwnerOf(
+  json: string,
+  alive: (owner: LockOwner) => boolean = isOwnerAlive,
+): LockOwner | undefined {
+  let owner: LockOwner | undefined;
+  try {
+    owner = parseOwner(JSON.parse(json));
+  } catch {
+    return undefined;
+  }
+  return owner !== undefined && alive(owner) ? owner : undefined;
+}
+
 function pidExists(pid: number): boolean {
   if (pid <= 0) return false;
   try {

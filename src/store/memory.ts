@@ -4,7 +4,8 @@
  * keep them, so every load returns fresh objects.
  */
 import {
-  elidedChunkData,
+  CitedSeqs,
+  elidedChunk,
   type SessionEvent,
   type SessionHeader,
   validateHeader,
@@ -21,13 +22,13 @@ import type {
 } from './contract.js';
 import {
   AlreadyExistsError,
-  ClosedError,
   ConflictError,
+  InvalidStoreError,
   LockedError,
   type LockOwner,
   NotFoundError,
 } from './errors.js';
-import { checkBatch, checkSessionId, pageOf } from './store-rules.js';
+import { assertOpen, checkBatch, checkSessionId, checkTornTail, pageOf } from './store-rules.js';
 
 interface StoredEntry {
   readonly header: string;
@@ -50,25 +51,26 @@ let tokens = 0;
 /** Sessions held in this process's memory; nothing survives the process. */
 export class MemoryStore implements SessionStore {
   readonly location = 'memory:';
-  private readonly sessions: Map<string, StoredEntry>;
-  private readonly locks: Map<string, LockOwner>;
-  private closed = false;
+  readonly #sessions: Map<string, StoredEntry>;
+  readonly #locks: Map<string, LockOwner>;
+  #closed = false;
 
   /**
    * @param options.sharedWith another memory store whose sessions (and locks) this one shares,
    *   as two processes share a directory: tests use it to stand for a restart or a second writer.
    */
   constructor(options: { readonly sharedWith?: MemoryStore } = {}) {
-    this.sessions = options.sharedWith?.sessions ?? new Map();
-    this.locks = options.sharedWith?.locks ?? new Map();
+    const shared = options.sharedWith;
+    this.#sessions = shared === undefined ? new Map() : shared.#sessions;
+    this.#locks = shared === undefined ? new Map() : shared.#locks;
   }
 
   async create(header: SessionHeader): Promise<void> {
-    this.assertOpen();
+    this.#assertOpen();
     checkSessionId(header.id);
     validateHeader(header);
-    if (this.sessions.has(header.id)) throw new AlreadyExistsError(header.id, this.location);
-    this.sessions.set(header.id, {
+    if (this.#sessions.has(header.id)) throw new AlreadyExistsError(header.id, this.location);
+    this.#sessions.set(header.id, {
       header: JSON.stringify(header),
       lines: [],
       chunks: [],
@@ -77,8 +79,8 @@ export class MemoryStore implements SessionStore {
   }
 
   async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
-    this.assertOpen();
-    const entry = this.entry(id);
+    this.#assertOpen();
+    const entry = this.#entry(id);
     checkBatch(id, events, options);
     if (options.expectedSeq !== entry.lines.length) {
       throw new ConflictError(id, options.expectedSeq, entry.lines.length);
@@ -92,8 +94,8 @@ export class MemoryStore implements SessionStore {
   }
 
   async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
-    this.assertOpen();
-    const entry = this.entry(id);
+    this.#assertOpen();
+    const entry = this.#entry(id);
     const header = JSON.parse(entry.header) as SessionHeader;
     if (options.elideFinishedChunks !== true) {
       return { header, events: entry.lines.map((line) => JSON.parse(line) as SessionEvent) };
@@ -104,27 +106,23 @@ export class MemoryStore implements SessionStore {
     const events: (SessionEvent | undefined)[] = lines.map((line, seq) =>
       entry.chunks[seq] === undefined ? (JSON.parse(line) as SessionEvent) : undefined,
     );
-    const cited = new Set<number>();
-    for (const event of events) {
-      if (event?.type === 'assistant/message') {
-        for (const source of event.sourceEventSeqs ?? []) cited.add(source);
-      }
-    }
+    const cited = new CitedSeqs();
+    for (const event of events) if (event !== undefined) cited.cite(event);
     return {
       header,
       events: events.map((event, seq) => {
         if (event !== undefined) return event;
         const chunk = entry.chunks[seq] as ElidableChunk;
         return cited.has(seq)
-          ? { seq, time: chunk.time, type: 'assistant/chunk', data: elidedChunkData(chunk.bytes) }
+          ? elidedChunk(seq, chunk.time, chunk.bytes)
           : (JSON.parse(lines[seq] as string) as SessionEvent);
       }),
     };
   }
 
   async list(options: ListOptions = {}): Promise<SessionPage> {
-    this.assertOpen();
-    const summaries = [...this.sessions.values()].map((entry) => ({
+    this.#assertOpen();
+    const summaries = [...this.#sessions.values()].map((entry) => ({
       header: JSON.parse(entry.header) as SessionHeader,
       updatedAt: entry.updatedAt,
       eventCount: entry.lines.length,
@@ -133,17 +131,17 @@ export class MemoryStore implements SessionStore {
   }
 
   async delete(id: string): Promise<void> {
-    this.assertOpen();
-    this.entry(id);
-    const owner = this.locks.get(id);
+    this.#assertOpen();
+    this.#entry(id);
+    const owner = this.#locks.get(id);
     if (owner !== undefined) throw new LockedError(id, owner);
-    this.sessions.delete(id);
+    this.#sessions.delete(id);
   }
 
   async lock(id: string): Promise<SessionLock> {
-    this.assertOpen();
+    this.#assertOpen();
     checkSessionId(id);
-    const held = this.locks.get(id);
+    const held = this.#locks.get(id);
     if (held !== undefined) throw new LockedError(id, held);
     const owner: LockOwner = {
       pid: 0,
@@ -151,33 +149,40 @@ export class MemoryStore implements SessionStore {
       since: Date.now(),
       token: `memory-${++tokens}`,
     };
-    this.locks.set(id, owner);
+    this.#locks.set(id, owner);
     return {
       sessionId: id,
       owner,
       release: async () => {
-        if (this.locks.get(id)?.token === owner.token) this.locks.delete(id);
+        if (this.#locks.get(id)?.token === owner.token) this.#locks.delete(id);
       },
     };
   }
 
-  async discardTornTail(_id: string, _tail: TornTail, _lock: SessionLock): Promise<void> {
-    // Appends to memory are atomic: there is never a torn tail.
+  /** Checks the arguments and the lock, and drops nothing: an append to memory is atomic. */
+  async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
+    this.#assertOpen();
+    checkSessionId(id);
+    checkTornTail(id, tail, lock);
+    const holder = this.#locks.get(id);
+    if (holder?.token === lock.owner.token) return;
+    if (holder !== undefined) throw new LockedError(id, holder);
+    throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.#closed = true;
   }
 
-  private entry(id: string): StoredEntry {
+  #entry(id: string): StoredEntry {
     checkSessionId(id);
-    const entry = this.sessions.get(id);
+    const entry = this.#sessions.get(id);
     if (entry === undefined) throw new NotFoundError(id, this.location);
     return entry;
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new ClosedError(`store ${this.location}`);
+  #assertOpen(): void {
+    assertOpen(this.#closed, this.location);
   }
 }
 

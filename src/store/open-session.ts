@@ -48,7 +48,7 @@ export interface InspectSessionOptions {
 export interface OpenReport {
   /** The session did not exist and was created. */
   readonly created: boolean;
-  /** Bytes of a torn final batch that were dropped. */
+  /** Bytes of a torn final batch that were dropped (0 for a store that has no torn tails). */
   readonly tornBytesDropped: number;
   /** Closer events appended to end a turn a crash left open. */
   readonly repairedEvents: number;
@@ -159,7 +159,7 @@ export async function openSession(
       created = true;
       loaded = { header, events: [] };
     }
-    const tornBytesDropped = loaded.tornTail?.size ?? 0;
+    const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
     const closers = planRepair(loaded.events);
     const seed = closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
     // The recorder starts after the closers, which are written below, once the session exists.

@@ -16,6 +16,38 @@ export interface OpenStoreOptions {
 /** Where sessions live when no URL is given. */
 export const DEFAULT_STORE_URL = 'jsonl:./.palimpsest/sessions';
 
+/** The schemes of store URLs. */
+export type StoreScheme = 'jsonl' | 'sqlite' | 'memory';
+
+/** A store URL taken apart: its scheme and what follows the colon (a path, for files). */
+export interface StoreUrl {
+  readonly scheme: StoreScheme;
+  readonly path: string;
+}
+
+/**
+ * Parses a store URL without opening anything.
+ *
+ * @throws InvalidStoreError for an unknown scheme, or a file scheme naming no path.
+ */
+export function parseStoreUrl(url: string): StoreUrl {
+  const colon = url.indexOf(':');
+  const scheme = colon === -1 ? '' : url.slice(0, colon);
+  const rest = colon === -1 ? url : url.slice(colon + 1);
+  switch (scheme) {
+    case 'jsonl':
+    case 'sqlite':
+      if (rest === '') throw new InvalidStoreError(`store URL '${url}' names no path`);
+      return { scheme, path: rest };
+    case 'memory':
+      return { scheme, path: rest };
+    default:
+      throw new InvalidStoreError(
+        `unknown store URL '${url.slice(0, 80)}'; expected jsonl:<directory>, sqlite:<file> or memory:`,
+      );
+  }
+}
+
 /**
  * Opens the store a URL names. Backends are loaded on demand, so an application that only uses
  * JSONL never loads the SQLite driver.
@@ -26,28 +58,17 @@ export async function openStore(
   url: string = DEFAULT_STORE_URL,
   options: OpenStoreOptions = {},
 ): Promise<SessionStore> {
-  const colon = url.indexOf(':');
-  const scheme = colon === -1 ? '' : url.slice(0, colon);
-  const rest = colon === -1 ? url : url.slice(colon + 1);
+  const { scheme, path } = parseStoreUrl(url);
   switch (scheme) {
     case 'jsonl': {
       const { openJsonlStore } = await import('./jsonl/index.js');
-      return openJsonlStore(requirePath(url, rest), options.jsonl);
+      return openJsonlStore(path, options.jsonl);
     }
     case 'sqlite': {
       const { openSqliteStore } = await import('./sqlite/index.js');
-      return openSqliteStore(requirePath(url, rest), options.sqlite);
+      return openSqliteStore(path, options.sqlite);
     }
     case 'memory':
       return new MemoryStore();
-    default:
-      throw new InvalidStoreError(
-        `unknown store URL '${url.slice(0, 80)}'; expected jsonl:<directory>, sqlite:<file> or memory:`,
-      );
   }
-}
-
-function requirePath(url: string, path: string): string {
-  if (path === '') throw new InvalidStoreError(`store URL '${url}' names no path`);
-  return path;
 }

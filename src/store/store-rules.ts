@@ -1,9 +1,33 @@
 /**
- * Checks and helpers every backend shares: session ids, batch shape, list pagination.
+ * The rules every backend shares, so that a backend brings only its I/O: session ids, batch
+ * shape, stored headers, list pagination, torn-tail arguments, the closed state and error
+ * wrapping of an operation, and the read-back of unfinished chunks in coalesced ranges.
  */
-import { isElidedChunk, type SessionEvent } from '../core/index.js';
-import type { AppendOptions, ListOptions, SessionPage, SessionSummary } from './contract.js';
-import { InvalidSessionIdError, InvalidStoreError } from './errors.js';
+import {
+  isElidedChunk,
+  PalimpsestError,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  type SessionHeader,
+  validateHeader,
+} from '../core/index.js';
+import type {
+  AppendOptions,
+  ListOptions,
+  SessionLock,
+  SessionPage,
+  SessionSummary,
+  TornTail,
+} from './contract.js';
+import {
+  ClosedError,
+  type CorruptionSite,
+  CorruptLogError,
+  FormatVersionError,
+  InvalidSessionIdError,
+  InvalidStoreError,
+  StorageError,
+} from './errors.js';
 
 /** Longest session id, in UTF-16 code units. */
 export const MAX_SESSION_ID_LENGTH = 200;
@@ -51,18 +75,33 @@ export function checkBatch(
   }
 }
 
-const DEFAULT_PAGE = 100;
+/** Sessions per page of `list` when the caller sets no limit. */
+export const DEFAULT_PAGE = 100;
 
-/** Sorts newest first (createdAt, then id) and cuts one page after `cursor`. */
-export function pageOf(summaries: SessionSummary[], options: ListOptions): SessionPage {
+/** The page a `list` call asks for: its size and the sort key it starts after. */
+export interface ListRequest {
+  readonly limit: number;
+  readonly after: CursorKey | undefined;
+}
+
+/** Checks `list` options before anything is read; `InvalidStoreError` for a bad limit or cursor. */
+export function checkListOptions(options: ListOptions): ListRequest {
   const limit = options.limit ?? DEFAULT_PAGE;
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new InvalidStoreError(`list limit must be a positive integer, found ${String(limit)}`);
   }
+  return {
+    limit,
+    after: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
+  };
+}
+
+/** Sorts newest first (createdAt, then id) and cuts one page after `cursor`. */
+export function pageOf(summaries: SessionSummary[], options: ListOptions): SessionPage {
+  const { limit, after } = checkListOptions(options);
   summaries.sort(newestFirst);
   let start = 0;
-  if (options.cursor !== undefined) {
-    const after = decodeCursor(options.cursor);
+  if (after !== undefined) {
     start = summaries.findIndex((summary) => newestFirst(summary, after) > 0);
     if (start === -1) start = summaries.length;
   }
@@ -73,7 +112,8 @@ export function pageOf(summaries: SessionSummary[], options: ListOptions): Sessi
     : { sessions };
 }
 
-interface CursorKey {
+/** The sort key of a session in `list` order. */
+export interface CursorKey {
   readonly header: { readonly createdAt: number; readonly id: string };
 }
 
@@ -98,4 +138,132 @@ export function decodeCursor(cursor: string): CursorKey {
     // Reported below.
   }
   throw new InvalidStoreError('list cursor is not one this store returned');
+}
+
+/** Where a stored header lies, for its `CorruptLogError` (the reason is added). */
+export type HeaderSite = Omit<CorruptionSite, 'reason'>;
+
+/** Options of {@link decodeStoredHeader}. */
+export interface StoredHeaderOptions {
+  readonly where: HeaderSite;
+  /** The session the header must name (the file or row it was read from). */
+  readonly expectedId?: string | undefined;
+  /** Prefixes the reason of a `CorruptLogError` (which session's header, when not obvious). */
+  readonly subject?: string;
+}
+
+/**
+ * Checks a stored header, parsed already. An integer `version` other than
+ * {@link SESSION_FORMAT_VERSION} is a `FormatVersionError`, checked before anything else about
+ * the header (a newer palimpsest may have changed every other field); anything else wrong,
+ * a non-integer version or a header naming another session included, is a `CorruptLogError`:
+ * no palimpsest writes such a header.
+ */
+export function decodeStoredHeader(value: unknown, options: StoredHeaderOptions): SessionHeader {
+  const version = (value as { readonly version?: unknown } | null | undefined)?.version;
+  if (
+    typeof value === 'object' &&
+    typeof version === 'number' &&
+    Number.isInteger(version) &&
+    version !== SESSION_FORMAT_VERSION
+  ) {
+    throw new FormatVersionError(options.where.file, version, SESSION_FORMAT_VERSION);
+  }
+  try {
+    return validateHeader(value, options.expectedId);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : 'invalid session header';
+    throw new CorruptLogError(
+      {
+        ...options.where,
+        reason: options.subject === undefined ? message : `${options.subject}: ${message}`,
+      },
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Checks the arguments of `discardTornTail`, the same in every backend: the lock must be one of
+ * this session, the tail one a load could have reported (its byte span, when present, too).
+ */
+export function checkTornTail(id: string, tail: TornTail, lock: SessionLock): void {
+  if (lock.sessionId !== id) {
+    throw new InvalidStoreError(
+      `the lock passed to discardTornTail is for session '${shortId(lock.sessionId)}', not '${shortId(id)}'`,
+    );
+  }
+  const bytes = tail.bytes;
+  if (
+    !isCount(tail.committedSeq) ||
+    (bytes !== undefined && (!isCount(bytes.offset) || !isCount(bytes.size)))
+  ) {
+    throw new InvalidStoreError(
+      `torn tail of session '${shortId(id)}' has an invalid committedSeq, offset or size`,
+    );
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A session id cut for a message. */
+export function shortId(id: string): string {
+  return id.length > 80 ? `${id.slice(0, 79)}…` : id;
+}
+
+/** Throws `ClosedError` once the store at `location` is closed. */
+export function assertOpen(closed: boolean, location: string): void {
+  if (closed) throw new ClosedError(`store ${location}`);
+}
+
+/**
+ * The error an operation rejects with: palimpsest's own errors pass through (recognized by
+ * their marker, so also those of another copy of the package), anything else (a driver's, the
+ * file system's, a hook's) becomes a `StorageError` with it as the cause.
+ */
+export function asStorageError(action: string, location: string, error: unknown): Error {
+  if (PalimpsestError.isInstance(error)) return error;
+  return new StorageError(`${action} in ${location} failed`, { cause: error });
+}
+
+/** A run of positions read back together: indexes `first..last` (inclusive) of the input. */
+export interface CoalescedRun {
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * Groups sorted positions (rows, byte offsets) into runs that one read covers: a position joins
+ * the run when it starts at most `maxGap` after the run's end and the run then spans at most
+ * `maxSpan`. What lies between the positions of a run is read and dropped, so a log whose
+ * unfinished chunks are many costs a few reads, not one per chunk.
+ *
+ * @param starts where each item begins, ascending.
+ * @param ends where each item ends (default: items of size zero, `starts`).
+ */
+export function coalesce(
+  starts: readonly number[],
+  maxGap: number,
+  ends: readonly number[] = starts,
+  maxSpan = Number.POSITIVE_INFINITY,
+): CoalescedRun[] {
+  const runs: CoalescedRun[] = [];
+  let first = 0;
+  while (first < starts.length) {
+    const runStart = starts[first] as number;
+    let runEnd = ends[first] as number;
+    let last = first;
+    while (last + 1 < starts.length) {
+      const start = starts[last + 1] as number;
+      const end = ends[last + 1] as number;
+      if (start - runEnd > maxGap || end - runStart > maxSpan) break;
+      runEnd = end;
+      last++;
+    }
+    runs.push({ first, last });
+    first = last + 1;
+  }
+  return runs;
 }

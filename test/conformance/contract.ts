@@ -18,6 +18,7 @@ import {
 import {
   AlreadyExistsError,
   ConflictError,
+  CorruptLogError,
   FormatVersionError,
   InvalidStoreError,
   inspectSession,
@@ -252,6 +253,15 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           expect(await fixture.fingerprint?.('v')).toBe(before);
         });
       }
+
+      it('refuses a non-integer version as damage (CorruptLogError), as no palimpsest writes one', async (context) => {
+        if (fixture.plantVersion === undefined) return context.skip();
+        await store.create(header('v'));
+        await fixture.plantVersion('v', 0.5);
+        const refused = await rejection(store.load('v'));
+        expect(refused).toBeInstanceOf(CorruptLogError);
+        expect(refused).not.toBeInstanceOf(FormatVersionError);
+      });
     });
 
     describe('optimistic concurrency', () => {
@@ -426,6 +436,31 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         expect((await store.load('peek')).events).toHaveLength(events.length);
       });
 
+      it('elides only chunks an assistant/message cites after them (a citation of a later seq finishes nothing)', async () => {
+        // Stores do not validate semantics: this log is stored as written, and a load must not
+        // turn the chunk the message cites ahead of itself into a stub a session would refuse.
+        const chunk = (seq: number): SessionEvent => ({
+          seq,
+          time: seq,
+          type: 'assistant/chunk',
+          data: { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't0', delta: `d${seq}` } },
+        });
+        const message = (seq: number, sources: number[]): SessionEvent<'assistant/message'> => ({
+          seq,
+          time: seq,
+          type: 'assistant/message',
+          data: assistant(`m${seq}`, 'done'),
+          surfaceOp: 'append',
+          sourceEventSeqs: sources,
+        });
+        const events = [chunk(0), message(1, [0, 2, 1]), chunk(2)];
+        await store.create(header('ahead'));
+        await store.append('ahead', events, { expectedSeq: 0 });
+        const loaded = (await store.load('ahead', { elideFinishedChunks: true })).events;
+        expect(isElidedChunk(loaded[0] as SessionEvent)).toBe(true);
+        expect(loaded.slice(1)).toEqual(events.slice(1));
+      });
+
       it('refuses to store a stub, which would replace a chunk by its marker for good', async () => {
         await store.create(header('stub'));
         const stub = { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(10) };
@@ -433,6 +468,37 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           InvalidStoreError,
         );
         expect((await store.load('stub')).events).toEqual([]);
+      });
+    });
+
+    describe('torn tails', () => {
+      it('reports none for a session whose batches all committed', async () => {
+        await storeInBatches(store, 'whole', richLog().slice(0, 6), [2, 6]);
+        expect((await store.load('whole')).tornTail).toBeUndefined();
+      });
+
+      it('leaves a log alone that does not end with the tail passed, and checks the lock', async () => {
+        const events = richLog().slice(0, 6);
+        await storeInBatches(store, 'tail', events, [2, 6]);
+        const tail = { committedSeq: 2, reason: 'not this log', bytes: { offset: 1, size: 1 } };
+        const lock = await store.lock('tail');
+        await store.discardTornTail('tail', tail, lock);
+        await store.discardTornTail('tail', { committedSeq: 6, reason: 'spans nothing' }, lock);
+        expect((await store.load('tail')).events).toEqual(events);
+        const other = await store.lock('other');
+        expect(await rejection(store.discardTornTail('tail', tail, other))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        const bad = { committedSeq: -1, reason: 'bad' };
+        expect(await rejection(store.discardTornTail('tail', bad, lock))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        await lock.release();
+        expect(await rejection(store.discardTornTail('tail', tail, lock))).toBeInstanceOf(
+          InvalidStoreError,
+        );
+        await other.release();
+        expect((await store.load('tail')).events).toEqual(events);
       });
     });
 

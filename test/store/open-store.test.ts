@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InvalidStoreError, MemoryStore, openStore } from '../../src/store/index.js';
+import { InvalidStoreError, MemoryStore, openStore, parseStoreUrl } from '../../src/store/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'palimpsest-open-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -25,5 +25,16 @@ describe('openStore', () => {
     await expect(openStore('postgres2://x')).rejects.toBeInstanceOf(InvalidStoreError);
     await expect(openStore('jsonl:')).rejects.toBeInstanceOf(InvalidStoreError);
     await expect(openStore('./no-scheme')).rejects.toBeInstanceOf(InvalidStoreError);
+  });
+});
+
+describe('parseStoreUrl', () => {
+  it('takes a URL apart without opening anything, refusing what openStore refuses', () => {
+    expect(parseStoreUrl('jsonl:./dir')).toEqual({ scheme: 'jsonl', path: './dir' });
+    expect(parseStoreUrl('sqlite:/a:b.db')).toEqual({ scheme: 'sqlite', path: '/a:b.db' });
+    expect(parseStoreUrl('memory:')).toEqual({ scheme: 'memory', path: '' });
+    for (const url of ['postgres2://x', 'jsonl:', './no-scheme']) {
+      expect(() => parseStoreUrl(url)).toThrow(InvalidStoreError);
+    }
   });
 });

@@ -2,12 +2,14 @@
  * The file-system facade of the JSONL backend. Every file operation the backend performs goes
  * through this small interface, so tests can inject faults (a failing fdatasync, a short write,
  * ENOSPC) and a power-loss simulator can keep durable and volatile images of each file; the
- * production code has no test switches.
+ * production code has no test switches. The helpers below are the backend's few compound file
+ * operations over it.
  */
 
 import { fdatasync, write as fsWrite, statSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
+import { NotFoundError } from '../errors.js';
 
 /** The subset of `fs.Stats` the backend reads. Node's `Stats` satisfies it. */
 export interface FsStats {
@@ -131,4 +133,84 @@ export function errnoCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** Writes `length` bytes of `buffer` from `offset` at `position`, looping on short writes. */
+export async function writeAll(
+  handle: FsFileHandle,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number,
+): Promise<void> {
+  let written = 0;
+  while (written < length) {
+    const count = await handle.write(
+      buffer,
+      offset + written,
+      length - written,
+      position + written,
+    );
+    if (count <= 0) throw new Error(`write made no progress after ${written} of ${length} bytes`);
+    written += count;
+  }
+}
+
+/** Removes a temp file that may be gone already (or was never linked); nothing to report. */
+export async function unlinkQuietly(fs: FsFacade, file: string): Promise<void> {
+  try {
+    await fs.unlink(file);
+  } catch {
+    // See above.
+  }
+}
+
+/** Makes the entries of `directory` durable (after a link or an unlink). */
+export async function syncDirectory(fs: FsFacade, directory: string): Promise<void> {
+  const handle = await fs.open(directory, 'r');
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Windows cannot fsync a directory (and does not need to); elsewhere it is a real failure.
+    if (
+      !(
+        process.platform === 'win32' &&
+        ['EPERM', 'EISDIR', 'EINVAL'].includes(errnoCode(error) ?? '')
+      )
+    )
+      throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Opens the log of session `id`; a missing file is the session's `NotFoundError`. */
+export async function openExisting(
+  fs: FsFacade,
+  location: string,
+  id: string,
+  file: string,
+  flags: 'r' | 'r+',
+): Promise<FsFileHandle> {
+  try {
+    return await fs.open(file, flags);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') throw new NotFoundError(id, location);
+    throw error;
+  }
+}
+
+/** Stats the log of session `id`; a missing file is the session's `NotFoundError`. */
+export async function statExisting(
+  fs: FsFacade,
+  location: string,
+  id: string,
+  file: string,
+): Promise<FsStats> {
+  try {
+    return await fs.stat(file);
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') throw new NotFoundError(id, location);
+    throw error;
+  }
 }

@@ -14,8 +14,8 @@
 import { randomBytes } from 'node:crypto';
 import { LockedError, type LockOwner } from '../errors.js';
 import { currentOwner, parseOwner } from '../lock-owner.js';
-import { readFully } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
+import { readFully } from './line-reader.js';
 import { contained } from './paths.js';
 import { forgetHeld, heldLock, recordHeld } from './process-state.js';
 

@@ -5,7 +5,7 @@
  * calls (CRC-32, UTF-8 validation, UTF-8 decoding) run once per run of lines, and the lines of
  * a run are parsed from one decoded string, instead of a Buffer view, a checksum call, a
  * validation call and a decode per line. A batch's events count only once its commit marker
- * matches (count, length and checksum), exactly as in the line-by-line reader of `format.ts`.
+ * matches (count, length and checksum), exactly as in the line-by-line reader of `line-scan.ts`.
  * At the first batch this scanner doubts (anything but a well-formed committed batch: a torn
  * tail, damage, an over-long line), it hands over to that reader at the batch's first line; the
  * reader then decides every line on its own and names the damage exactly as it always has.
@@ -19,21 +19,16 @@
  * the stream of a turn a crash left open, or chunks a writer never cited.
  */
 import { isUtf8 } from 'node:buffer';
-import { elidedChunkData, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
 import { CorruptLogError } from '../errors.js';
+import { coalesce } from '../store-rules.js';
 import { crc32 } from './crc32.js';
-import {
-  headerCorrupt,
-  LineReader,
-  type LineScanEnd,
-  parseCommit,
-  parseHeaderLine,
-  READ_CHUNK_BYTES,
-  readFully,
-  scanLines,
-} from './format.js';
+import { parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
+import { headerCorrupt, parseHeaderLine } from './header.js';
+import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
+import { type LineScanEnd, scanLines } from './line-scan.js';
 
 /** A scanned log. */
 export interface ScanResult {
@@ -142,12 +137,12 @@ class StubLedger {
   seqs: number[] = [];
   offsets: number[] = [];
   lengths: number[] = [];
-  /** `cited[seq] === 1` once a committed assistant/message cites seq. */
-  private cited = new Uint8Array(0);
+  /** What the committed messages cite. */
+  readonly #cited = new CitedSeqs();
   /** The messages of the open batch, cited from once it commits. */
-  private pendingMessages: SessionEvent[] = [];
+  #pendingMessages: SessionEvent[] = [];
   /** Ledger length after the last compaction (compactions are amortized O(1) per stub). */
-  private compacted = 0;
+  #compacted = 0;
 
   get length(): number {
     return this.seqs.length;
@@ -161,14 +156,14 @@ class StubLedger {
 
   /** An assistant/message of the open batch. */
   noteMessage(message: SessionEvent): void {
-    this.pendingMessages.push(message);
+    this.#pendingMessages.push(message);
   }
 
   /** The open batch committed: its messages' citations count. */
   commit(): void {
-    for (const message of this.pendingMessages) this.cite(message);
-    this.pendingMessages.length = 0;
-    if (this.seqs.length >= 2 * this.compacted + 1024) this.compact();
+    for (const message of this.#pendingMessages) this.cite(message);
+    this.#pendingMessages.length = 0;
+    if (this.seqs.length >= 2 * this.#compacted + 1024) this.#compact();
   }
 
   /** The open batch did not commit: forgets its stubs and messages. */
@@ -176,31 +171,20 @@ class StubLedger {
     this.seqs.length = stubs;
     this.offsets.length = stubs;
     this.lengths.length = stubs;
-    this.pendingMessages.length = 0;
+    this.#pendingMessages.length = 0;
   }
 
   /** Counts the citations of a committed assistant/message. */
   cite(message: SessionEvent): void {
-    const sources = message.sourceEventSeqs;
-    if (!Array.isArray(sources)) return;
-    for (const source of sources) {
-      // Unvalidated still: a session refuses a message citing anything but earlier events.
-      if (typeof source !== 'number' || source < 0 || source >= message.seq) continue;
-      if (source >= this.cited.length) {
-        const grown = new Uint8Array(Math.max(4096, message.seq * 2));
-        grown.set(this.cited);
-        this.cited = grown;
-      }
-      this.cited[source] = 1;
-    }
+    this.#cited.cite(message);
   }
 
   isCited(seq: number): boolean {
-    return seq < this.cited.length && this.cited[seq] === 1;
+    return this.#cited.has(seq);
   }
 
   /** Drops the stubs a committed message has cited: they stay stubs for good. */
-  private compact(): void {
+  #compact(): void {
     let kept = 0;
     for (let i = 0; i < this.seqs.length; i++) {
       const seq = this.seqs[i] as number;
@@ -213,7 +197,7 @@ class StubLedger {
     this.seqs.length = kept;
     this.offsets.length = kept;
     this.lengths.length = kept;
-    this.compacted = kept;
+    this.#compacted = kept;
   }
 }
 
@@ -236,81 +220,84 @@ interface ScannerOptions {
  */
 class BatchScanner {
   readonly stubs = new StubLedger();
-  private buffer: Buffer;
-  private view: Buffer;
+  #buffer: Buffer;
+  #view: Buffer;
   /** File offset of `buffer[0]`. */
-  private base: number;
-  private filled = 0;
-  private pos = 0;
-  private eof = false;
-  private lineNumber: number;
-  private committedEnd: number;
-  private committedEvents = 0;
-  private committedStubs = 0;
+  #base: number;
+  #filled = 0;
+  #pos = 0;
+  #eof = false;
+  #lineNumber: number;
+  #committedEnd: number;
+  #committedEvents = 0;
+  #committedStubs = 0;
   // The open batch.
-  private batchOffset = 0;
-  private batchLine = 0;
-  private batchLines = 0;
-  private batchBytes = 0;
-  private checksum = 0;
+  #batchOffset = 0;
+  #batchLine = 0;
+  #batchLines = 0;
+  #batchBytes = 0;
+  #checksum = 0;
   // The current run: the ends of its lines in the buffer.
-  private ends = new Int32Array(4096);
-  private runLines = 0;
+  #ends = new Int32Array(4096);
+  #runLines = 0;
 
-  constructor(
-    private readonly handle: FsFileHandle,
-    private readonly options: ScannerOptions,
-  ) {
-    this.buffer = Buffer.allocUnsafe(options.chunkBytes);
-    this.view = this.buffer.subarray(0, 0);
-    this.base = options.start;
-    this.lineNumber = options.lineNumber;
-    this.committedEnd = options.start;
+  readonly #handle: FsFileHandle;
+  readonly #options: ScannerOptions;
+
+  constructor(handle: FsFileHandle, options: ScannerOptions) {
+    this.#handle = handle;
+    this.#options = options;
+    this.#buffer = Buffer.allocUnsafe(options.chunkBytes);
+    this.#view = this.#buffer.subarray(0, 0);
+    this.#base = options.start;
+    this.#lineNumber = options.lineNumber;
+    this.#committedEnd = options.start;
   }
 
   async run(): Promise<ScanStop> {
     for (;;) {
-      const doubt = this.frame();
+      const doubt = this.#frame();
       if (doubt !== undefined) return doubt;
-      if (!(await this.refill())) {
-        if (this.pos < this.filled || this.batchLines > 0) return this.doubt(this.pos);
-        return { committedEnd: this.committedEnd, size: this.base + this.filled };
+      if (!(await this.#refill())) {
+        if (this.#pos < this.#filled || this.#batchLines > 0) return this.#doubt(this.#pos);
+        return { committedEnd: this.#committedEnd, size: this.#base + this.#filled };
       }
     }
   }
 
   /** Handles every complete line in the buffer; a stop when a batch is in doubt. */
-  private frame(): ScanStop | undefined {
-    const view = this.view;
-    const maxLineBytes = this.options.maxLineBytes;
-    let pos = this.pos;
+  #frame(): ScanStop | undefined {
+    const view = this.#view;
+    const maxLineBytes = this.#options.maxLineBytes;
+    let pos = this.#pos;
     let runStart = pos;
     for (;;) {
       const newline = view.indexOf(NEWLINE, pos);
       if (newline === -1) break;
-      if (newline - pos > maxLineBytes) return this.doubt(pos);
+      if (newline - pos > maxLineBytes) return this.#doubt(pos);
       if (startsWith(view, pos, newline, COMMIT_PREFIX)) {
-        if (!this.processRun(runStart, pos) || !this.commit(pos, newline)) return this.doubt(pos);
+        if (!this.#processRun(runStart, pos) || !this.#commit(pos, newline))
+          return this.#doubt(pos);
         pos = newline + 1;
         runStart = pos;
-        this.lineNumber++;
+        this.#lineNumber++;
         continue;
       }
-      if (this.batchLines === 0 && this.runLines === 0) {
-        this.batchOffset = this.base + pos;
-        this.batchLine = this.lineNumber;
+      if (this.#batchLines === 0 && this.#runLines === 0) {
+        this.#batchOffset = this.#base + pos;
+        this.#batchLine = this.#lineNumber;
       }
-      if (this.runLines === this.ends.length) {
-        const grown = new Int32Array(this.ends.length * 2);
-        grown.set(this.ends);
-        this.ends = grown;
+      if (this.#runLines === this.#ends.length) {
+        const grown = new Int32Array(this.#ends.length * 2);
+        grown.set(this.#ends);
+        this.#ends = grown;
       }
-      this.ends[this.runLines++] = newline;
+      this.#ends[this.#runLines++] = newline;
       pos = newline + 1;
-      this.lineNumber++;
+      this.#lineNumber++;
     }
-    if (!this.processRun(runStart, pos)) return this.doubt(pos);
-    this.pos = pos;
+    if (!this.#processRun(runStart, pos)) return this.#doubt(pos);
+    this.#pos = pos;
     return undefined;
   }
 
@@ -318,23 +305,23 @@ class BatchScanner {
    * Checks and parses the run of event lines `[start, end)`: one checksum update and one UTF-8
    * validation for all of them, then each line parsed (or made a stub).
    */
-  private processRun(start: number, end: number): boolean {
-    const lines = this.runLines;
+  #processRun(start: number, end: number): boolean {
+    const lines = this.#runLines;
     if (lines === 0) return true;
-    this.runLines = 0;
-    this.batchLines += lines;
-    this.batchBytes += end - start;
-    const bytes = this.view.subarray(start, end);
-    this.checksum = crc32(bytes, this.checksum);
+    this.#runLines = 0;
+    this.#batchLines += lines;
+    this.#batchBytes += end - start;
+    const bytes = this.#view.subarray(start, end);
+    this.#checksum = crc32(bytes, this.#checksum);
     // Decoding alone would turn a bad sequence into U+FFFD and so accept a damaged line.
     if (!isUtf8(bytes)) return false;
-    return this.options.elide ? this.parseEliding(start, lines) : this.parse(start, end, lines);
+    return this.#options.elide ? this.#parseEliding(start, lines) : this.#parse(start, end, lines);
   }
 
   /** Parses every line of the run from one decoded string. */
-  private parse(start: number, end: number, lines: number): boolean {
-    const events = this.options.events;
-    const text = this.view.toString('utf8', start, end);
+  #parse(start: number, end: number, lines: number): boolean {
+    const events = this.#options.events;
+    const text = this.#view.toString('utf8', start, end);
     let seq = events.length;
     let from = 0;
     try {
@@ -353,10 +340,10 @@ class BatchScanner {
   }
 
   /** Makes a stub of each chunk line in palimpsest's form and parses the other lines. */
-  private parseEliding(start: number, lines: number): boolean {
-    const events = this.options.events;
-    const view = this.view;
-    const ends = this.ends;
+  #parseEliding(start: number, lines: number): boolean {
+    const events = this.#options.events;
+    const view = this.#view;
+    const ends = this.#ends;
     let seq = events.length;
     let from = start;
     for (let i = 0; i < lines; i++) {
@@ -364,7 +351,7 @@ class BatchScanner {
       const stub = chunkStub(view, from, end, seq);
       if (stub !== undefined) {
         events.push(stub);
-        this.stubs.add(seq, this.base + from, end - from);
+        this.stubs.add(seq, this.#base + from, end - from);
       } else {
         let value: unknown;
         try {
@@ -383,39 +370,39 @@ class BatchScanner {
   }
 
   /** Commits the open batch if the marker on `[start, end)` matches it. */
-  private commit(start: number, end: number): boolean {
-    const commit = parseCommit(this.view.subarray(start, end));
-    const events = this.options.events;
+  #commit(start: number, end: number): boolean {
+    const commit = parseCommit(this.#view.subarray(start, end));
+    const events = this.#options.events;
     if (
       commit === undefined ||
-      this.batchLines === 0 ||
+      this.#batchLines === 0 ||
       commit.count !== events.length ||
-      commit.bytes !== this.batchBytes ||
-      commit.checksum !== this.checksum
+      commit.bytes !== this.#batchBytes ||
+      commit.checksum !== this.#checksum
     ) {
       return false;
     }
-    this.committedEvents = events.length;
+    this.#committedEvents = events.length;
     this.stubs.commit();
-    this.committedStubs = this.stubs.length;
-    this.committedEnd = this.base + end + 1;
-    this.batchLines = 0;
-    this.batchBytes = 0;
-    this.checksum = 0;
+    this.#committedStubs = this.stubs.length;
+    this.#committedEnd = this.#base + end + 1;
+    this.#batchLines = 0;
+    this.#batchBytes = 0;
+    this.#checksum = 0;
     return true;
   }
 
   /** Drops the open batch and says where the line reader should take over. */
-  private doubt(at: number): ScanStop {
-    this.options.events.length = this.committedEvents;
-    this.stubs.drop(this.committedStubs);
-    const open = this.batchLines > 0 || this.runLines > 0;
+  #doubt(at: number): ScanStop {
+    this.#options.events.length = this.#committedEvents;
+    this.stubs.drop(this.#committedStubs);
+    const open = this.#batchLines > 0 || this.#runLines > 0;
     return {
-      committedEnd: this.committedEnd,
-      size: this.base + this.filled,
+      committedEnd: this.#committedEnd,
+      size: this.#base + this.#filled,
       doubt: open
-        ? { offset: this.batchOffset, lineNumber: this.batchLine }
-        : { offset: this.base + at, lineNumber: this.lineNumber },
+        ? { offset: this.#batchOffset, lineNumber: this.#batchLine }
+        : { offset: this.#base + at, lineNumber: this.#lineNumber },
     };
   }
 
@@ -424,30 +411,35 @@ class BatchScanner {
    * buffer, up to `maxLineBytes`) and reads on. `false` at the end of the file, or when a line
    * is over the limit (the line reader then reports it).
    */
-  private async refill(): Promise<boolean> {
-    if (this.eof) return false;
-    const rest = this.filled - this.pos;
-    if (this.pos > 0) {
-      this.buffer.copyWithin(0, this.pos, this.filled);
-      this.base += this.pos;
-      this.pos = 0;
-      this.filled = rest;
-    } else if (this.filled === this.buffer.length) {
-      if (this.buffer.length > this.options.maxLineBytes) return false;
+  async #refill(): Promise<boolean> {
+    if (this.#eof) return false;
+    const rest = this.#filled - this.#pos;
+    if (this.#pos > 0) {
+      this.#buffer.copyWithin(0, this.#pos, this.#filled);
+      this.#base += this.#pos;
+      this.#pos = 0;
+      this.#filled = rest;
+    } else if (this.#filled === this.#buffer.length) {
+      if (this.#buffer.length > this.#options.maxLineBytes) return false;
       const grown = Buffer.allocUnsafe(
-        Math.min(this.buffer.length * 2, this.options.maxLineBytes + 1),
+        Math.min(this.#buffer.length * 2, this.#options.maxLineBytes + 1),
       );
-      this.buffer.copy(grown, 0, 0, this.filled);
-      this.buffer = grown;
+      this.#buffer.copy(grown, 0, 0, this.#filled);
+      this.#buffer = grown;
     }
-    const length = Math.min(this.options.chunkBytes, this.buffer.length - this.filled);
-    const read = await this.handle.read(this.buffer, this.filled, length, this.base + this.filled);
-    this.view = this.buffer.subarray(0, this.filled + read);
+    const length = Math.min(this.#options.chunkBytes, this.#buffer.length - this.#filled);
+    const read = await this.#handle.read(
+      this.#buffer,
+      this.#filled,
+      length,
+      this.#base + this.#filled,
+    );
+    this.#view = this.#buffer.subarray(0, this.#filled + read);
     if (read === 0) {
-      this.eof = true;
+      this.#eof = true;
       return false;
     }
-    this.filled += read;
+    this.#filled += read;
     return true;
   }
 }
@@ -502,7 +494,7 @@ function chunkStub(
   at += CHUNK_DATA_PREFIX.length;
   if (view[at] !== OPEN_BRACE) return undefined;
   // The data is everything between `"data":` and the envelope's closing brace.
-  return { seq, time, type: CHUNK_TYPE, data: elidedChunkData(end - 1 - at) };
+  return elidedChunk(seq, time, end - 1 - at);
 }
 
 /** The value of the last integer {@link integerEnd} read (kept here to allocate nothing). */
@@ -543,33 +535,25 @@ async function restoreUnfinished(
   events: SessionEvent[],
   stubs: StubLedger,
 ): Promise<void> {
-  const unfinished: number[] = [];
+  const seqs: number[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   for (let i = 0; i < stubs.length; i++) {
-    if (!stubs.isCited(stubs.seqs[i] as number)) unfinished.push(i);
+    const seq = stubs.seqs[i] as number;
+    if (stubs.isCited(seq)) continue;
+    const offset = stubs.offsets[i] as number;
+    seqs.push(seq);
+    starts.push(offset);
+    ends.push(offset + (stubs.lengths[i] as number));
   }
-  let next = 0;
-  while (next < unfinished.length) {
-    const first = unfinished[next] as number;
-    const spanStart = stubs.offsets[first] as number;
-    let spanEnd = spanStart + (stubs.lengths[first] as number);
-    let last = next;
-    while (last + 1 < unfinished.length) {
-      const candidate = unfinished[last + 1] as number;
-      const offset = stubs.offsets[candidate] as number;
-      const candidateEnd = offset + (stubs.lengths[candidate] as number);
-      if (offset - spanEnd > RESTORE_GAP_BYTES || candidateEnd - spanStart > RESTORE_SPAN_BYTES) {
-        break;
-      }
-      spanEnd = candidateEnd;
-      last++;
-    }
-    const span = Buffer.allocUnsafe(spanEnd - spanStart);
+  for (const { first, last } of coalesce(starts, RESTORE_GAP_BYTES, ends, RESTORE_SPAN_BYTES)) {
+    const spanStart = starts[first] as number;
+    const span = Buffer.allocUnsafe((ends[last] as number) - spanStart);
     const read = await readFully(handle, span, spanStart);
-    for (let k = next; k <= last; k++) {
-      const index = unfinished[k] as number;
-      const seq = stubs.seqs[index] as number;
-      const from = (stubs.offsets[index] as number) - spanStart;
-      const to = from + (stubs.lengths[index] as number);
+    for (let k = first; k <= last; k++) {
+      const seq = seqs[k] as number;
+      const from = (starts[k] as number) - spanStart;
+      const to = (ends[k] as number) - spanStart;
       let value: unknown;
       try {
         value = to <= read ? JSON.parse(span.toString('utf8', from, to)) : undefined;
@@ -585,6 +569,5 @@ async function restoreUnfinished(
       }
       events[seq] = value;
     }
-    next = last + 1;
   }
 }

@@ -109,9 +109,11 @@ export const PAGE_SIZE = 8192;
  * The core event types, given fixed codes in `event_types` when a database is created; other
  * types get the next free code the first time they are appended. `assistant/chunk` gets 0
  * because it is by far the most frequent row of a streamed log, and SQLite stores the integers
- * 0 and 1 in the record header alone (no payload byte).
+ * 0 and 1 in the record header alone (no payload byte). A type added to the core vocabulary is
+ * added at the end (a test ties this list to it): the table, not this list, maps a database's
+ * codes, so a database created before holds the type under the code its first append gave it.
  */
-const SEEDED_TYPES = [
+export const SEEDED_TYPES = [
   'assistant/chunk',
   'turn/start',
   'turn/end',

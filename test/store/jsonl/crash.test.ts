@@ -84,7 +84,7 @@ describe('SIGKILL at a failpoint', () => {
           const loaded = await store.load('s1');
           events = loaded.events;
           if (loaded.tornTail !== undefined) {
-            torn = loaded.tornTail.size;
+            torn = loaded.tornTail.bytes?.size ?? 0;
             const lock = await store.lock('s1');
             await store.discardTornTail('s1', loaded.tornTail, lock);
             await lock.release();

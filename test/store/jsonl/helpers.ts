@@ -11,8 +11,8 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../../../src/core/index.js';
+import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import type { FsFacade, FsFileHandle } from '../../../src/store/jsonl/index.js';
-import { nodeFs } from '../../../src/store/jsonl/index.js';
 
 const created: string[] = [];
 

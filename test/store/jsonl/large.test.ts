@@ -5,14 +5,11 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  batchText,
-  encodeSessionId,
-  type FsFacade,
-  nodeFs,
-  openJsonlStore,
-  READ_CHUNK_BYTES,
-} from '../../../src/store/jsonl/index.js';
+import { batchText } from '../../../src/store/jsonl/format.js';
+import { nodeFs } from '../../../src/store/jsonl/fs.js';
+import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { READ_CHUNK_BYTES } from '../../../src/store/jsonl/line-reader.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { header, note, tempDir } from './helpers.js';
 
 /** Writes a log of `batches` batches of `perBatch` events carrying `payload`-character texts. */

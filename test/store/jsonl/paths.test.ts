@@ -5,12 +5,13 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidSessionIdError } from '../../../src/store/errors.js';
+import { openJsonlStore } from '../../../src/store/jsonl/index.js';
 import {
+  contained,
   encodeSessionId,
   MAX_ENCODED_LENGTH,
-  openJsonlStore,
-} from '../../../src/store/jsonl/index.js';
-import { contained, sessionPaths } from '../../../src/store/jsonl/paths.js';
+  sessionPaths,
+} from '../../../src/store/jsonl/paths.js';
 import { header, note, tempDir } from './helpers.js';
 
 const HOSTILE = [

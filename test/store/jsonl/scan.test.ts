@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
 import { CorruptLogError } from '../../../src/store/errors.js';
-import { scanLines } from '../../../src/store/jsonl/format.js';
-import { batchText, encodeSessionId, nodeFs } from '../../../src/store/jsonl/index.js';
+import { batchText } from '../../../src/store/jsonl/format.js';
+import { nodeFs } from '../../../src/store/jsonl/fs.js';
+import { scanLines } from '../../../src/store/jsonl/line-scan.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { type ScanResult, scanLog } from '../../../src/store/jsonl/scan.js';
 import { header, note, tempDir } from './helpers.js';
 

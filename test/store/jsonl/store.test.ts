@@ -17,15 +17,10 @@ import {
   LockedError,
   NotFoundError,
 } from '../../../src/store/errors.js';
-import {
-  batchChecksum,
-  batchText,
-  commitLine,
-  encodeSessionId,
-  type FsFacade,
-  nodeFs,
-  openJsonlStore,
-} from '../../../src/store/jsonl/index.js';
+import { batchChecksum, batchText, commitLine } from '../../../src/store/jsonl/format.js';
+import { nodeFs } from '../../../src/store/jsonl/fs.js';
+import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { openStore } from '../../../src/store/open-store.js';
 import { header, note, notes, rejection, tempDir } from './helpers.js';
 

@@ -7,11 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Session } from '../../../src/core/index.js';
 import { CorruptLogError, InvalidStoreError, LockedError } from '../../../src/store/errors.js';
-import {
-  encodeSessionId,
-  type JsonlStore,
-  openJsonlStore,
-} from '../../../src/store/jsonl/index.js';
+import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { openSession } from '../../../src/store/open-session.js';
 import { recordToolTurn, tickingClock } from '../../core/builders.js';
 import { header, note, notes, rejection, tempDir } from './helpers.js';
@@ -47,7 +44,10 @@ describe('torn tails', () => {
     await appendFile(file, '{"seq":7,"time":1,"ty');
     const loaded = await store.load('s1');
     expect(loaded.events).toEqual(notes(0, 7));
-    expect(loaded.tornTail).toMatchObject({ offset: bytes.length, size: 21 });
+    expect(loaded.tornTail).toMatchObject({
+      committedSeq: 7,
+      bytes: { offset: bytes.length, size: 21 },
+    });
     expect(loaded.tornTail?.reason).toContain('incomplete final line');
     await store.close();
   });
@@ -61,8 +61,8 @@ describe('torn tails', () => {
     const loaded = await store.load('s1');
     expect(loaded.events).toEqual(notes(0, 7));
     expect(loaded.tornTail).toEqual({
-      offset: bytes.length,
-      size: partial.length,
+      committedSeq: 7,
+      bytes: { offset: bytes.length, size: partial.length },
       reason: expect.any(String),
     });
     await store.close();
@@ -81,7 +81,7 @@ describe('torn tails', () => {
       await appendFile(file, tail);
       const loaded = await store.load('s1');
       expect(loaded.events).toHaveLength(7);
-      expect(loaded.tornTail).toMatchObject({
+      expect(loaded.tornTail?.bytes).toMatchObject({
         offset: bytes.length,
         size: Buffer.byteLength(tail),
       });
@@ -97,7 +97,8 @@ describe('torn tails', () => {
     await appendFile(logPath(dir, 's1'), `${JSON.stringify(note(0))}\n{"com`);
     const loaded = await store.load('s1');
     expect(loaded.events).toEqual([]);
-    expect(loaded.tornTail?.offset).toBe(headerEnd);
+    expect(loaded.tornTail?.bytes?.offset).toBe(headerEnd);
+    expect(loaded.tornTail?.committedSeq).toBe(0);
     await store.close();
   });
 
@@ -121,7 +122,10 @@ describe('torn tails', () => {
         expect(loaded.tornTail).toBeUndefined();
       } else {
         expect(loaded.events, `cut at ${cut}`).toEqual(notes(0, 5));
-        expect(loaded.tornTail).toMatchObject({ offset: secondEnd + shift, size: cut - secondEnd });
+        expect(loaded.tornTail?.bytes).toMatchObject({
+          offset: secondEnd + shift,
+          size: cut - secondEnd,
+        });
       }
     }
     expect(await readFile(file)).toEqual(bytes);
@@ -195,7 +199,10 @@ describe('corruption before the last commit marker', () => {
     await writeFile(file, damaged);
     const loaded = await store.load('s1');
     expect(loaded.events).toEqual(notes(0, 5));
-    expect(loaded.tornTail).toMatchObject({ offset: secondEnd, size: bytes.length - secondEnd });
+    expect(loaded.tornTail?.bytes).toMatchObject({
+      offset: secondEnd,
+      size: bytes.length - secondEnd,
+    });
     await store.close();
   });
 
@@ -321,7 +328,12 @@ describe('discardTornTail', () => {
     expect(await rejection(store.discardTornTail('s1', tail, lock))).toBeInstanceOf(LockedError);
     await foreign.release();
     const fresh = await store.lock('s1');
-    const bogus = { offset: tail.offset - 3, size: tail.size + 3, reason: 'bogus' };
+    const span = tail.bytes as NonNullable<typeof tail.bytes>;
+    const bogus = {
+      committedSeq: tail.committedSeq,
+      bytes: { offset: span.offset - 3, size: span.size + 3 },
+      reason: 'bogus',
+    };
     expect(await rejection(store.discardTornTail('s1', bogus, fresh))).toBeInstanceOf(
       InvalidStoreError,
     );

@@ -403,7 +403,7 @@ describe('close', () => {
     const lock = await store.lock('s');
     await store.close();
     await store.close();
-    const tail = { offset: 0, size: 0, reason: 'none' };
+    const tail = { committedSeq: 0, reason: 'none' };
     for (const attempt of [
       store.create(header('t')),
       store.append('s', events(0, 1), { expectedSeq: 0 }),

@@ -1,0 +1,100 @@
+/**
+ * The header line of a JSONL log: encoding it, checking it (through the stored-header rule every
+ * backend shares), and the summary `list` reads from it and the commit marker the log ends with.
+ */
+import { PalimpsestError, type SessionHeader } from '../../core/index.js';
+import type { SessionSummary } from '../contract.js';
+import { CorruptLogError, LimitExceededError } from '../errors.js';
+import { decodeStoredHeader } from '../store-rules.js';
+import { commitBefore } from './format.js';
+import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
+import { decodeJson, readFirstLine } from './line-reader.js';
+import { encodeSessionId, LOG_SUFFIX } from './paths.js';
+
+/** The header line, `\n` included. */
+export function encodeHeaderLine(header: SessionHeader, maxLineBytes: number): Buffer {
+  const line = Buffer.from(JSON.stringify(header), 'utf8');
+  if (line.length > maxLineBytes) {
+    throw new LimitExceededError(
+      'maxLineBytes',
+      maxLineBytes,
+      line.length,
+      `header of session '${header.id.slice(0, 80)}'`,
+    );
+  }
+  return Buffer.concat([line, Buffer.from('\n')]);
+}
+
+/**
+ * Parses and checks a header line with the stored-header rule every backend shares (a foreign
+ * version is a `FormatVersionError`); any other problem, a header naming another session
+ * included, is a `CorruptLogError` at line 1.
+ */
+export function parseHeaderLine(
+  bytes: Buffer,
+  file: string,
+  expectedId: string | undefined,
+): SessionHeader {
+  const decoded = decodeJson(bytes);
+  if ('problem' in decoded) throw headerCorrupt(file, `header is ${decoded.problem}`);
+  return decodeStoredHeader(decoded.value, { where: headerSite(file), expectedId });
+}
+
+function headerSite(file: string): { file: string; line: number; offset: number } {
+  return { file, line: 1, offset: 0 };
+}
+
+/** A `CorruptLogError` at the header line. */
+export function headerCorrupt(file: string, reason: string, cause?: unknown): CorruptLogError {
+  return new CorruptLogError(
+    { ...headerSite(file), reason },
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * What `list` shows of the log `name` in `directory`: its header and, when the log ends with a
+ * commit marker, the event count (a few bytes read, never the whole log). `undefined` for an
+ * entry that is not a log of this store: gone since `readdir`, not a regular file, a damaged
+ * or foreign header, or a header naming a session the file name does not encode (`load`
+ * reports what is wrong with it).
+ */
+export async function summarize(
+  fs: FsFacade,
+  file: string,
+  name: string,
+  maxLineBytes: number,
+): Promise<SessionSummary | undefined> {
+  let handle: FsFileHandle;
+  try {
+    handle = await fs.open(file, 'r');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return undefined;
+    let header: SessionHeader;
+    let headerEnd: number;
+    try {
+      const first = await readFirstLine(handle, file, maxLineBytes);
+      if (first === undefined) return undefined;
+      header = parseHeaderLine(first.bytes, file, undefined);
+      headerEnd = first.end;
+    } catch (error) {
+      if (PalimpsestError.isInstance(error)) return undefined;
+      throw error;
+    }
+    if (`${encodeSessionId(header.id)}${LOG_SUFFIX}` !== name) return undefined;
+    const count = stats.size === headerEnd ? 0 : await commitBefore(handle, stats.size, headerEnd);
+    return {
+      header,
+      updatedAt: Math.floor(stats.mtimeMs),
+      sizeBytes: stats.size,
+      ...(count === undefined ? {} : { eventCount: count }),
+    };
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The options of the JSONL store: what a caller may set, the failpoints crash and fault tests
+ * hook into, and the checked, defaulted form the store and its writer run with.
+ */
+import { InvalidStoreError, type LockOwner } from '../errors.js';
+import { isOwnerAlive } from '../lock-owner.js';
+import { DEFAULT_MAX_LINE_BYTES } from './format.js';
+import { type FsFacade, nodeFs } from './fs.js';
+
+/**
+ * Where the backend calls its failpoint hook. Crash tests kill the process at one of them (the
+ * hook may never return); fault tests throw from one.
+ */
+export const JSONL_FAILPOINTS = [
+  'create:after-temp-write',
+  'create:after-temp-fsync',
+  'create:after-link',
+  'create:after-dir-fsync',
+  'append:before-write',
+  'append:mid-write',
+  'append:after-write',
+  'append:after-fsync',
+  'truncate:after-truncate',
+  'lock:after-acquire',
+] as const;
+
+/** A name from {@link JSONL_FAILPOINTS}. */
+export type JsonlFailpoint = (typeof JSONL_FAILPOINTS)[number];
+
+/** Options of {@link openJsonlStore}. */
+export interface JsonlStoreOptions {
+  /**
+   * Largest line in bytes (without its `\n`), so the largest serialized event or header. Longer
+   * lines are refused with `LimitExceededError`: on append before anything is written, on load
+   * before the line is decoded. Default 64 MiB.
+   */
+  readonly maxLineBytes?: number;
+  /**
+   * Whether to fsync (default `true`). `false` keeps a kill -9 safe (the page cache survives) but
+   * not a power cut; for tests and throwaway data only.
+   */
+  readonly fsync?: boolean;
+  /** The file system (default: `node:fs/promises`). The seam for fault injection. */
+  readonly fs?: FsFacade;
+  /**
+   * Called at each point named in {@link JSONL_FAILPOINTS}. When set, an append writes its
+   * buffer in two halves with `'append:mid-write'` in between.
+   */
+  readonly failpoint?: (name: JsonlFailpoint) => void | Promise<void>;
+  /** How long to wait for another process's in-flight append to release the lock (default 2000 ms). */
+  readonly lockWaitMs?: number;
+  /**
+   * Whether a lock owner may still be running (default: pid, process start time and boot id on
+   * this host). A power-loss simulation that "crashes" inside one process replaces it.
+   */
+  readonly isOwnerAlive?: (owner: LockOwner) => boolean;
+}
+
+/** The options as the store runs with them. */
+export interface ResolvedOptions {
+  readonly maxLineBytes: number;
+  readonly fsync: boolean;
+  readonly fs: FsFacade;
+  readonly failpoint: ((name: JsonlFailpoint) => void | Promise<void>) | undefined;
+  readonly lockWaitMs: number;
+  readonly ownerAlive: (owner: LockOwner) => boolean;
+}
+
+/** Smallest accepted `maxLineBytes`: a header and a commit marker must fit. */
+const MIN_LINE_BYTES = 64;
+
+/** Checks and defaults the options; `InvalidStoreError` for a bad one. */
+export function resolveOptions(options: JsonlStoreOptions): ResolvedOptions {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < MIN_LINE_BYTES) {
+    throw new InvalidStoreError(
+      `maxLineBytes must be an integer of at least ${MIN_LINE_BYTES}, found ${String(maxLineBytes)}`,
+    );
+  }
+  const lockWaitMs = options.lockWaitMs ?? 2000;
+  if (!Number.isFinite(lockWaitMs) || lockWaitMs < 0) {
+    throw new InvalidStoreError(
+      `lockWaitMs must be a non-negative number, found ${String(lockWaitMs)}`,
+    );
+  }
+  return {
+    maxLineBytes,
+    fsync: options.fsync !== false,
+    fs: options.fs ?? nodeFs,
+    failpoint: options.failpoint,
+    lockWaitMs,
+    ownerAlive: options.isOwnerAlive ?? isOwnerAlive,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Opening a SQLite store's database: the options, the file prepared and identified before
+ * SQLite touches it (so a foreign or newer database is refused unmodified), the connection,
+ * the schema created or checked, the pragmas set; and the mapping of driver failures to typed
+ * errors.
+ */
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { PalimpsestError } from '../../core/index.js';
+import { InvalidStoreError, StorageError } from '../errors.js';
+import {
+  checkTables,
+  classify,
+  configure,
+  createSchema,
+  loadDriver,
+  readFileIdentity,
+  readIdentity,
+  type SqliteDatabase,
+  type SqliteDriver,
+  type SqliteSettings,
+  setPageSize,
+} from './schema.js';
+
+/** Options of `openSqliteStore`. */
+export interface SqliteStoreOptions {
+  /**
+   * `'full'` (default): a resolved append survives power loss. `'normal'`: it survives a crash
+   * of the process, but the last transactions may roll back after a power loss.
+   */
+  readonly synchronous?: 'full' | 'normal';
+  /** How long a write waits for another connection's transaction, in ms (default 5000). */
+  readonly busyTimeoutMs?: number;
+  /**
+   * Called at named points of a write, for crash tests: `'append:before-commit'` (inside the
+   * transaction), `'append:after-commit'` (before the append resolves) and
+   * `'lock:after-acquire'`. A throw from the hook fails the operation like a storage error.
+   */
+  readonly failpoint?: (name: string) => void;
+}
+
+/** A database ready for the store: schema checked, pragmas set. */
+export interface OpenedDatabase {
+  /** The absolute path of the file. */
+  readonly path: string;
+  readonly db: SqliteDatabase;
+  /** The pragmas of the connection, read back after setting them. */
+  readonly settings: SqliteSettings;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Checks the options, prepares the file and opens a connection to it with the schema in place.
+ *
+ * @throws as `openSqliteStore`.
+ */
+export async function openDatabase(
+  file: string,
+  options: SqliteStoreOptions,
+): Promise<OpenedDatabase> {
+  const synchronous = options.synchronous ?? 'full';
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new InvalidStoreError(
+      `sqlite option synchronous must be 'full' or 'normal', found ${String(synchronous)}`,
+    );
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
+    throw new InvalidStoreError(
+      `sqlite option busyTimeoutMs must be a non-negative integer, found ${String(busyTimeoutMs)}`,
+    );
+  }
+  if (typeof file !== 'string' || file === '') {
+    throw new InvalidStoreError('sqlite store needs a database file path');
+  }
+  const path = resolve(file);
+  const Database = await loadDriver();
+  const existing = prepareFile(Database, path);
+  let db: SqliteDatabase | undefined;
+  try {
+    db = connect(Database, path, { fileMustExist: true, timeout: busyTimeoutMs });
+    const connection = db;
+    if (existing === 'pristine') driverCall(path, 'open', () => setPageSize(connection));
+    // Checked again on this connection, before any pragma writes: the file header may lag
+    // behind an uncheckpointed WAL, and another process may have created the schema since.
+    const check = connection.transaction(() => {
+      if (classify(readIdentity(connection), path) === 'pristine') createSchema(connection);
+      checkTables(connection, path);
+    });
+    driverCall(path, 'open', () => (existing === 'pristine' ? check.immediate() : check()));
+    const settings = driverCall(path, 'open', () =>
+      configure(connection, path, { synchronous, busyTimeoutMs }),
+    );
+    return { path, db: connection, settings };
+  } catch (error) {
+    closeQuietly(db);
+    throw error;
+  }
+}
+
+/** Closes a connection whose open failed; that failure is the one to report. */
+export function closeQuietly(db: SqliteDatabase | undefined): void {
+  try {
+    db?.close();
+  } catch {
+    // See above.
+  }
+}
+
+/**
+ * Makes sure the directory exists (0700 when created) and the database file too (0600 when
+ * created), then reads the file's identity without opening it with SQLite, so that a database
+ * of another version or application is refused untouched.
+ */
+function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'current' {
+  const dir = dirname(path);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new StorageError(`cannot create the directory of ${path}`, { cause: error });
+  }
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+    return 'pristine';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new StorageError(`cannot create ${path}`, { cause: error });
+    }
+  }
+  if (!statSync(path).isFile()) throw new InvalidStoreError(`${path} is not a regular file`);
+  const identity = readFileIdentity(path);
+  if (identity === undefined) return 'pristine';
+  if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
+    // An unversioned database: name its tables in the refusal. A read-only connection to a
+    // rollback-journal database creates no file (to a WAL one it would: the count must do).
+    const objects = nameObjects(Database, path);
+    if (objects !== undefined) return classify({ ...identity, objects }, path);
+  }
+  return classify(identity, path);
+}
+
+/** The first schema objects of a database, through a read-only connection, if it can tell. */
+function nameObjects(Database: SqliteDriver, path: string): string | undefined {
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      return readIdentity(db).objects;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+function connect(
+  Database: SqliteDriver,
+  path: string,
+  options: { readonly?: boolean; fileMustExist: boolean; timeout?: number },
+): SqliteDatabase {
+  return driverCall(path, 'open', () => new Database(path, options));
+}
+
+/** Runs a driver call during open, mapping its failures to typed errors. */
+export function driverCall<T>(path: string, action: string, call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    if (PalimpsestError.isInstance(error)) throw error;
+    const code = driverCode(error);
+    if (code === 'SQLITE_NOTADB') {
+      throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`, {
+        cause: error,
+      });
+    }
+    if (code === undefined && error instanceof Error && /bindings|dlopen/i.test(error.message)) {
+      throw new InvalidStoreError(
+        'better-sqlite3 is installed but its native addon did not load; rebuild it (npm rebuild better-sqlite3)',
+        { cause: error },
+      );
+    }
+    throw new StorageError(`cannot ${action} ${path}`, { cause: error });
+  }
+}
+
+/** The result code of a driver error (`SQLITE_BUSY`, ...), if it has one. */
+export function driverCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,206 @@
+/**
+ * The row codec of the SQLite store: session and event rows decoded into headers and events,
+ * checked as they are read (a gap, a row out of order, bad JSON, an unknown type code is a
+ * `CorruptLogError`, never a silently different session), and the read-back of the chunks a
+ * load left out that no message finishes.
+ */
+import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import { CorruptLogError } from '../errors.js';
+import { coalesce, decodeStoredHeader } from '../store-rules.js';
+
+/** A row of `sessions`. */
+export interface SessionRow {
+  readonly key: number;
+  readonly id: string;
+  readonly header: string;
+  readonly created_at: number;
+  readonly next_seq: number;
+  readonly updated_at: number;
+}
+
+/** A row of `events`, as the load statements select it. */
+export interface EventRow {
+  readonly seq: number;
+  /** The code of the type in `event_types`. */
+  readonly type: number;
+  readonly time: number;
+  /** NULL only where a load eliding chunk bodies left it out (see `data_bytes`). */
+  readonly data: string | null;
+  readonly source_event_seqs: string | null;
+  readonly surface_op: string | null;
+  /** With elision, the byte length of the data that was left out. */
+  readonly data_bytes?: number | null;
+}
+
+/** The data of one stored event, read back by seq. */
+export interface DataRow {
+  readonly seq: number;
+  readonly data: string;
+}
+
+/** What decoding the rows of one session needs. */
+export interface RowContext {
+  /** The database file, for errors. */
+  readonly file: string;
+  /** The session the rows belong to. */
+  readonly id: string;
+  /** The type name of a code (`undefined` if there is none, which is damage). */
+  readonly typeName: (code: number) => string | undefined;
+}
+
+/** Unfinished chunks at most this many rows apart are read back with one query. */
+const RESTORE_GAP_ROWS = 256;
+
+/** A `CorruptLogError` at the row of `seq`. */
+export function corruptRow(file: string, seq: number, reason: string): CorruptLogError {
+  return new CorruptLogError({ file, row: seq, reason });
+}
+
+/** Parses and checks a stored header (the rule every backend shares), and its `created_at`. */
+export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
+  const subject = `the header of session '${row.id}'`;
+  let value: unknown;
+  try {
+    value = JSON.parse(row.header);
+  } catch (error) {
+    throw new CorruptLogError({ file, reason: `${subject} is not valid JSON` }, { cause: error });
+  }
+  const header = decodeStoredHeader(value, { where: { file }, expectedId: row.id, subject });
+  if (header.createdAt !== row.created_at) {
+    throw new CorruptLogError({
+      file,
+      reason: `session '${header.id}' has created_at ${row.created_at} but its header says ${header.createdAt}`,
+    });
+  }
+  return header;
+}
+
+/**
+ * The events of a session's rows (ordered by seq), checked against the recorded length: rows
+ * whose data a load left out become stubs, and their seqs are returned in `elided`.
+ */
+export function decodeEventRows(
+  context: RowContext,
+  rows: readonly EventRow[],
+  recordedLength: number,
+): { events: SessionEvent[]; elided: number[] } {
+  const { file, id } = context;
+  const events: SessionEvent[] = [];
+  const elided: number[] = [];
+  for (const row of rows) {
+    const expected = events.length;
+    if (row.seq !== expected) {
+      throw corruptRow(
+        file,
+        expected,
+        row.seq > expected
+          ? `session '${id}' has no event with seq ${expected} (the next row has seq ${row.seq})`
+          : `session '${id}' has an event row with seq ${row.seq} out of order`,
+      );
+    }
+    if (expected >= recordedLength) {
+      throw corruptRow(
+        file,
+        expected,
+        `session '${id}' has an event row beyond its recorded length of ${recordedLength}`,
+      );
+    }
+    if (row.data === null) {
+      elided.push(expected);
+      events.push(elidedChunk(expected, row.time, row.data_bytes ?? 0));
+    } else {
+      events.push(decodeEventRow(context, row));
+    }
+  }
+  if (events.length < recordedLength) {
+    throw corruptRow(
+      file,
+      events.length,
+      `session '${id}' records ${recordedLength} events but the rows end at seq ${events.length}`,
+    );
+  }
+  return { events, elided };
+}
+
+/**
+ * Replaces the stubs of `elided` that no `assistant/message` of the session cites by their
+ * chunks, read back with `read(first, last)` (the data rows of seqs `first..last`) in coalesced
+ * ranges: a stub stands only for a finished chunk.
+ */
+export function restoreUnfinished(
+  context: RowContext,
+  rows: readonly EventRow[],
+  events: SessionEvent[],
+  elided: readonly number[],
+  read: (first: number, last: number) => readonly DataRow[],
+): void {
+  const cited = new CitedSeqs();
+  for (const event of events) cited.cite(event);
+  const unfinished = elided.filter((seq) => !cited.has(seq));
+  for (const { first, last } of coalesce(unfinished, RESTORE_GAP_ROWS)) {
+    const wanted = new Set(unfinished.slice(first, last + 1));
+    for (const { seq, data } of read(unfinished[first] as number, unfinished[last] as number)) {
+      if (!wanted.delete(seq)) continue;
+      events[seq] = decodeEventRow(context, { ...(rows[seq] as EventRow), data });
+    }
+    const [missing] = wanted;
+    if (missing !== undefined) {
+      // Impossible inside the load's transaction, unless the database is damaged.
+      throw corruptRow(
+        context.file,
+        missing,
+        `session '${context.id}' has no row for seq ${missing} any more`,
+      );
+    }
+  }
+}
+
+/** One event of its row. */
+export function decodeEventRow(context: RowContext, row: EventRow): SessionEvent {
+  const { file, id } = context;
+  const { seq } = row;
+  const type = context.typeName(row.type);
+  if (type === undefined) {
+    throw corruptRow(file, seq, `session '${id}' has an event of unknown type code ${row.type}`);
+  }
+  if (row.data === null) throw corruptRow(file, seq, `the data of session '${id}' is missing`);
+  const data = parseColumn(file, row.data, seq, `the data of session '${id}'`);
+  let surfaceOp: unknown;
+  if (row.surface_op !== null) {
+    surfaceOp = parseColumn(file, row.surface_op, seq, `the surface_op of session '${id}'`);
+    if (typeof surfaceOp !== 'string' && (typeof surfaceOp !== 'object' || surfaceOp === null)) {
+      throw corruptRow(file, seq, `the surface_op of session '${id}' is not a surface op`);
+    }
+  }
+  let sources: unknown;
+  if (row.source_event_seqs !== null) {
+    sources = parseColumn(
+      file,
+      row.source_event_seqs,
+      seq,
+      `the source_event_seqs of session '${id}'`,
+    );
+    if (!Array.isArray(sources)) {
+      throw corruptRow(file, seq, `the source_event_seqs of session '${id}' is not an array`);
+    }
+  }
+  return {
+    seq,
+    time: row.time,
+    type,
+    data,
+    ...(surfaceOp === undefined ? {} : { surfaceOp: surfaceOp as SessionEvent['surfaceOp'] }),
+    ...(sources === undefined ? {} : { sourceEventSeqs: sources as number[] }),
+  } as SessionEvent;
+}
+
+function parseColumn(file: string, text: string, seq: number, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CorruptLogError(
+      { file, row: seq, reason: `${what} is not valid JSON` },
+      { cause: error },
+    );
+  }
+}
