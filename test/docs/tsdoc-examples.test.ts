@@ -5,14 +5,14 @@
  * value printed there must be the literal in the comment (a quoted string, a number, a boolean).
  * An example that needs files makes its own temporary directory.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { sourceFiles, srcDir } from '../source-files.js';
 
 const root = join(import.meta.dirname, '../..');
-const srcDir = join(root, 'src');
 // Inside the project so that packages resolve from its node_modules; removed after the run.
 const workDir = mkdtempSync(join(root, 'test/docs/.examples-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
@@ -25,14 +25,6 @@ interface Example {
 
 interface PackageJson {
   readonly exports: Record<string, string | { readonly import: string }>;
-}
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
 }
 
 /** The ```ts fences inside `@example` sections of doc comments. */

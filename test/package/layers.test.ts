@@ -4,11 +4,11 @@
  * are imported only by the files of their own backend or adapter. Type-only imports count: a
  * type that crosses against the grain couples the layers as much as a value does.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-const srcDir = join(import.meta.dirname, '../../src');
+import { sourceFiles, srcDir } from '../source-files.js';
 
 /** For each layer (a folder of `src/`), the layers its files may import. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
@@ -51,23 +51,11 @@ interface Import {
   readonly specifier: string;
 }
 
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
 function importsOf(file: string): Import[] {
-  const source = readFileSync(file, 'utf8');
-  const found: Import[] = [];
-  const pattern =
-    /^\s*(?:import|export)\b[^'"]*?\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)|^\s*import\s+'([^']+)'/gm;
-  for (const match of source.matchAll(pattern)) {
-    found.push({ file, specifier: match[1] ?? match[2] ?? match[3] ?? '' });
-  }
-  return found;
+  // TypeScript's own scanner: comments (TSDoc examples import the package) and strings are not
+  // imports; static, type-only, re-export and dynamic imports are.
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles.map((reference) => ({ file, specifier: reference.fileName }));
 }
 
 function layerOf(path: string): string {

@@ -127,6 +127,9 @@ export const SEEDED_TYPES = [
   'tool/result',
   'compaction/start',
   'compaction/end',
+  // Added later, so last: a code never moves. A database seeded before it gives the type the
+  // next free code on first use, as it does any application type.
+  'request/retry',
 ] as const;
 
 /**

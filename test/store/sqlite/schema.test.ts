@@ -7,7 +7,7 @@ import {
   openSqliteStore,
   SCHEMA_VERSION,
 } from '../../../src/store/sqlite/index.js';
-import { loadDriver, PAGE_SIZE } from '../../../src/store/sqlite/schema.js';
+import { loadDriver, PAGE_SIZE, SEEDED_TYPES } from '../../../src/store/sqlite/schema.js';
 import {
   events,
   hashOf,
@@ -103,7 +103,7 @@ describe('a new database', () => {
     await (await openSqliteStore(file)).close();
     await withRaw(file, (db) => {
       const types = db.prepare('SELECT code, type FROM event_types ORDER BY code').all();
-      expect(types).toHaveLength(13);
+      expect(types).toHaveLength(SEEDED_TYPES.length);
       expect(types[0]).toEqual({ code: 0, type: 'assistant/chunk' });
       expect(types).toContainEqual({ code: 6, type: 'user/message' });
     });
@@ -119,7 +119,8 @@ describe('a new database', () => {
     await withRaw(file, (db) => {
       expect(db.prepare('SELECT session_id, seq, type FROM events ORDER BY seq').all()).toEqual([
         { session_id: 2, seq: 0, type: 6 },
-        { session_id: 2, seq: 1, type: 13 },
+        // The first type outside the vocabulary gets the first code after the seeded ones.
+        { session_id: 2, seq: 1, type: SEEDED_TYPES.length },
       ]);
       expect(
         db
