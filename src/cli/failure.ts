@@ -15,6 +15,7 @@ export const EXIT = {
   version: 6,
   invalid: 7,
   model: 8,
+  unchanged: 9,
   interrupted: 130,
 } as const;
 

@@ -110,7 +110,10 @@ function program(): Command {
       'print the human transcript of a session (everything said, with markers where history was replaced)',
     )
     .argument('<id>')
-    .option('--full', 'print long messages whole (by default each is cut after 40 lines)')
+    .option(
+      '--full',
+      'print long messages whole (by default each is cut after 40 lines of 400 characters)',
+    )
     .action(
       run((context, id: string, options: { full?: boolean }) => showCommand(context, id, options)),
     );

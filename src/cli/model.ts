@@ -24,14 +24,25 @@ const OFFLINE: readonly ScriptStep[] = [
 const OFFLINE_NOTICE =
   'No provider key found (DEEPSEEK_API_KEY, OPENAI_API_KEY [+ OPENAI_BASE_URL], ANTHROPIC_API_KEY): using the offline scripted model.';
 
-/** Resolves `--model` (or the environment) to a model; `script` is what the offline model says. */
+/**
+ * Resolves `--model` (or the environment) to a model; `script` is what the offline model says.
+ * With `offline: 'explicit'` the scripted model is used only when `--model scripted` asks for
+ * it: a command whose output replaces real history must not fall back to canned text.
+ */
 export async function resolveModel(
   spec: string | undefined,
   script: readonly ScriptStep[] = OFFLINE,
+  options: { readonly offline?: 'fallback' | 'explicit'; readonly purpose?: string } = {},
 ): Promise<EnvModel> {
   if (spec === undefined) {
     const provider = detectProvider(process.env);
     if (provider !== undefined) return modelFor(provider, { env: process.env });
+    if (options.offline === 'explicit') {
+      throw new CliError(
+        `${options.purpose ?? 'this command'} needs a model: expected a provider key (DEEPSEEK_API_KEY, OPENAI_API_KEY [+ OPENAI_BASE_URL], ANTHROPIC_API_KEY) or --model provider:name, found neither; --model scripted writes an offline placeholder instead`,
+        EXIT.usage,
+      );
+    }
     return offline(script, OFFLINE_NOTICE);
   }
   const colon = spec.indexOf(':');

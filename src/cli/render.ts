@@ -26,12 +26,28 @@ export function messageBlock(
   maxLines = 0,
 ): string {
   const label = terminal.style(ROLE_STYLE[message.role], message.role.padEnd(9));
-  let lines = safe(messageText(message)).split('\n');
-  if (maxLines > 0 && lines.length > maxLines) {
-    lines = [...lines.slice(0, maxLines), `… (${lines.length - maxLines} more lines)`];
-  }
+  const lines = clipped(safe(messageText(message)), maxLines);
   const indent = ' '.repeat(8 + 10);
   return `${terminal.style('dim', `#${seq}`.padEnd(8))}${label} ${lines.join(`\n${indent}`)}`;
+}
+
+/** Longest line a clipped block shows: a 10 MB single-line tool output is one line too. */
+const MAX_LINE_CHARS = 400;
+
+/** `text` as lines, at most `maxLines` of at most {@link MAX_LINE_CHARS} (0: all of it). */
+function clipped(text: string, maxLines: number): string[] {
+  const lines = text.split('\n');
+  if (maxLines <= 0) return lines;
+  const shown = lines.slice(0, maxLines).map((line) => {
+    if (line.length <= MAX_LINE_CHARS) return line;
+    // Never cut between the two halves of a surrogate pair.
+    const end = /[\ud800-\udbff]/.test(line.charAt(MAX_LINE_CHARS - 1))
+      ? MAX_LINE_CHARS - 1
+      : MAX_LINE_CHARS;
+    return `${line.slice(0, end)}… (${line.length - end} more characters)`;
+  });
+  if (lines.length > maxLines) shown.push(`… (${lines.length - maxLines} more lines)`);
+  return shown;
 }
 
 /** One transcript entry. */

@@ -18,6 +18,12 @@ import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 export interface OpenSessionOptions {
   /** How appends become durable; group commit with a 50 ms window by default. */
   readonly durability?: Durability;
+  /**
+   * Whether an id the store does not hold creates the session (default `true`). With `false` it
+   * is a `NotFoundError` and nothing is written: for tools that work on existing sessions only,
+   * where a mistyped id must not leave an empty session behind.
+   */
+  readonly create?: boolean;
   /** Header fields for a session that does not exist yet (`metadata`, lineage). */
   readonly header?: Partial<Pick<SessionHeader, 'metadata' | 'parentSession' | 'seedLength'>>;
   /** The clock of the live session (event times); `Date.now` by default. */
@@ -110,7 +116,8 @@ export class LiveSession extends Session implements Durable {
  * the id is new), drops a torn final batch, durably appends the closers of a turn a crash left
  * open (deterministic: they take the last event's time), and records every later append.
  *
- * @throws LockedError when another live writer holds the session; CorruptLogError,
+ * @throws NotFoundError when the id is new and `create` is `false`; LockedError when another
+ *   live writer holds the session; CorruptLogError,
  *   FormatVersionError or SessionValidationError when the stored log cannot be trusted.
  *
  * @example
@@ -148,7 +155,7 @@ export async function openSession(
     try {
       loaded = await store.load(id, loadOptions(options.chunks));
     } catch (error) {
-      if (!NotFoundError.isInstance(error)) throw error;
+      if (!NotFoundError.isInstance(error) || options.create === false) throw error;
       const header: SessionHeader = {
         version: SESSION_FORMAT_VERSION,
         id,

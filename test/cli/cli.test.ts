@@ -136,12 +136,60 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(run('prune', fork, '--keep-recent-turns', '0', '--min-chars', '100').stdout).toContain(
       'no tool result to prune',
     );
-    const compacted = run('compact', fork, '--keep-recent-tokens', '0');
+    const compacted = run('compact', fork, '--keep-recent-tokens', '0', '--model', 'scripted');
     expect(compacted.code).toBe(0);
-    expect(compacted.stdout).toMatch(
-      /replaced \d+ surface entries with summary #\d+|nothing replaced/,
-    );
+    expect(compacted.stdout).toMatch(/replaced \d+ surface entries with summary #\d+/);
     expect(run('verify', fork).code).toBe(0);
+  });
+
+  it('compact without a model refuses instead of writing a placeholder over real history', () => {
+    const fork = `${id}-no-model`;
+    run('fork', id, '--at', '160', '--id', fork);
+    const before = run('log', fork, '--json').stdout;
+    const refused = run('compact', fork, '--keep-recent-tokens', '0');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/compact needs a model.*--model scripted/);
+    expect(run('log', fork, '--json').stdout).toBe(before);
+  });
+
+  it('compact exits 9 when its summary would not be shorter, and changes nothing', () => {
+    // Turns of a few words: a summary cannot be shorter than what it would replace.
+    const fork = `${id}-short`;
+    for (const word of ['hi', 'ok']) run('run', word, '--session', fork);
+    const before = run('log', fork, '--json').stdout.trim().split('\n');
+    const kept = run('compact', fork, '--keep-recent-tokens', '0', '--model', 'scripted');
+    expect(kept.stdout).toContain('nothing replaced (not-shorter)');
+    expect(kept.code).toBe(9);
+    const after = run('log', fork, '--json').stdout.trim().split('\n');
+    // The attempt is bracketed in the log; the surface is untouched.
+    expect(after.slice(0, before.length)).toEqual(before);
+    const entries = (...args: string[]) =>
+      (JSON.parse(run('surface', fork, ...args, '--json').stdout) as { entries: unknown }).entries;
+    expect(entries()).toEqual(entries('--at', String(before.length - 1)));
+  });
+
+  it('commands that rewrite a session refuse a mistyped id with exit code 3 and create nothing', () => {
+    for (const args of [
+      ['prune', 'no-such-session'],
+      ['compact', 'no-such-session', '--model', 'scripted'],
+      ['repair', 'no-such-session'],
+    ]) {
+      const refused = run(...args);
+      expect(refused.code, args.join(' ')).toBe(3);
+      expect(refused.stderr).toContain("session 'no-such-session' does not exist");
+    }
+    const listed = JSON.parse(run('ls', '--json').stdout) as Array<{ id: string }>;
+    expect(listed.map((session) => session.id)).not.toContain('no-such-session');
+  });
+
+  it('a filter or limit that cannot match is a usage error, not an empty answer', () => {
+    const typo = run('log', id, '--type', 'tool/resutl');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/--type expects an event type or area such as .*tool/);
+    expect(run('log', id, '--type', 'tool').code).toBe(0);
+    const none = run('ls', '--limit', '0');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--limit expects at least 1');
   });
 
   it('run records a turn with the scripted model and continues a session by id', () => {
@@ -162,6 +210,23 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(conversation.code).toBe(0);
     const listed = JSON.parse(run('ls', '--json').stdout) as Array<{ id: string; turns: number }>;
     expect(listed.find((session) => session.id === 'talk')?.turns).toBe(2);
+  });
+
+  it('show cuts a long single line, and --full prints it whole', async () => {
+    const live = await openSession(await openStore(store), 'one-long-line');
+    const line = 'x'.repeat(1_000_000);
+    live.append(
+      'user/message',
+      { id: 'u', role: 'user', content: [{ type: 'text', text: line }], source: { kind: 'user' } },
+      { surfaceOp: 'append' },
+    );
+    await live.close();
+    await live.store.close();
+    const shown = run('show', 'one-long-line');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.length).toBeLessThan(2_000);
+    expect(shown.stdout).toContain('… (999600 more characters)');
+    expect(run('show', 'one-long-line', '--full').stdout).toContain(line);
   });
 
   it('a missing session is one line and exit code 3', () => {

@@ -4,6 +4,7 @@
  * agent is writing.
  */
 import { contextTokens } from '../../compaction/context.js';
+import { KNOWN_TYPES } from '../../core/events.js';
 import {
   checkInvariants,
   deriveEventMessage,
@@ -33,6 +34,7 @@ export async function allSessions(store: SessionStore): Promise<SessionSummary[]
 /** `palimpsest ls` */
 export async function listCommand(context: CliContext, options: { limit?: string }): Promise<void> {
   const limit = parseCount('--limit', options.limit);
+  if (limit === 0) throw new CliError('--limit expects at least 1 session, found 0', EXIT.usage);
   const rows = await context.withStore(async (store) => {
     const sessions = await allSessions(store);
     const shown = limit === undefined ? sessions : sessions.slice(0, limit);
@@ -158,6 +160,7 @@ export async function logCommand(
   const session = await load(context, id);
   const from = parseCount('--from', options.from) ?? 0;
   const to = parseCount('--to', options.to) ?? session.seq - 1;
+  if (options.type !== undefined) checkTypeFilter(session, options.type);
   const events = session.events.filter(
     (event) =>
       event.seq >= from &&
@@ -186,6 +189,21 @@ export async function logCommand(
 /** `--type tool` matches `tool/call` and `tool/result`; `--type tool/call` matches exactly. */
 function matchesType(type: string, filter: string): boolean {
   return filter.includes('/') ? type === filter : type.startsWith(`${filter}/`);
+}
+
+/**
+ * A `--type` that names neither a type of the vocabulary nor one the session holds is a typo,
+ * not a question with an empty answer.
+ */
+function checkTypeFilter(session: Session, filter: string): void {
+  const present = new Set(session.events.map((event) => event.type));
+  const known = [...KNOWN_TYPES, ...present];
+  if (known.some((type) => matchesType(type, filter))) return;
+  const areas = [...new Set(known.map((type) => type.split('/')[0]))].sort();
+  throw new CliError(
+    `--type expects an event type or area such as ${areas.join(', ')}; found '${filter}', which neither the vocabulary nor session '${session.id}' has`,
+    EXIT.usage,
+  );
 }
 
 /** `palimpsest why ID SEQ` */

@@ -2,7 +2,7 @@
  * Commands that write: repair, fork, compact, prune. Each takes the session's writer lock (a
  * live writer elsewhere makes them fail with exit code 5) and leaves the log valid.
  */
-import { compact } from '../../compaction/compact.js';
+import { type CompactionResult, compact } from '../../compaction/compact.js';
 import { pruneToolResults } from '../../compaction/prune.js';
 import { forkSession } from '../../core/index.js';
 import { inspectSession, openSession } from '../../store/index.js';
@@ -13,7 +13,7 @@ import { announce, resolveModel } from '../model.js';
 /** `palimpsest repair ID` */
 export async function repairCommand(context: CliContext, id: string): Promise<void> {
   const report = await context.withStore(async (store) => {
-    const session = await openSession(store, id);
+    const session = await openSession(store, id, { create: false });
     const { openReport } = session;
     const events = session.seq;
     await session.close();
@@ -59,11 +59,14 @@ export async function compactCommand(
   options: { keepRecentTokens?: string; model?: string },
 ): Promise<number> {
   const keepRecentTokens = parseCount('--keep-recent-tokens', options.keepRecentTokens);
-  const model = announce(await resolveModel(options.model, [{ text: scriptedSummary }]), (text) =>
-    context.terminal.note(text),
-  );
+  const script = [{ text: scriptedSummary }];
+  const picked = await resolveModel(options.model, script, {
+    offline: 'explicit',
+    purpose: 'compact',
+  });
+  const model = announce(picked, (text) => context.terminal.note(text));
   const result = await context.withStore(async (store) => {
-    const session = await openSession(store, id);
+    const session = await openSession(store, id, { create: false });
     try {
       return await compact(session, {
         model,
@@ -82,11 +85,30 @@ export async function compactCommand(
     const why = result.error === undefined ? '' : `: ${result.error.message}`;
     context.terminal.line(`nothing replaced (${result.skipped}${why})`);
   }
-  return result.skipped === 'failed' ? EXIT.model : EXIT.ok;
+  return compactExit(result.skipped);
+}
+
+/**
+ * 0 when the history was replaced or there was nothing left to compact; otherwise the command
+ * did not do what it was asked, and says why by its code.
+ */
+function compactExit(skipped: CompactionResult['skipped']): number {
+  switch (skipped) {
+    case undefined:
+    case 'nothing-to-compact':
+      return EXIT.ok;
+    case 'failed':
+      return EXIT.model;
+    case 'aborted':
+      return EXIT.interrupted;
+    case 'not-shorter':
+    case 'surface-changed':
+      return EXIT.unchanged;
+  }
 }
 
 const scriptedSummary =
-  'Summary written offline by the scripted model (no provider key was set): the earlier turns are kept in the log; set a provider key for a real summary.';
+  'Placeholder summary written offline by the scripted model (--model scripted): the earlier turns are kept in the log; compact with a real model for a real summary.';
 
 /** `palimpsest prune ID` */
 export async function pruneCommand(
@@ -97,7 +119,7 @@ export async function pruneCommand(
   const keepRecentTurns = parseCount('--keep-recent-turns', options.keepRecentTurns);
   const minChars = parseCount('--min-chars', options.minChars);
   const result = await context.withStore(async (store) => {
-    const session = await openSession(store, id);
+    const session = await openSession(store, id, { create: false });
     try {
       return pruneToolResults(session, {
         ...(keepRecentTurns === undefined ? {} : { keepRecentTurns }),
