@@ -63,6 +63,8 @@ export const PROVIDER_KEYS: Readonly<Record<ProviderName, readonly string[]>> = 
   anthropic: ['ANTHROPIC_API_KEY'],
 };
 
+const OPENAI_URL = 'https://api.openai.com/v1';
+
 const NO_KEY =
   'no provider key found (DEEPSEEK_API_KEY, OPENAI_API_KEY [+ OPENAI_BASE_URL], ANTHROPIC_API_KEY)';
 
@@ -142,7 +144,9 @@ export async function modelFor(spec: ModelSpec, options: ModelForOptions = {}): 
       const { createOpenAI } = await load('@ai-sdk/openai', () => import('@ai-sdk/openai'));
       const model = name(DEFAULT_MODELS.openai);
       return {
-        model: createOpenAI({ apiKey: key })(model),
+        // The provider package would read OPENAI_BASE_URL from process.env by itself: `openai`
+        // means OpenAI, and `env` is the only environment modelFor reads.
+        model: createOpenAI({ apiKey: key, baseURL: OPENAI_URL })(model),
         provider,
         description: `openai:${model}`,
       };

@@ -18,7 +18,7 @@ import {
   whyCommand,
 } from './commands/inspect.js';
 import { compactCommand, forkCommand, pruneCommand, repairCommand } from './commands/modify.js';
-import { runCommand } from './commands/run.js';
+import { type RunOptions, runCommand } from './commands/run.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
 import { safeLine } from './terminal.js';
@@ -92,8 +92,16 @@ function program(): Command {
       '--model <provider:name>',
       'for example deepseek:deepseek-chat, anthropic:claude-sonnet-4-5, openai-compatible:qwen3 (needs OPENAI_BASE_URL)',
     )
+    .option(
+      '--base-url <url>',
+      'an OpenAI-compatible chat-completions server (Ollama, vLLM, LM Studio); sets OPENAI_BASE_URL for this run',
+    )
+    .option(
+      '--system <text>',
+      'the system prompt (by default: a concise assistant with file tools)',
+    )
     .action(
-      run((context, prompt: string | undefined, options: { session?: string; model?: string }) =>
+      run((context, prompt: string | undefined, options: RunOptions) =>
         runCommand(context, prompt, options),
       ),
     );

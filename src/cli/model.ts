@@ -7,6 +7,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import {
   AgentError,
   detectProvider,
+  type Env,
   type EnvModel,
   type ModelSpec,
   modelFor,
@@ -32,11 +33,17 @@ const OFFLINE_NOTICE =
 export async function resolveModel(
   spec: string | undefined,
   script: readonly ScriptStep[] = OFFLINE,
-  options: { readonly offline?: 'fallback' | 'explicit'; readonly purpose?: string } = {},
+  options: {
+    readonly offline?: 'fallback' | 'explicit';
+    readonly purpose?: string;
+    /** The environment to read (default `process.env`). */
+    readonly env?: Env;
+  } = {},
 ): Promise<EnvModel> {
+  const env = options.env ?? process.env;
   if (spec === undefined) {
-    const provider = detectProvider(process.env);
-    if (provider !== undefined) return modelFor(provider, { env: process.env });
+    const provider = detectProvider(env);
+    if (provider !== undefined) return modelFor(provider, { env });
     if (options.offline === 'explicit') {
       throw new CliError(
         `${options.purpose ?? 'this command'} needs a model: expected a provider key (DEEPSEEK_API_KEY, OPENAI_API_KEY [+ OPENAI_BASE_URL], ANTHROPIC_API_KEY) or --model provider:name, found neither; --model scripted writes an offline placeholder instead`,
@@ -55,8 +62,16 @@ export async function resolveModel(
       EXIT.usage,
     );
   }
+  const baseURL = env.OPENAI_BASE_URL;
+  if (provider === 'openai' && baseURL !== undefined && baseURL !== '') {
+    // OpenAI's own client speaks its Responses API, which chat-completions servers answer 404.
+    throw new CliError(
+      `--model ${spec} talks to OpenAI itself, but OPENAI_BASE_URL is set (${baseURL}); for that server use --model openai-compatible:${spec.slice(colon + 1) || 'NAME'}, or unset OPENAI_BASE_URL`,
+      EXIT.usage,
+    );
+  }
   try {
-    return await modelFor(spec as ModelSpec, { env: process.env });
+    return await modelFor(spec as ModelSpec, { env });
   } catch (error) {
     // A named provider without its variables is a usage error of this command line.
     if (AgentError.isInstance(error) && error.code === 'NO_PROVIDER') {

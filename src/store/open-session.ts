@@ -48,6 +48,12 @@ export type ChunkLoading = 'full' | 'elide';
 export interface InspectSessionOptions {
   /** As {@link OpenSessionOptions.chunks}. */
   readonly chunks?: ChunkLoading;
+  /**
+   * Whether a turn a crash left open is closed in memory (default `true`), as a writer would
+   * close it on open. `false` returns exactly what the store holds, for tools that show the
+   * stored log and must not present closers as if they were stored.
+   */
+  readonly repair?: boolean;
 }
 
 /** What {@link openSession} did to bring the stored session into a writable state. */
@@ -213,7 +219,7 @@ export async function inspectSession(
   options: InspectSessionOptions = {},
 ): Promise<Session> {
   const loaded = await store.load(id, loadOptions(options.chunks));
-  const closers = planRepair(loaded.events);
+  const closers = options.repair === false ? [] : planRepair(loaded.events);
   return Session.create({
     header: loaded.header,
     seed: closers.length === 0 ? loaded.events : [...loaded.events, ...closers],

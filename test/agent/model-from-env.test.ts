@@ -31,6 +31,20 @@ describe('modelFor', () => {
     expect((await modelFor('deepseek', { env })).description).toBe('deepseek:deepseek-chat');
   });
 
+  it('builds openai for OpenAI itself, reading no OPENAI_BASE_URL from the process environment', async () => {
+    const before = process.env.OPENAI_BASE_URL;
+    process.env.OPENAI_BASE_URL = 'http://127.0.0.1:9/v1';
+    try {
+      const { model } = await modelFor('openai:gpt-4o', { env: { OPENAI_API_KEY: 'k' } });
+      // The provider's request URL, as its client builds it.
+      const config = (model as unknown as { config: { url(o: { path: string }): string } }).config;
+      expect(config.url({ path: '/responses' })).toBe('https://api.openai.com/v1/responses');
+    } finally {
+      if (before === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = before;
+    }
+  });
+
   it('refuses a provider whose variables are missing, and an unknown one, with NO_PROVIDER', async () => {
     await expect(modelFor('anthropic', { env: { OPENAI_API_KEY: 'o' } })).rejects.toMatchObject({
       code: 'NO_PROVIDER',

@@ -269,12 +269,36 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     // Leave without closing the turn, as a killed writer would (the lock is released on close).
     await session.close();
     await opened.close();
-    expect(run('verify', 'crashed').code).toBe(7);
+    const verified = run('verify', 'crashed');
+    expect(verified.code).toBe(7);
+    expect(verified.stdout).toContain('palimpsest repair crashed closes it');
+    // The read-only views show what is stored, and say what repair would add.
+    const stored = run('log', 'crashed');
+    expect(stored.code).toBe(0);
+    expect(stored.stdout).not.toContain('turn/end');
+    expect(stored.stderr).toMatch(/ends inside a turn.*palimpsest repair crashed closes it/);
+    expect(run('log', 'crashed', '--json').stdout.trim().split('\n')).toHaveLength(3);
+    expect(run('show', 'crashed').stderr).toContain('ends inside a turn');
     const repaired = run('repair', 'crashed');
     expect(repaired.code).toBe(0);
     expect(repaired.stdout).toContain('appended 2 closing event(s)');
     expect(run('repair', 'crashed').stdout).toContain('needed no repair');
     expect(run('verify', 'crashed').code).toBe(0);
+    expect(run('log', 'crashed').stdout).toContain('turn/end');
+    expect(run('log', 'crashed').stderr).toBe('');
+  });
+
+  it('run says when it repaired the session it continues, and names its model', async () => {
+    const opened = await openStore(store);
+    const session = await openSession(opened, 'crashed-run');
+    session.append('turn/start', { turn: 1 });
+    await session.close();
+    await opened.close();
+    const ran = run('run', 'are you there?', '--session', 'crashed-run');
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toContain('· model scripted:scripted-model');
+    expect(ran.stderr).toMatch(/repaired on open: .*1 closing event\(s\) appended/);
+    expect(run('run', 'again', '--session', 'crashed-run').stderr).not.toContain('repaired');
   });
 
   it('a session locked by a live writer is exit code 5 for writing commands', async () => {

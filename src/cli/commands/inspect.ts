@@ -10,6 +10,7 @@ import {
   deriveEventMessage,
   foldSurface,
   lastTurnNumber,
+  planRepair,
   Session,
   type SessionEvent,
 } from '../../core/index.js';
@@ -84,13 +85,32 @@ async function load(context: CliContext, id: string): Promise<Session> {
   return context.withStore((store) => inspectSession(store, id));
 }
 
+/**
+ * The session exactly as stored, for the commands that show the stored log: a turn a crash left
+ * open is not closed in memory here, it is pointed out (on stderr) with the command that closes
+ * it.
+ */
+async function loadStored(context: CliContext, id: string): Promise<Session> {
+  const session = await context.withStore((store) => inspectSession(store, id, { repair: false }));
+  const closers = planRepair(session.events).length;
+  if (closers > 0) {
+    context.terminal.note(
+      context.terminal.style(
+        'yellow',
+        `session '${safeLine(id, 80)}' ends inside a turn (a crashed or still running writer): shown as stored; palimpsest repair ${safeLine(id, 80)} closes it with ${closers} event(s)`,
+      ),
+    );
+  }
+  return session;
+}
+
 /** `palimpsest show ID` */
 export async function showCommand(
   context: CliContext,
   id: string,
   options: { full?: boolean } = {},
 ): Promise<void> {
-  const session = await load(context, id);
+  const session = await loadStored(context, id);
   const transcript = session.transcript();
   if (context.json) {
     return context.terminal.json(
@@ -157,7 +177,7 @@ export async function logCommand(
   id: string,
   options: { type?: string; from?: string; to?: string },
 ): Promise<void> {
-  const session = await load(context, id);
+  const session = await loadStored(context, id);
   const from = parseCount('--from', options.from) ?? 0;
   const to = parseCount('--to', options.to) ?? session.seq - 1;
   if (options.type !== undefined) checkTypeFilter(session, options.type);
@@ -337,6 +357,8 @@ export async function verifyCommand(
           problems.push(
             `torn final batch (${loaded.tornTail.reason}; a crash) — palimpsest repair drops it`,
           );
+        if (planRepair(session.events).length > 0)
+          problems.push(`a turn left open by a crash — palimpsest repair ${id} closes it`);
         out.push({ id, events: session.seq, ok: problems.length === 0, problems });
       } catch (error) {
         const failure = describeFailure(error);

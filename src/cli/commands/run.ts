@@ -9,41 +9,61 @@ import type { SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
 import type { CliContext } from '../context.js';
-import { EXIT } from '../failure.js';
+import { CliError, EXIT } from '../failure.js';
 import { announce, resolveModel } from '../model.js';
 import { safe, safeLine } from '../terminal.js';
 
 const SYSTEM =
   'You are a helpful assistant working in the user’s current directory. You can read files and list directories with your tools. Be concise.';
 
+/** Options of `palimpsest run`. */
+export interface RunOptions {
+  readonly session?: string;
+  readonly model?: string;
+  readonly baseUrl?: string;
+  readonly system?: string;
+}
+
 export async function runCommand(
   context: CliContext,
   prompt: string | undefined,
-  options: { session?: string; model?: string },
+  options: RunOptions,
 ): Promise<number> {
   const { terminal } = context;
-  const model = announce(
-    await resolveModel(options.model, [
-      {
-        text: 'This is the offline scripted model: set DEEPSEEK_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY (or pass --model) for real answers.',
-      },
-    ]),
-    (text) => terminal.note(text),
-  );
+  const picked = await resolveModel(modelSpec(options), OFFLINE_ANSWER, {
+    env:
+      options.baseUrl === undefined
+        ? process.env
+        : { ...process.env, OPENAI_BASE_URL: options.baseUrl },
+  });
+  const model = announce(picked, (text) => terminal.note(text));
   const id = options.session ?? `run-${crypto.randomUUID().slice(0, 8)}`;
   return context.withStore(
     async (store) => {
       const session = await openSession(store, id);
       terminal.note(
-        terminal.style('dim', `session ${id} in ${context.storeUrl} (${session.seq} events)`),
+        terminal.style(
+          'dim',
+          `session ${safeLine(id, 80)} in ${context.storeUrl} (${session.seq} events) · model ${safeLine(picked.description, 120)}`,
+        ),
       );
+      const { repairedEvents, tornBytesDropped } = session.openReport;
+      if (repairedEvents > 0 || tornBytesDropped > 0) {
+        terminal.note(
+          terminal.style(
+            'yellow',
+            `repaired on open: a crashed writer had left the session unfinished; ${repairedEvents} closing event(s) appended${tornBytesDropped > 0 ? `, a torn final batch of ${tornBytesDropped} bytes dropped` : ''}`,
+          ),
+        );
+      }
+      const system = options.system ?? SYSTEM;
       const tools = builtinTools(process.cwd());
       const turn = async (input: string, controller: AbortController): Promise<TurnResult> => {
         const result = await runTurn({
           session,
           model,
           tools,
-          system: SYSTEM,
+          system,
           input,
           signal: controller.signal,
           hooks: { onEvent: (event) => stream(context, event) },
@@ -78,6 +98,25 @@ export async function runCommand(
     context.storeUrl,
     { create: true },
   );
+}
+
+const OFFLINE_ANSWER = [
+  {
+    text: 'This is the offline scripted model: set DEEPSEEK_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY (or pass --model) for real answers.',
+  },
+];
+
+/** `--base-url` names an OpenAI-compatible server, so it picks that provider unless `--model` does. */
+function modelSpec(options: RunOptions): string | undefined {
+  if (options.baseUrl === undefined) return options.model;
+  if (options.model === undefined) return 'openai-compatible';
+  if (!options.model.startsWith('openai-compatible')) {
+    throw new CliError(
+      `--base-url names an OpenAI-compatible server; expected --model openai-compatible:NAME with it, found --model ${options.model}`,
+      EXIT.usage,
+    );
+  }
+  return options.model;
 }
 
 /**

@@ -1,0 +1,101 @@
+/**
+ * `palimpsest run` against a real HTTP server speaking the OpenAI chat-completions wire format,
+ * through the built binary: `--base-url`, `--system`, the banner, and the `openai:` pitfall.
+ */
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWireServer, type WireServer } from '../agent/wire-server.js';
+import { binary, cli, tempStores } from './helpers.js';
+
+const stores = tempStores();
+let server: WireServer;
+
+beforeAll(async () => {
+  server = await startWireServer();
+});
+
+afterAll(async () => {
+  await server.close();
+  stores.remove();
+});
+
+/** The binary, run asynchronously so that this process's server can answer it. */
+function runAsync(args: readonly string[], env: Record<string, string>) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [binary, ...args, '--store', stores.urls.jsonl],
+      { cwd: stores.dir, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('palimpsest run on an OpenAI-compatible server', () => {
+  it('--base-url and --system reach the server, and the banner names the model', async () => {
+    server.enqueue({
+      fixture: 'openai-compatible/text.http',
+      expect: { method: 'POST', path: '/v1/chat/completions' },
+    });
+    const ran = await runAsync(
+      [
+        'run',
+        'hello',
+        '--session',
+        'wired',
+        '--base-url',
+        `${server.baseURL}/v1`,
+        '--model',
+        'openai-compatible:local-model',
+        '--system',
+        'Answer in one word.',
+      ],
+      { OPENAI_API_KEY: 'test-key', DEEPSEEK_API_KEY: '', ANTHROPIC_API_KEY: '' },
+    );
+    expect(ran.stderr).toMatch(
+      /model openai-compatible:local-model at http:\/\/127\.0\.0\.1:\d+\/v1/,
+    );
+    expect(ran.code).toBe(0);
+    expect(server.problems).toEqual([]);
+    const body = server.lastRequest().body as {
+      model: string;
+      messages: { role: string; content: unknown }[];
+    };
+    expect(body.model).toBe('local-model');
+    expect(body.messages[0]).toEqual({ role: 'system', content: 'Answer in one word.' });
+  });
+
+  it('refuses openai:NAME while OPENAI_BASE_URL is set, and says which provider to use', () => {
+    const refused = cli(
+      ['run', 'hello', '--model', 'openai:gpt-4o', '--store', stores.urls.jsonl],
+      {
+        cwd: stores.dir,
+        env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: `${server.baseURL}/v1` },
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('use --model openai-compatible:gpt-4o');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('--base-url with a model of another provider is a usage error', () => {
+    const refused = cli(
+      [
+        'run',
+        'hello',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--model',
+        'anthropic:claude',
+        '--store',
+        stores.urls.jsonl,
+      ],
+      { cwd: stores.dir, env: { ANTHROPIC_API_KEY: 'a' } },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('expected --model openai-compatible:NAME');
+  });
+});
