@@ -547,6 +547,36 @@ describe('palimpsest convert', () => {
   });
 });
 
+describe('palimpsest convert of a crashed session', () => {
+  it('copies it as stored and warns that a turn is open, naming repair', async () => {
+    const temp = tempStores();
+    try {
+      const source = await openStore(temp.urls.jsonl);
+      const session = await openSession(source, 'crashed');
+      session.append('turn/start', { turn: 1 });
+      await session.close();
+      await source.close();
+      const copied = cli([
+        'convert',
+        '--from',
+        temp.urls.jsonl,
+        '--to',
+        temp.urls.sqlite,
+        'crashed',
+      ]);
+      expect(copied.code).toBe(0);
+      expect(copied.stderr).toMatch(
+        /^warning: session 'crashed' ends inside a turn .*palimpsest repair crashed/,
+      );
+      expect(copied.stdout).toMatch(
+        /crashed\s+1\s+copied\s+1\s+session 'crashed' ends inside a turn/,
+      );
+    } finally {
+      temp.remove();
+    }
+  });
+});
+
 describe('palimpsest --version', () => {
   it('prints the version of package.json through the built binary', () => {
     const manifest = JSON.parse(

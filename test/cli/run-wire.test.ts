@@ -2,7 +2,7 @@
  * `palimpsest run` against a real HTTP server speaking the OpenAI chat-completions wire format,
  * through the built binary: `--base-url`, `--system`, the banner, and the `openai:` pitfall.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWireServer, type WireServer } from '../agent/wire-server.js';
 import { binary, cli, tempStores } from './helpers.js';
@@ -33,6 +33,38 @@ function runAsync(args: readonly string[], env: Record<string, string>) {
     );
   });
 }
+
+describe('palimpsest run, interrupted', () => {
+  it('exits 130 on Ctrl-C at the prompt, with the session recorded', async () => {
+    const child = spawn(
+      process.execPath,
+      [binary, 'run', '--session', 'ctrl-c', '--store', stores.urls.jsonl],
+      {
+        cwd: stores.dir,
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          DEEPSEEK_API_KEY: '',
+          OPENAI_API_KEY: '',
+          ANTHROPIC_API_KEY: '',
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    const waiting = new Promise<void>((resolve) => {
+      child.stderr.on('data', (data: Buffer) => {
+        stderr += data.toString();
+        if (stderr.includes('type a message')) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await waiting;
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('events recorded in session ctrl-c');
+  });
+});
 
 describe('palimpsest run on an OpenAI-compatible server', () => {
   it('--base-url and --system reach the server, and the banner names the model', async () => {

@@ -8,13 +8,14 @@ import {
   foldSurface,
   type JsonValue,
   jsonEqual,
+  planRepair,
   Session,
   type SessionEvent,
 } from '../../core/index.js';
 import { NotFoundError, type SessionStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
-import { table } from '../terminal.js';
+import { safeLine, table } from '../terminal.js';
 import { allSessions } from './inspect.js';
 
 const BATCH = 5000;
@@ -25,6 +26,8 @@ interface Outcome {
   readonly result: 'copied' | 'resumed' | 'up to date' | 'failed';
   readonly copied: number;
   readonly problem?: string;
+  /** Copied, but the reader should know: the session ends inside a turn a crash left open. */
+  readonly warning?: string;
 }
 
 export async function convertCommand(
@@ -50,7 +53,11 @@ export async function convertCommand(
           const progress = context.terminal.progress('converting', targets.length);
           const out: Outcome[] = [];
           for (const id of targets) {
-            out.push(await convertOne(source, target, id));
+            const outcome = await convertOne(source, target, id);
+            if (outcome.warning !== undefined && !context.json) {
+              context.terminal.note(`warning: ${safeLine(outcome.warning, 200)}`);
+            }
+            out.push(outcome);
             progress.tick();
           }
           progress.done();
@@ -71,7 +78,7 @@ export async function convertCommand(
           String(outcome.events),
           outcome.result,
           String(outcome.copied),
-          outcome.problem ?? '',
+          outcome.problem ?? outcome.warning ?? '',
         ]),
       ),
     );
@@ -121,7 +128,13 @@ async function convertOne(
     if (!same) return failed(id, events, 'the copy does not read back equal to the source');
     const copied = events - existing.length;
     const result = copied === 0 ? 'up to date' : existing.length === 0 ? 'copied' : 'resumed';
-    return { id, events, result, copied };
+    // Copied as stored, so the copy holds what the source holds; the writer that opens either
+    // one next closes the turn.
+    const open = planRepair(loaded.events).length > 0;
+    const warning = open
+      ? `session '${id}' ends inside a turn a crashed writer left open; copied as stored (palimpsest repair ${id} closes it)`
+      : undefined;
+    return { id, events, result, copied, ...(warning === undefined ? {} : { warning }) };
   } catch (error) {
     return failed(id, events, describeFailure(error).message);
   }

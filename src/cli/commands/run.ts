@@ -136,9 +136,13 @@ async function conversation(
     terminal: interactive,
   });
   let running: AbortController | undefined;
+  let interruptedAtPrompt = false;
   const interrupt = (): void => {
     if (running !== undefined) running.abort('interrupted with Ctrl-C');
-    else lines.close();
+    else {
+      interruptedAtPrompt = true;
+      lines.close();
+    }
   };
   // In terminal mode readline turns Ctrl-C into its own event; piped, the process gets SIGINT.
   lines.on('SIGINT', interrupt);
@@ -164,7 +168,8 @@ async function conversation(
     lines.close();
   }
   terminal.note(terminal.style('dim', `${session.seq} events recorded in session ${session.id}`));
-  return EXIT.ok;
+  // An empty line or end of input ends the conversation; Ctrl-C interrupts it (docs/cli.md).
+  return interruptedAtPrompt ? EXIT.interrupted : EXIT.ok;
 }
 
 function stream(context: CliContext, event: SessionEvent): void {
