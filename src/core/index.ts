@@ -114,6 +114,13 @@ export {
   type SessionOptions,
 } from './session.js';
 export {
+  type ModelPrice,
+  type SessionUsage,
+  type SessionUsageOptions,
+  sessionUsage,
+  type UsageTotals,
+} from './session-usage.js';
+export {
   foldSurface,
   type SessionSurface,
   type SurfaceFold,

@@ -47,7 +47,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     const listed = run('ls');
     expect(listed.code).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
     );
     expect(listed.stdout).toContain(id);
   });

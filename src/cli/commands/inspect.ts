@@ -13,6 +13,8 @@ import {
   planRepair,
   Session,
   type SessionEvent,
+  sessionUsage,
+  type UsageTotals,
 } from '../../core/index.js';
 import { inspectSession, type SessionStore, type SessionSummary } from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';
@@ -51,6 +53,7 @@ export async function listCommand(context: CliContext, options: { limit?: string
         events: session.seq,
         surface: session.surface.size,
         tokens: contextTokens(session).tokens,
+        usage: sessionUsage(session).total,
         lastActivity: last?.time ?? summary.updatedAt ?? summary.header.createdAt,
         parent: summary.header.parentSession ?? null,
       });
@@ -66,7 +69,7 @@ export async function listCommand(context: CliContext, options: { limit?: string
   }
   context.terminal.line(
     table(
-      ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'LAST ACTIVITY', 'PARENT'],
+      ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'USED', 'LAST ACTIVITY', 'PARENT'],
       rows.map((row) => [
         row.id,
         timeText(row.createdAt),
@@ -74,6 +77,7 @@ export async function listCommand(context: CliContext, options: { limit?: string
         String(row.events),
         String(row.surface),
         String(row.tokens),
+        usedText(row.usage),
         timeText(row.lastActivity),
         row.parent ?? '-',
       ]),
@@ -102,6 +106,13 @@ async function loadStored(context: CliContext, id: string): Promise<Session> {
     );
   }
   return session;
+}
+
+/** Tokens the provider reported, in and out, over every call; `-` when none reported any. */
+function usedText(usage: UsageTotals): string {
+  if (usage.calls === 0) return '-';
+  const { inputTokens = 0, outputTokens = 0 } = usage.tokens;
+  return String(inputTokens + outputTokens);
 }
 
 /** `palimpsest show ID` */
