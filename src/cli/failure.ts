@@ -45,6 +45,8 @@ export function describeFailure(error: unknown): { code: number; message: string
           code: EXIT.corrupt,
           message: `${error.message} (the log is damaged before its last batch; nothing was changed — restore it from a backup, or palimpsest fork the intact prefix)`,
         };
+      case 'UNSAFE_FILE':
+        return { code: EXIT.corrupt, message: error.message };
       case 'LOCKED':
         return {
           code: EXIT.locked,

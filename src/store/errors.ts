@@ -207,6 +207,27 @@ export class ClosedError extends PalimpsestError {
   }
 }
 
+/**
+ * A path in the store is not what the store writes there: a FIFO, a device, a socket, a
+ * directory, or a symbolic link where a session or lock file belongs. Nothing was read from it
+ * or written to it (a FIFO could block forever, a device never end, a link lead out of the
+ * store).
+ */
+export class UnsafeFileError extends PalimpsestError {
+  static override readonly kind: string = 'UnsafeFileError';
+  declare readonly code: 'UNSAFE_FILE';
+  constructor(
+    readonly file: string,
+    /** What was found instead of a regular file, such as `a FIFO` or `a symbolic link`. */
+    readonly found: string,
+  ) {
+    super(
+      'UNSAFE_FILE',
+      `${file}: expected a regular file of the store, found ${found}; it was neither read nor written (remove it, or move it out of the store)`,
+    );
+  }
+}
+
 /** A store URL or option that cannot be used. */
 export class InvalidStoreError extends PalimpsestError {
   static override readonly kind: string = 'InvalidStoreError';

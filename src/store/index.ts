@@ -29,6 +29,7 @@ export {
   type LockOwner,
   NotFoundError,
   StorageError,
+  UnsafeFileError,
   WriterFailedError,
 } from './errors.js';
 export { MemoryStore } from './memory.js';

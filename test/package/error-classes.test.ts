@@ -44,6 +44,7 @@ const samples = {
   WriterFailedError: (m: Samples) => new m.WriterFailedError('s', { cause: new Error('EIO') }),
   ClosedError: (m: Samples) => new m.ClosedError('the store'),
   InvalidStoreError: (m: Samples) => new m.InvalidStoreError('bad url'),
+  UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),
   AgentError: (m: Samples) => new m.AgentError('INVALID_INPUT', 'empty input'),
   CompactionError: (m: Samples) => new m.CompactionError('BUSY', 'busy'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;

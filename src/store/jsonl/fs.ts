@@ -6,10 +6,17 @@
  * operations over it.
  */
 
-import { fdatasync, write as fsWrite, statSync } from 'node:fs';
+import {
+  fdatasync,
+  constants as fsConstants,
+  write as fsWrite,
+  lstatSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, UnsafeFileError } from '../errors.js';
 
 /** The subset of `fs.Stats` the backend reads. Node's `Stats` satisfies it. */
 export interface FsStats {
@@ -110,10 +117,42 @@ class NodeFileHandle implements FsFileHandle {
   }
 }
 
-/** The real file system (`node:fs/promises`). */
+// Opening never blocks (O_NONBLOCK: a FIFO opens at once, and is then refused by its type), and
+// a path that is written is never followed (O_NOFOLLOW: a log swapped for a symbolic link would
+// otherwise receive appends wherever it points). O_NONBLOCK does nothing to regular files.
+const OPEN_FLAGS: Record<FsOpenFlags, number> = {
+  r: fsConstants.O_RDONLY | fsConstants.O_NONBLOCK,
+  'r+': fsConstants.O_RDWR | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK,
+  wx: fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW,
+};
+
+/**
+ * The real file system (`node:fs/promises`). Only regular files (and, read-only, directories:
+ * the store's own, to fsync it) are opened; anything else is an `UnsafeFileError`.
+ */
 export const nodeFs: FsFacade = {
   async open(path, flags, mode) {
-    return new NodeFileHandle(await fsp.open(path, flags, mode));
+    let handle: FileHandle;
+    try {
+      handle = await fsp.open(path, OPEN_FLAGS[flags], mode);
+    } catch (error) {
+      if (errnoCode(error) === 'ELOOP') throw new UnsafeFileError(path, 'a symbolic link');
+      throw error;
+    }
+    try {
+      const stats = await handle.stat();
+      if (!(stats.isFile() || (flags === 'r' && stats.isDirectory()))) {
+        throw new UnsafeFileError(path, kindOf(stats));
+      }
+      // Read-only opens follow links so that a store directory may be one; a file may not.
+      if (stats.isFile() && flags === 'r' && lstatSync(path).isSymbolicLink()) {
+        throw new UnsafeFileError(path, 'a symbolic link');
+      }
+      return new NodeFileHandle(handle);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
   },
   link: (existingPath, newPath) => fsp.link(existingPath, newPath),
   unlink: (path) => fsp.unlink(path),
@@ -127,6 +166,14 @@ export const nodeFs: FsFacade = {
   // more than the call itself.
   stat: async (path) => statSync(path),
 };
+
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isDirectory()) return 'a directory';
+  return 'something other than a regular file';
+}
 
 /** The errno code of a Node-style error, if it has one. */
 export function errnoCode(error: unknown): string | undefined {

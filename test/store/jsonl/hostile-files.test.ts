@@ -1,0 +1,130 @@
+/**
+ * The store directory is untrusted input: a FIFO, a device or a symbolic link where a session
+ * log belongs is refused with `UnsafeFileError`, at once, and nothing is written through it.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Session } from '../../../src/core/index.js';
+import { UnsafeFileError } from '../../../src/store/errors.js';
+import { openSession } from '../../../src/store/index.js';
+import { encodeSessionId, LOG_SUFFIX } from '../../../src/store/jsonl/paths.js';
+import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/store.js';
+import { binary } from '../../cli/helpers.js';
+
+let dir: string;
+let store: JsonlStore;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'palimpsest-hostile-'));
+  store = await openJsonlStore(join(dir, 'sessions'));
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const logOf = (id: string) => join(dir, 'sessions', `${encodeSessionId(id)}${LOG_SUFFIX}`);
+
+async function seeded(id: string): Promise<void> {
+  const session = Session.create({ id });
+  session.append('turn/start', { turn: 1 });
+  await store.create(session.header);
+  await store.append(id, session.events, { expectedSeq: 0 });
+}
+
+/** Settles `work`, failing the test if it takes longer than a hang would allow. */
+async function promptly<T>(work: Promise<T>): Promise<PromiseSettledResult<T>> {
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error('hung for 5 s')), 5000).unref(),
+  );
+  const [result] = await Promise.allSettled([Promise.race([work, timeout])]);
+  return result;
+}
+
+function refusal(result: PromiseSettledResult<unknown>): unknown {
+  expect(result.status).toBe('rejected');
+  return (result as PromiseRejectedResult).reason;
+}
+
+describe('hostile files in a JSONL store', () => {
+  it('a FIFO named like a session log is refused at once by load, openSession and list', async () => {
+    execFileSync('mkfifo', [logOf('fifo')]);
+    const attempts: Promise<unknown>[] = [
+      store.load('fifo'),
+      openSession(store, 'fifo'),
+      store.list(),
+    ];
+    for (const attempt of attempts) {
+      const error = refusal(await promptly(attempt));
+      expect(UnsafeFileError.isInstance(error), String(error)).toBe(true);
+      expect((error as UnsafeFileError).found).toBe('a FIFO');
+    }
+  });
+
+  it('a symbolic link to a device is refused instead of read forever', async () => {
+    symlinkSync('/dev/zero', logOf('zero'));
+    const error = refusal(await promptly(store.load('zero')));
+    expect(UnsafeFileError.isInstance(error)).toBe(true);
+    expect((error as UnsafeFileError).found).toBe('a device');
+  });
+
+  it('a log swapped for a symbolic link out of the store receives no append', async () => {
+    await seeded('swapped');
+    const outside = join(dir, 'outside.jsonl');
+    writeFileSync(outside, readFileSync(logOf('swapped')));
+    unlinkSync(logOf('swapped'));
+    symlinkSync(outside, logOf('swapped'));
+    const before = readFileSync(outside, 'utf8');
+    const next = Session.create({ id: 'swapped', seed: (await loadOutside(outside)).events });
+    next.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+    const error = refusal(
+      await promptly(store.append('swapped', next.events.slice(1), { expectedSeq: 1 })),
+    );
+    expect(UnsafeFileError.isInstance(error), String(error)).toBe(true);
+    expect((error as UnsafeFileError).found).toBe('a symbolic link');
+    expect(readFileSync(outside, 'utf8')).toBe(before);
+  });
+
+  it('the CLI ends at once with exit code 4 and names the file', () => {
+    execFileSync('mkfifo', [logOf('fifo')]);
+    const started = Date.now();
+    const shown = execCli(['show', 'fifo', '--store', `jsonl:${join(dir, 'sessions')}`]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(shown.status).toBe(4);
+    expect(shown.stderr).toMatch(/fifo\.jsonl: expected a regular file of the store, found a FIFO/);
+  });
+});
+
+async function loadOutside(file: string) {
+  // Read through a second store whose directory holds the copy under its own name.
+  const other = mkdtempSync(join(tmpdir(), 'palimpsest-outside-'));
+  try {
+    writeFileSync(join(other, `${encodeSessionId('swapped')}${LOG_SUFFIX}`), readFileSync(file));
+    const reader = await openJsonlStore(other);
+    try {
+      return await reader.load('swapped');
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
+}
+
+function execCli(args: string[]): { status: number | null; stderr: string } {
+  try {
+    execFileSync(process.execPath, [binary, ...args], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      stdio: 'pipe',
+    });
+    return { status: 0, stderr: '' };
+  } catch (error) {
+    const failed = error as { status: number | null; stderr: string };
+    return { status: failed.status, stderr: failed.stderr };
+  }
+}
