@@ -2,8 +2,14 @@
  * The tool half of a step: record every call the model asked for, make the records durable,
  * run the tools concurrently and record their results in call order.
  */
-import type { Session, SessionEvent, ToolCallBlock, ToolMessage } from '../core/index.js';
-import { type Tool, type ToolRun, untilAborted } from '../model/index.js';
+import type {
+  FinishReason,
+  Session,
+  SessionEvent,
+  ToolCallBlock,
+  ToolMessage,
+} from '../core/index.js';
+import { errorRun, TOOL_ERROR, type Tool, type ToolRun, untilAborted } from '../model/index.js';
 import { abortedRun, unknownToolRun } from './tools.js';
 
 /** The step the tools run in. */
@@ -62,30 +68,70 @@ export async function runTools(
     } catch {
       outcome = settled[index] ?? abortedRun();
     }
-    const message: ToolMessage = {
-      id: crypto.randomUUID(),
-      role: 'tool',
-      content: [
-        {
-          type: 'tool-result',
-          toolCallId: call.id,
-          content: outcome.content,
-          ...(outcome.error === undefined ? {} : { isError: true }),
-        },
-      ],
-    };
-    const event = session.append(
-      'tool/result',
-      {
-        turn,
-        step,
-        message,
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      },
-      { surfaceOp: 'append', sourceEventSeqs: [callSeqs[index] ?? -1] },
+    results.push(
+      appendResult(session, turn, step, call, outcome, callSeqs[index] ?? -1, onEvent),
     );
-    onEvent?.(event);
-    results.push(message);
   }
   return results;
+}
+
+/** Where refused calls were requested, and why they are refused. */
+export interface RefusedStep {
+  readonly turn: number;
+  readonly step: number;
+  /** Seq of the `assistant/message` that requested the calls, which each result cites. */
+  readonly requestSeq: number;
+  readonly finishReason: FinishReason;
+}
+
+/**
+ * Answers every call with `TOOL_NOT_RUN` without running anything. A result per call keeps the
+ * surface valid for providers that refuse an unanswered call, and tells the model why; no
+ * `tool/call` is logged, since no execution started (the result cites the requesting message,
+ * as a `TOOL_NOT_STARTED` closer does).
+ */
+export function refuseTools(
+  session: Session,
+  refused: RefusedStep,
+  calls: readonly ToolCallBlock[],
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): ToolMessage[] {
+  const { turn, step, requestSeq, finishReason } = refused;
+  return calls.map((call) => {
+    const outcome = errorRun(
+      TOOL_ERROR.notRun,
+      `Tool '${call.name}' (call ${call.id}) was not run: the response ended with finish reason '${finishReason}', so the call may be cut off or unintended. Call it again if it is still needed.`,
+    );
+    return appendResult(session, turn, step, call, outcome, requestSeq, onEvent);
+  });
+}
+
+function appendResult(
+  session: Session,
+  turn: number,
+  step: number,
+  call: ToolCallBlock,
+  outcome: ToolRun,
+  sourceSeq: number,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): ToolMessage {
+  const message: ToolMessage = {
+    id: crypto.randomUUID(),
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: call.id,
+        content: outcome.content,
+        ...(outcome.error === undefined ? {} : { isError: true }),
+      },
+    ],
+  };
+  const event = session.append(
+    'tool/result',
+    { turn, step, message, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+    { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
+  );
+  onEvent?.(event);
+  return message;
 }

@@ -37,13 +37,15 @@ import {
 } from '../model/index.js';
 import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
-import { runTools } from './run-tools.js';
+import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tools.js';
 import type { RunTurnOptions, StepContext, TurnHooks, TurnResult } from './types.js';
 import { toChunk } from './wire-json.js';
 
 const DEFAULT_MAX_STEPS = 25;
+/** Finishes after which a response's tool calls are what the model meant (AI SDK 6 agrees). */
+const SAFE_FINISHES: readonly FinishReason[] = ['stop', 'tool-calls'];
 
 const busy = new WeakSet<Session>();
 
@@ -112,6 +114,7 @@ class TurnRun {
   private readonly retry: RetryPolicy;
   private readonly maxSteps: number;
   private readonly toolList: readonly Tool[];
+  private readonly runToolsAfter: ReadonlySet<string>;
   private turn = 0;
   private step = 0;
   private stepOpen = false;
@@ -132,6 +135,7 @@ class TurnRun {
     this.retry = retryPolicy(options, invalidOption);
     this.maxSteps = Math.max(1, countArg('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS));
     this.toolList = [...tools.values()];
+    this.runToolsAfter = finishSet(options.runToolsAfter);
   }
 
   async run(): Promise<TurnResult> {
@@ -226,12 +230,20 @@ class TurnRun {
     }
 
     const finishReason = stream.finishReason ?? 'unknown';
-    const message = this.appendMessage(stream, finishReason, false);
+    const { message, seq: messageSeq } = this.appendMessage(stream, finishReason, false);
     const calls = stream.toolCalls();
+    const refused = calls.length > 0 && !this.runToolsAfter.has(finishReason);
     const toolResults =
       calls.length === 0
         ? []
-        : await runTools(
+        : refused
+          ? refuseTools(
+              this.session,
+              { turn, step, requestSeq: messageSeq, finishReason },
+              calls,
+              this.hooks.onEvent,
+            )
+          : await runTools(
             {
               session: this.session,
               signal: this.signal,
@@ -253,8 +265,10 @@ class TurnRun {
       toolResults,
     });
     if (this.signal.aborted) return abortReason(this.signal);
+    // Calls that ran (an opted-in finish included) go back to the model in the next step.
+    if (calls.length > 0 && !refused) return undefined;
     if (finishReason === 'length') return { kind: 'max-tokens' };
-    if (calls.length > 0) return undefined;
+    if (refused) return { kind: 'completed', finishReason };
     return { kind: 'completed' };
   }
 
@@ -287,7 +301,7 @@ class TurnRun {
     stream: StepStream,
     finishReason: FinishReason,
     interrupted: boolean,
-  ): AssistantMessage {
+  ): { message: AssistantMessage; seq: number } {
     const model = this.options.model;
     const message: AssistantMessage = {
       id: newId(),
@@ -295,7 +309,7 @@ class TurnRun {
       content: stream.content(interrupted),
       source: { kind: 'model', provider: model.provider, model: model.modelId },
     };
-    this.emit(
+    const event = this.emit(
       this.session.append(
         'assistant/message',
         {
@@ -315,7 +329,7 @@ class TurnRun {
     addUsage(this.usage, stream.usage);
     const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     if (text !== '' || !interrupted) this.lastText = text;
-    return message;
+    return { message, seq: event.seq };
   }
 
   /** Closes what a crashed writer left open, with the same closers `openSession` writes. */
@@ -354,6 +368,17 @@ class TurnRun {
     this.hooks.onEvent?.(event);
     return event;
   }
+}
+
+/** The finish reasons after which tools run; refuses anything but an array of strings. */
+function finishSet(value: readonly FinishReason[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return new Set(SAFE_FINISHES);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw invalidOption(
+      `expected runToolsAfter to be an array of finish reasons, found ${JSON.stringify(value) ?? String(value)}`,
+    );
+  }
+  return new Set(value);
 }
 
 /** The barrier the turn waits on, or `undefined`; refuses a missing one when it is required. */

@@ -59,6 +59,13 @@ export interface TurnConfig extends RetryOptions {
   readonly system?: string;
   readonly settings?: ModelSettings;
   readonly hooks?: TurnHooks;
+  /**
+   * The finish reasons after which the tool calls of a response are run (default `['stop',
+   * 'tool-calls']`). After any other finish (`length`, `content-filter`, `other`, `unknown`,
+   * as the AI SDK 6 loop decides) each call is answered `TOOL_NOT_RUN` and the turn ends; add a
+   * reason here to run complete calls after it anyway.
+   */
+  readonly runToolsAfter?: readonly FinishReason[];
   /** Model calls per turn before the turn ends with `max-steps` (default 25). */
   readonly maxSteps?: number;
   /** HTTP headers for every model call; not recorded (they often hold credentials). */

@@ -63,7 +63,15 @@ export interface ProviderFailure {
 
 /** Why a turn ended. `interrupted` is written only by crash repair. */
 export type TurnEndReason =
-  | { readonly kind: 'completed' }
+  | {
+      readonly kind: 'completed';
+      /**
+       * Present when the last step asked for tools that were not run because the model stopped
+       * for a reason other than a safe finish (`content-filter`, `other`...): the turn ended
+       * there.
+       */
+      readonly finishReason?: FinishReason;
+    }
   | { readonly kind: 'aborted'; readonly cause?: string }
   | { readonly kind: 'error'; readonly error: ProviderFailure }
   | { readonly kind: 'max-tokens' }

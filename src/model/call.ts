@@ -34,8 +34,9 @@ export interface CallModelOptions {
   readonly signal: AbortSignal;
   readonly retry: RetryPolicy;
   /**
-   * Each stream part of the current attempt, in order. An `error` part is passed on and then
-   * ends the attempt. Runs synchronously inside the read loop: keep it cheap.
+   * Each stream part of the current attempt, in order, to the end of the stream: parts after an
+   * `error` part are passed on too, and the first error decides the attempt's outcome once the
+   * stream has ended. Runs synchronously inside the read loop: keep it cheap.
    */
   readonly onPart: (part: LanguageModelV3StreamPart) => void;
   /**
@@ -67,7 +68,9 @@ export async function callModel(options: CallModelOptions): Promise<CallOutcome>
 
 /**
  * One attempt: resolves with its failure, or `undefined` when the stream ended or the signal
- * fired (the caller tells the two apart by the signal).
+ * fired (the caller tells the two apart by the signal). The stream is read to its end even past
+ * an `error` part, so everything the provider sent reaches `onPart`; the first failure (an
+ * `error` part, or a read that rejects) is the attempt's outcome.
  */
 export async function readStream(
   model: LanguageModelV3,
@@ -89,16 +92,19 @@ export async function readStream(
     reader.cancel().catch(() => {});
   };
   signal.addEventListener('abort', onAbort, { once: true });
+  let failure: AttemptFailure | undefined;
   try {
     for (;;) {
       const next = await reader.read();
-      if (next.done || signal.aborted) return undefined;
+      if (signal.aborted) return undefined;
+      if (next.done) return failure;
       const part = next.value;
       onPart(part);
-      if (part.type === 'error') return classifyFailure(part.error);
+      if (part.type === 'error' && failure === undefined) failure = classifyFailure(part.error);
     }
   } catch (error) {
-    return signal.aborted ? undefined : classifyFailure(error);
+    if (signal.aborted) return undefined;
+    return failure ?? classifyFailure(error);
   } finally {
     signal.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => {});

@@ -16,6 +16,11 @@ export const TOOL_ERROR = {
   failed: 'TOOL_FAILED',
   /** The turn was cancelled before the tool finished; what it did is unknown. */
   aborted: 'TOOL_ABORTED',
+  /**
+   * The call was never run: the model's response ended for a reason after which tools do not
+   * run (`length`, `content-filter`, `other`...), so the call may be cut off or unintended.
+   */
+  notRun: 'TOOL_NOT_RUN',
 } as const;
 
 /** What a tool receives besides its arguments. */

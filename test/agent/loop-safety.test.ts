@@ -1,0 +1,172 @@
+/**
+ * Safety and fidelity of the loop (issue 12): tools run only after a safe finish, and every
+ * stream part is recorded, even past an `error` part.
+ */
+import type {
+  LanguageModelV3,
+  LanguageModelV3FinishReason,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
+import { describe, expect, it } from 'vitest';
+import { defineTool, runTurn } from '../../src/agent/index.js';
+import {
+  type AssistantMessageData,
+  type AssistantChunkData,
+  Session,
+  type ToolResultData,
+} from '../../src/core/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { dataOf, expectValidLog } from './helpers.js';
+
+/** A model that streams exactly the given parts, one list per call. */
+export function partsModel(calls: readonly (readonly LanguageModelV3StreamPart[])[]): LanguageModelV3 {
+  let call = 0;
+  return {
+    specificationVersion: 'v3',
+    provider: 'parts',
+    modelId: 'parts-1',
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error('not used')),
+    doStream: async () => {
+      const parts = calls[call++] ?? [];
+      return {
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  };
+}
+
+export function finish(
+  unified: LanguageModelV3FinishReason['unified'],
+  raw: string | undefined = unified,
+): LanguageModelV3StreamPart {
+  return {
+    type: 'finish',
+    finishReason: { unified, raw },
+    usage: {
+      inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 5, text: 5, reasoning: undefined },
+    },
+  };
+}
+
+describe('tools run only after a safe finish', () => {
+  const ran: string[] = [];
+  const touch = defineTool({
+    name: 'touch',
+    parameters: { type: 'object', properties: { path: { type: 'string' } } },
+    execute: (args) => {
+      ran.push(String(args.path));
+      return 'done';
+    },
+  });
+
+  it.each(['length', 'content-filter', 'other'] as const)(
+    'records but does not run complete tool calls after a %s finish',
+    async (finishReason) => {
+      ran.length = 0;
+      const session = Session.create();
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'touch', args: { path: 'a' } }], finishReason },
+      ]);
+      const result = await runTurn({ session, model, tools: [touch], input: 'go' });
+      expect(ran).toEqual([]);
+      expect(dataOf(session, 'tool/call')).toEqual([]);
+      const [message] = dataOf<AssistantMessageData>(session, 'assistant/message');
+      expect(message?.message.content.map((block) => block.type)).toEqual(['tool-call']);
+      const [toolResult] = dataOf<ToolResultData>(session, 'tool/result');
+      expect(toolResult?.error?.code).toBe('TOOL_NOT_RUN');
+      expect(toolResult?.error?.message).toContain(finishReason);
+      expect(toolResult?.message.content[0]?.isError).toBe(true);
+      expect(result.reason.kind).toBe(finishReason === 'length' ? 'max-tokens' : 'completed');
+      if (result.reason.kind === 'completed') expect(result.reason.finishReason).toBe(finishReason);
+      expect(result.steps).toBe(1);
+      expectValidLog(session);
+    },
+  );
+
+  it('runs them anyway when the finish reason is opted in', async () => {
+    ran.length = 0;
+    const session = Session.create();
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'touch', args: { path: 'b' } }], finishReason: 'length' },
+      { text: 'ok' },
+    ]);
+    const result = await runTurn({
+      session,
+      model,
+      tools: [touch],
+      input: 'go',
+      runToolsAfter: ['stop', 'tool-calls', 'length'],
+    });
+    expect(ran).toEqual(['b']);
+    expect(result.reason).toEqual({ kind: 'completed' });
+    expectValidLog(session);
+  });
+
+  it('still runs tools after stop and tool-calls', async () => {
+    ran.length = 0;
+    const session = Session.create();
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'touch', args: { path: 'c' } }], finishReason: 'stop' },
+      { text: 'ok' },
+    ]);
+    await runTurn({ session, model, tools: [touch], input: 'go' });
+    expect(ran).toEqual(['c']);
+  });
+});
+
+describe('every stream part is recorded', () => {
+  it('records the parts after an error part, then ends the step as failed', async () => {
+    const ran: string[] = [];
+    const tool = defineTool({
+      name: 'touch',
+      parameters: { type: 'object' },
+      execute: () => {
+        ran.push('x');
+        return 'done';
+      },
+    });
+    const session = Session.create();
+    const model = partsModel([
+      [
+        { type: 'stream-start', warnings: [] },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'before ' },
+        { type: 'error', error: { type: 'invalid_request_error', message: 'bad thing' } },
+        { type: 'text-delta', id: 't', delta: 'after' },
+        { type: 'text-end', id: 't' },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'touch', input: '{}' },
+        finish('tool-calls'),
+      ],
+    ]);
+    const result = await runTurn({ session, model, tools: [tool], input: 'go', maxRetries: 0 });
+    const chunkTypes = dataOf<AssistantChunkData>(session, 'assistant/chunk').map(
+      (chunk) => chunk.chunk.type,
+    );
+    expect(chunkTypes).toEqual([
+      'stream-start',
+      'text-start',
+      'text-delta',
+      'error',
+      'text-delta',
+      'text-end',
+      'tool-call',
+      'finish',
+    ]);
+    expect(result.reason.kind).toBe('error');
+    expect(ran).toEqual([]);
+    const [message] = dataOf<AssistantMessageData>(session, 'assistant/message');
+    expect(message?.interrupted).toBe(true);
+    expect(message?.finishReason).toBe('error');
+    expect(message?.message.content[0]).toEqual({ type: 'text', text: 'before after' });
+    const messageEvent = session.events.find((event) => event.type === 'assistant/message');
+    expect(messageEvent?.sourceEventSeqs).toHaveLength(8);
+    expectValidLog(session);
+  });
+});
