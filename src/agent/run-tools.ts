@@ -68,9 +68,7 @@ export async function runTools(
     } catch {
       outcome = settled[index] ?? abortedRun();
     }
-    results.push(
-      appendResult(session, turn, step, call, outcome, callSeqs[index] ?? -1, onEvent),
-    );
+    results.push(appendResult(session, turn, step, call, outcome, callSeqs[index] ?? -1, onEvent));
   }
   return results;
 }

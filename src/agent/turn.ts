@@ -244,17 +244,17 @@ class TurnRun {
               this.hooks.onEvent,
             )
           : await runTools(
-            {
-              session: this.session,
-              signal: this.signal,
-              turn,
-              step,
-              tools: this.tools,
-              onEvent: this.hooks.onEvent,
-              barrier: () => this.barrier?.flush() ?? Promise.resolve(),
-            },
-            calls,
-          );
+              {
+                session: this.session,
+                signal: this.signal,
+                turn,
+                step,
+                tools: this.tools,
+                onEvent: this.hooks.onEvent,
+                barrier: () => this.barrier?.flush() ?? Promise.resolve(),
+              },
+              calls,
+            );
     this.emit(this.session.append('step/end', { turn, step }));
     this.stepOpen = false;
     await this.hooks.afterStep?.({

@@ -2,58 +2,16 @@
  * Safety and fidelity of the loop (issue 12): tools run only after a safe finish, and every
  * stream part is recorded, even past an `error` part.
  */
-import type {
-  LanguageModelV3,
-  LanguageModelV3FinishReason,
-  LanguageModelV3StreamPart,
-} from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { defineTool, runTurn } from '../../src/agent/index.js';
 import {
-  type AssistantMessageData,
   type AssistantChunkData,
+  type AssistantMessageData,
   Session,
   type ToolResultData,
 } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { dataOf, expectValidLog } from './helpers.js';
-
-/** A model that streams exactly the given parts, one list per call. */
-export function partsModel(calls: readonly (readonly LanguageModelV3StreamPart[])[]): LanguageModelV3 {
-  let call = 0;
-  return {
-    specificationVersion: 'v3',
-    provider: 'parts',
-    modelId: 'parts-1',
-    supportedUrls: {},
-    doGenerate: () => Promise.reject(new Error('not used')),
-    doStream: async () => {
-      const parts = calls[call++] ?? [];
-      return {
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
-          start(controller) {
-            for (const part of parts) controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      };
-    },
-  };
-}
-
-export function finish(
-  unified: LanguageModelV3FinishReason['unified'],
-  raw: string | undefined = unified,
-): LanguageModelV3StreamPart {
-  return {
-    type: 'finish',
-    finishReason: { unified, raw },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: 5, text: 5, reasoning: undefined },
-    },
-  };
-}
+import { dataOf, expectValidLog, finish, partsModel } from './helpers.js';
 
 describe('tools run only after a safe finish', () => {
   const ran: string[] = [];
