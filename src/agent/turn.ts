@@ -29,8 +29,10 @@ import {
   buildCallOptions,
   buildHeader,
   callModel,
+  knownSecrets,
   type RetryNotice,
   type RetryPolicy,
+  redactJson,
   retryPolicy,
   type Tool,
   type UsageCounts,
@@ -115,6 +117,8 @@ class TurnRun {
   private readonly maxSteps: number;
   private readonly toolList: readonly Tool[];
   private readonly runToolsAfter: ReadonlySet<string>;
+  /** Values of the caller's HTTP headers: credentials, redacted from anything logged. */
+  private readonly secrets: readonly string[];
   private turn = 0;
   private step = 0;
   private stepOpen = false;
@@ -136,6 +140,7 @@ class TurnRun {
     this.maxSteps = Math.max(1, countArg('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS));
     this.toolList = [...tools.values()];
     this.runToolsAfter = finishSet(options.runToolsAfter);
+    this.secrets = Object.values(options.headers ?? {});
   }
 
   async run(): Promise<TurnResult> {
@@ -215,6 +220,7 @@ class TurnRun {
       retry: this.retry,
       onPart: this.onPart,
       onRetry: this.onRetry,
+      secrets: this.secrets,
     });
     const { stream } = this;
     const cut: TurnEndReason | undefined = this.signal.aborted
@@ -275,10 +281,15 @@ class TurnRun {
   /** Records one stream part; the hot path of the loop. */
   private readonly onPart = (part: LanguageModelV3StreamPart): void => {
     // The chunk object is built here for this event alone, so the session adopts it.
+    const chunk = toChunk(part);
     const event = this.session.appendAdopted('assistant/chunk', {
       turn: this.turn,
       step: this.step,
-      chunk: toChunk(part),
+      // An error part carries the provider's error body, which may echo credentials.
+      chunk:
+        part.type === 'error'
+          ? (redactJson(chunk, knownSecrets(this.secrets)) as typeof chunk)
+          : chunk,
     });
     this.hooks.onEvent?.(event);
     this.stream.add(part, event.seq);
@@ -317,6 +328,9 @@ class TurnRun {
           step: this.step,
           message,
           finishReason,
+          ...(stream.rawFinishReason === undefined
+            ? {}
+            : { rawFinishReason: stream.rawFinishReason }),
           ...(stream.usage === undefined ? {} : { usage: stream.usage }),
           ...(interrupted ? { interrupted: true as const } : {}),
           ...(stream.providerMetadata === undefined

@@ -33,13 +33,26 @@ export interface ProvenanceIntent {
   readonly sourceEventSeqs?: readonly number[];
 }
 
-/** Token counts reported by a provider for one model call. */
+/**
+ * Token counts reported by a provider for one model call: every count the provider gave, and
+ * its own usage object as it sent it (`raw`), for fields no neutral name covers.
+ */
 export interface TokenUsage {
   readonly inputTokens?: number;
   readonly outputTokens?: number;
   readonly totalTokens?: number;
+  /** Output tokens spent on reasoning. */
   readonly reasoningTokens?: number;
+  /** Output tokens of the text (output minus reasoning, when the provider says). */
+  readonly textTokens?: number;
+  /** Input tokens read from the provider's prompt cache. */
   readonly cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheWriteTokens?: number;
+  /** Input tokens that were neither read from nor written to a cache. */
+  readonly noCacheTokens?: number;
+  /** The provider's usage object as it reported it (not summed across steps). */
+  readonly raw?: JsonObject;
 }
 
 /** Why a model call stopped, in AI SDK terms (`'stop'`, `'length'`, `'tool-calls'`, ...). */
@@ -53,10 +66,15 @@ export type FinishReason =
   | 'other'
   | 'unknown';
 
-/** A failure reported by a provider, bounded to what a reader needs. */
+/**
+ * A failure reported by a provider, bounded to what a reader needs, with credentials redacted.
+ */
 export interface ProviderFailure {
   readonly message: string;
+  /** A stable class of the failure: the provider's error type (`invalid_request_error`), `NETWORK`... */
   readonly code?: string;
+  /** The provider's specific error code when it sends one beside the type (`context_length_exceeded`). */
+  readonly providerCode?: string;
   readonly status?: number;
   readonly requestId?: string;
 }
@@ -131,6 +149,8 @@ export interface AssistantMessageData {
   readonly step: number;
   readonly message: AssistantMessage;
   readonly finishReason: FinishReason;
+  /** The provider's own finish reason (`end_turn`, `max_tokens`, `content_filter`...). */
+  readonly rawFinishReason?: string;
   readonly usage?: TokenUsage;
   /** Present when the stream was cancelled; the message holds the text streamed until then. */
   readonly interrupted?: true;

@@ -19,6 +19,7 @@ export {
   type RetryPolicy,
   retryPolicy,
 } from './options.js';
+export { knownSecrets, REDACTED, redactJson, redactSecrets, SECRET_ENV_VARS } from './redact.js';
 export {
   buildCallOptions,
   buildHeader,
