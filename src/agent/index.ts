@@ -54,6 +54,7 @@ export type {
   RunTurnOptions,
   StepContext,
   StepOutcome,
+  ToolFailure,
   TurnConfig,
   TurnDurability,
   TurnHooks,

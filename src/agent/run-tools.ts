@@ -11,16 +11,21 @@ import type {
 } from '../core/index.js';
 import { errorRun, TOOL_ERROR, type Tool, type ToolRun, untilAborted } from '../model/index.js';
 import { abortedRun, unknownToolRun } from './tools.js';
+import type { ToolFailure } from './types.js';
+
+/** Who hears about the events and failures of a step's tools. */
+export interface ToolListeners {
+  readonly onEvent?: ((event: SessionEvent) => void) | undefined;
+  readonly onToolError?: ((failure: ToolFailure) => void) | undefined;
+}
 
 /** The step the tools run in. */
-export interface ToolStep {
+export interface ToolStep extends ToolListeners {
   readonly session: Session;
   readonly signal: AbortSignal;
   readonly turn: number;
   readonly step: number;
   readonly tools: ReadonlyMap<string, Tool>;
-  /** Told about each event appended here, right after it is appended. */
-  readonly onEvent: ((event: SessionEvent) => void) | undefined;
   /** Waited on after the `tool/call` events are appended and before any tool starts. */
   readonly barrier: () => Promise<void>;
 }
@@ -68,7 +73,7 @@ export async function runTools(
     } catch {
       outcome = settled[index] ?? abortedRun();
     }
-    results.push(appendResult(session, turn, step, call, outcome, callSeqs[index] ?? -1, onEvent));
+    results.push(appendResult(session, turn, step, call, outcome, callSeqs[index] ?? -1, context));
   }
   return results;
 }
@@ -92,7 +97,7 @@ export function refuseTools(
   session: Session,
   refused: RefusedStep,
   calls: readonly ToolCallBlock[],
-  onEvent: ((event: SessionEvent) => void) | undefined,
+  listeners: ToolListeners,
 ): ToolMessage[] {
   const { turn, step, requestSeq, finishReason } = refused;
   return calls.map((call) => {
@@ -100,7 +105,7 @@ export function refuseTools(
       TOOL_ERROR.notRun,
       `Tool '${call.name}' (call ${call.id}) was not run: the response ended with finish reason '${finishReason}', so the call may be cut off or unintended. Call it again if it is still needed.`,
     );
-    return appendResult(session, turn, step, call, outcome, requestSeq, onEvent);
+    return appendResult(session, turn, step, call, outcome, requestSeq, listeners);
   });
 }
 
@@ -111,7 +116,7 @@ function appendResult(
   call: ToolCallBlock,
   outcome: ToolRun,
   sourceSeq: number,
-  onEvent: ((event: SessionEvent) => void) | undefined,
+  listeners: ToolListeners,
 ): ToolMessage {
   const message: ToolMessage = {
     id: crypto.randomUUID(),
@@ -130,6 +135,19 @@ function appendResult(
     { turn, step, message, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
     { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
   );
-  onEvent?.(event);
+  listeners.onEvent?.(event);
+  const { error } = outcome;
+  if (error !== undefined) {
+    listeners.onToolError?.({
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+      code: error.code,
+      message: error.message,
+      ...(outcome.thrown === undefined ? {} : { error: outcome.thrown }),
+      event,
+    });
+  }
   return message;
 }

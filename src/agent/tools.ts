@@ -6,8 +6,8 @@
  * tools without depending on the agent.
  */
 import type { JsonValue, ToolResultContentBlock } from '../core/index.js';
-import { isJsonValue } from '../core/index.js';
 import {
+  errorDetails,
   errorRun,
   parseToolArguments,
   TOOL_ERROR,
@@ -25,6 +25,7 @@ import {
   type ToolParameters,
   toJsonSchema,
 } from './schema.js';
+import { toToolJson } from './tool-json.js';
 
 const TOOL_CONTENT = Symbol('palimpsest.toolContent');
 
@@ -35,10 +36,13 @@ export interface ToolContent {
 }
 
 /**
- * What `execute` may return: a string (sent as text), any other JSON value (sent as its JSON
- * text), or {@link toolContent} blocks.
+ * What `execute` may return: a string (sent as text), {@link toolContent} blocks, or any other
+ * value, sent as its JSON text converted as `JSON.stringify` would (`undefined` members dropped,
+ * dates as ISO text, `toJSON` honoured). A value JSON cannot carry faithfully (a `Map`, `Set`,
+ * `Buffer`, class instance, function, bigint, non-finite number or cycle) makes the call a
+ * `TOOL_FAILED` result whose message names its path (`result.stats.mtime`).
  */
-export type ToolOutput = string | JsonValue | ToolContent | undefined;
+export type ToolOutput = string | JsonValue | ToolContent | object | undefined;
 
 /** Wraps content blocks (text, images) as a tool's output. */
 export function toolContent(blocks: readonly ToolResultContentBlock[]): ToolContent {
@@ -157,7 +161,12 @@ async function runTool(
     output = await execute(args, context);
   } catch (error) {
     if (context.signal.aborted) return abortedRun();
-    return errorRun(TOOL_ERROR.failed, `Tool '${name}' failed: ${errorMessage(error)}`);
+    const message = `Tool '${name}' failed: ${errorMessage(error)}`;
+    return {
+      content: [{ type: 'text', text: message }],
+      error: { code: TOOL_ERROR.failed, message, exception: errorDetails(error) },
+      thrown: error,
+    };
   }
   return outputRun(name, output);
 }
@@ -168,18 +177,23 @@ function outputRun(name: string, output: ToolOutput): ToolRun {
   if (typeof output === 'object' && output !== null && TOOL_CONTENT in output) {
     return { content: output.blocks };
   }
-  if (!isJsonValue(output)) {
+  const converted = toToolJson(output);
+  if ('problem' in converted) {
     return errorRun(
       TOOL_ERROR.failed,
-      `Tool '${name}' returned a value that is not JSON (functions, class instances, NaN and cycles cannot be sent to the model).`,
+      `Tool '${name}' returned a value that cannot be sent to the model as JSON: ${converted.problem}.`,
     );
   }
-  return { content: [{ type: 'text', text: JSON.stringify(output) }] };
+  const { json } = converted;
+  return {
+    content: [{ type: 'text', text: typeof json === 'string' ? json : JSON.stringify(json) }],
+  };
 }
 
 function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  // The model needs the gist; errorDetails keeps more of it for the developer.
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
 }
 
 export { TOOL_ERROR, type Tool, type ToolContext, type ToolRun };

@@ -247,7 +247,7 @@ class TurnRun {
               this.session,
               { turn, step, requestSeq: messageSeq, finishReason },
               calls,
-              this.hooks.onEvent,
+              this.hooks,
             )
           : await runTools(
               {
@@ -257,6 +257,7 @@ class TurnRun {
                 step,
                 tools: this.tools,
                 onEvent: this.hooks.onEvent,
+                onToolError: this.hooks.onToolError,
                 barrier: () => this.barrier?.flush() ?? Promise.resolve(),
               },
               calls,

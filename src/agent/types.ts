@@ -34,6 +34,23 @@ export interface StepOutcome extends StepContext {
   readonly toolResults: readonly ToolMessage[];
 }
 
+/** A tool call that ended in an error result: passed to `onToolError`. */
+export interface ToolFailure {
+  readonly turn: number;
+  readonly step: number;
+  readonly callId: string;
+  /** The tool name the model called (possibly one that does not exist). */
+  readonly name: string;
+  /** The result's error code (`TOOL_FAILED`, `INVALID_ARGUMENTS`, `TOOL_NOT_RUN`...). */
+  readonly code: string;
+  /** The message the model reads. */
+  readonly message: string;
+  /** What the tool threw, as it was (with its stack and cause), when it threw. */
+  readonly error?: unknown;
+  /** The `tool/result` event recorded for it. */
+  readonly event: SessionEvent<'tool/result'>;
+}
+
 /** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
 export interface TurnHooks {
   /** Before each step opens: append context, or compact, here. */
@@ -42,6 +59,11 @@ export interface TurnHooks {
   readonly afterStep?: (outcome: StepOutcome) => void | Promise<void>;
   /** Every event the loop appends, right after it is appended (synchronously). */
   readonly onEvent?: (event: SessionEvent) => void;
+  /**
+   * Each tool call that ended in an error result, right after its `tool/result` is appended
+   * (synchronously): the model reads the message, this is where the developer sees the failure.
+   */
+  readonly onToolError?: (failure: ToolFailure) => void;
 }
 
 /**

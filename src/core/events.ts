@@ -167,10 +167,25 @@ export interface ToolCallData {
   readonly arguments: string;
 }
 
+/**
+ * What a thrown error was, for the developer: bounded copies of its name, message, stack and
+ * cause chain (the model reads `message` only).
+ */
+export interface ErrorDetails {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** The error's own `code` property, when it is a string (`ENOENT`...). */
+  readonly code?: string;
+  readonly cause?: ErrorDetails;
+}
+
 /** A tool failure, in a form the model and the reader can act on. */
 export interface ToolError {
   readonly code: string;
   readonly message: string;
+  /** When the tool threw: what it threw, for the developer. */
+  readonly exception?: ErrorDetails;
 }
 
 /** `tool/result`: the result of one tool call. */

@@ -32,6 +32,7 @@ export {
   type AssistantMessageData,
   type CompactionBracketData,
   type ElidedChunkData,
+  type ErrorDetails,
   type EventData,
   type FinishReason,
   isAppendSurfaceEvent,

@@ -28,6 +28,7 @@ export {
   toolCallInput,
 } from './request.js';
 export {
+  errorDetails,
   errorRun,
   parseToolArguments,
   TOOL_ERROR,

@@ -4,7 +4,13 @@
  * result codes a tool result carries. `defineTool` (in `palimpsest/agent`) builds tools; any
  * layer that offers the model a tool (compaction's recall tool) implements this interface.
  */
-import type { JsonObject, Session, ToolError, ToolResultContentBlock } from '../core/index.js';
+import type {
+  ErrorDetails,
+  JsonObject,
+  Session,
+  ToolError,
+  ToolResultContentBlock,
+} from '../core/index.js';
 
 /** Error codes a tool result can carry in `data.error.code`. */
 export const TOOL_ERROR = {
@@ -39,6 +45,8 @@ export interface ToolContext {
 export interface ToolRun {
   readonly content: readonly ToolResultContentBlock[];
   readonly error?: ToolError;
+  /** What the tool threw, as it was: handed to the developer's hook, never logged. */
+  readonly thrown?: unknown;
 }
 
 /** A tool, as the loop and providers see it. Make one with `defineTool`. */
@@ -57,6 +65,43 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** An error result the model can read. */
 export function errorRun(code: string, message: string): ToolRun {
   return { content: [{ type: 'text', text: message }], error: { code, message } };
+}
+
+const MAX_DETAIL_MESSAGE = 2000;
+const MAX_DETAIL_STACK = 8000;
+const MAX_CAUSES = 4;
+
+/**
+ * A bounded copy of a thrown value for the log: name, message, stack, string `code` and up to
+ * four causes, each clipped, so a tool that throws megabytes cannot make its result unloggable.
+ */
+export function errorDetails(thrown: unknown, depth = 0): ErrorDetails {
+  if (!(thrown instanceof Error)) {
+    return { name: typeof thrown, message: clipText(safeString(thrown), MAX_DETAIL_MESSAGE) };
+  }
+  const code = (thrown as { code?: unknown }).code;
+  const cause = thrown.cause;
+  return {
+    name: clipText(thrown.name || 'Error', 200),
+    message: clipText(thrown.message, MAX_DETAIL_MESSAGE),
+    ...(typeof thrown.stack === 'string'
+      ? { stack: clipText(thrown.stack, MAX_DETAIL_STACK) }
+      : {}),
+    ...(typeof code === 'string' ? { code: clipText(code, 200) } : {}),
+    ...(cause !== undefined && depth < MAX_CAUSES ? { cause: errorDetails(cause, depth + 1) } : {}),
+  };
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /**

@@ -261,9 +261,10 @@ describe('tool calls', () => {
       input: 'x',
     });
     const [data] = dataOf<ToolResultData>(session, 'tool/result');
-    expect(data?.error).toEqual({
+    expect(data?.error).toMatchObject({
       code: 'TOOL_FAILED',
       message: "Tool 'broken' failed: disk on fire",
+      exception: { name: 'Error', message: 'disk on fire' },
     });
     expectValidLog(session);
   });
