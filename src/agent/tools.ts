@@ -56,6 +56,11 @@ export interface ToolSpec<P extends ToolParameters> {
   readonly description?: string;
   /** JSON Schema of the arguments object, or a Standard Schema with JSON Schema export (zod 4). */
   readonly parameters: P;
+  /**
+   * Characters of output the model gets from this tool (default: the turn's
+   * `maxToolOutputChars`); longer output stays whole in the log, the model gets an excerpt.
+   */
+  readonly maxOutputChars?: number;
   readonly execute: (
     args: InferArguments<P>,
     context: ToolContext,
@@ -86,6 +91,16 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
   if (spec.description !== undefined && typeof spec.description !== 'string') {
     throw new AgentError('INVALID_TOOL', `tool '${name}': expected a string description`);
   }
+  const limit: unknown = spec.maxOutputChars;
+  if (
+    limit !== undefined &&
+    (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)
+  ) {
+    throw new AgentError(
+      'INVALID_TOOL',
+      `tool '${name}': expected maxOutputChars to be a positive integer, found ${String(limit)}`,
+    );
+  }
   const parameters = toJsonSchema(name, spec.parameters);
   const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
   const execute = spec.execute as (
@@ -95,6 +110,7 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
   return Object.freeze({
     name,
     ...(spec.description === undefined ? {} : { description: spec.description }),
+    ...(spec.maxOutputChars === undefined ? {} : { maxOutputChars: spec.maxOutputChars }),
     parameters,
     run: (argumentsText: string, context: ToolContext) =>
       runTool(name, validator, execute, argumentsText, context),

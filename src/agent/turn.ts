@@ -42,7 +42,13 @@ import { AgentError } from './errors.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tools.js';
-import type { RunTurnOptions, StepContext, TurnHooks, TurnResult } from './types.js';
+import {
+  DEFAULT_TOOL_OUTPUT_CHARS,
+  type RunTurnOptions,
+  type StepContext,
+  type TurnHooks,
+  type TurnResult,
+} from './types.js';
 import { toChunk } from './wire-json.js';
 
 const DEFAULT_MAX_STEPS = 25;
@@ -117,6 +123,7 @@ class TurnRun {
   private readonly maxSteps: number;
   private readonly toolList: readonly Tool[];
   private readonly runToolsAfter: ReadonlySet<string>;
+  private readonly maxToolOutputChars: number;
   /** Values of the caller's HTTP headers: credentials, redacted from anything logged. */
   private readonly secrets: readonly string[];
   private turn = 0;
@@ -140,6 +147,10 @@ class TurnRun {
     this.maxSteps = Math.max(1, countArg('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS));
     this.toolList = [...tools.values()];
     this.runToolsAfter = finishSet(options.runToolsAfter);
+    this.maxToolOutputChars = Math.max(
+      1,
+      countArg('maxToolOutputChars', options.maxToolOutputChars, DEFAULT_TOOL_OUTPUT_CHARS),
+    );
     this.secrets = Object.values(options.headers ?? {});
   }
 
@@ -258,6 +269,7 @@ class TurnRun {
                 tools: this.tools,
                 onEvent: this.hooks.onEvent,
                 onToolError: this.hooks.onToolError,
+                maxOutputChars: this.maxToolOutputChars,
                 barrier: () => this.barrier?.flush() ?? Promise.resolve(),
               },
               calls,

@@ -15,6 +15,9 @@ import type {
 } from '../core/index.js';
 import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
 
+/** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
+export const DEFAULT_TOOL_OUTPUT_CHARS = 40_000;
+
 /** A user's input: text, or content blocks (text and images). */
 export type TurnInput = string | readonly UserContentBlock[];
 
@@ -88,6 +91,12 @@ export interface TurnConfig extends RetryOptions {
    * reason here to run complete calls after it anyway.
    */
   readonly runToolsAfter?: readonly FinishReason[];
+  /**
+   * Characters of a tool's output the model gets, for tools without their own
+   * `maxOutputChars` (default {@link DEFAULT_TOOL_OUTPUT_CHARS}, 40,000). Longer output is kept
+   * whole in the log and replaced on the surface by a head/tail excerpt that names its event.
+   */
+  readonly maxToolOutputChars?: number;
   /** Model calls per turn before the turn ends with `max-steps` (default 25). */
   readonly maxSteps?: number;
   /** HTTP headers for every model call; not recorded (they often hold credentials). */

@@ -11,6 +11,7 @@ export {
   type RetryNotice,
   readStream,
 } from './call.js';
+export { codePoints, type ExcerptOptions, excerptBlocks, textChars } from './excerpt.js';
 export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
 export {
   countOption,

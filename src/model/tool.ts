@@ -27,6 +27,8 @@ export const TOOL_ERROR = {
    * run (`length`, `content-filter`, `other`...), so the call may be cut off or unintended.
    */
   notRun: 'TOOL_NOT_RUN',
+  /** The output is over the session's data limits: not stored, the model gets an excerpt. */
+  outputTooLarge: 'TOOL_OUTPUT_TOO_LARGE',
 } as const;
 
 /** What a tool receives besides its arguments. */
@@ -55,6 +57,11 @@ export interface Tool {
   readonly description?: string;
   /** The JSON Schema sent to the provider. */
   readonly parameters: JsonObject;
+  /**
+   * Characters of output the model gets (the turn's `maxToolOutputChars` when absent); longer
+   * output stays whole in the log and the model gets a head/tail excerpt.
+   */
+  readonly maxOutputChars?: number;
   /** Parses, validates and executes one call; never throws. */
   run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
 }

@@ -3,7 +3,7 @@
  * path; failures reach the developer (hook, and the error's details in the log).
  */
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTurn, type ToolFailure } from '../../src/agent/index.js';
+import { defineTool, runTurn, type ToolFailure, toolContent } from '../../src/agent/index.js';
 import { Session, type ToolResultData } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { dataOf, expectValidLog } from './helpers.js';
@@ -122,5 +122,102 @@ describe('tool failures reach the developer', () => {
     });
     const kept = JSON.stringify(result.error);
     expect(kept.length).toBeLessThan(64_000);
+  });
+});
+
+describe('tool output has limits', () => {
+  function bigTool(output: () => unknown, maxOutputChars?: number) {
+    return defineTool({
+      name: 'big',
+      parameters: { type: 'object' },
+      execute: output as () => string,
+      ...(maxOutputChars === undefined ? {} : { maxOutputChars }),
+    });
+  }
+  const twoSteps = () =>
+    scriptedModel([{ toolCalls: [{ name: 'big', args: {} }] }, { text: 'read it' }]);
+
+  function surfaceToolText(session: Session): string {
+    const tool = session.deriveMessages().find((message) => message.role === 'tool');
+    const block = tool?.content[0];
+    if (block?.type !== 'tool-result') throw new Error('no tool message');
+    return block.content.map((item) => (item.type === 'text' ? item.text : '')).join('');
+  }
+
+  it('keeps a 5 MB output whole in the log and gives the model a head/tail excerpt', async () => {
+    const output = `HEAD${'x'.repeat(5_000_000)}TAIL`;
+    const session = Session.create();
+    const model = twoSteps();
+    const result = await runTurn({ session, model, tools: [bigTool(() => output)], input: 'go' });
+    expect(result.reason).toEqual({ kind: 'completed' });
+    const results = session.events.filter((event) => event.type === 'tool/result');
+    expect(results).toHaveLength(2);
+    const [original, excerpt] = results;
+    expect(original?.surfaceOp).toBe('append');
+    expect(textOf(original?.data as unknown as ToolResultData)).toBe(output);
+    expect(excerpt?.surfaceOp).toEqual({ op: 'replace', start: original?.seq, end: original?.seq });
+    const seen = surfaceToolText(session);
+    expect(seen.length).toBeLessThan(50_000);
+    expect(seen.startsWith('HEAD')).toBe(true);
+    expect(seen.endsWith('TAIL')).toBe(true);
+    expect(seen).toContain(`event #${original?.seq}`);
+    expect(JSON.stringify(model.calls[1]?.prompt).length).toBeLessThan(60_000);
+    expectValidLog(session);
+  });
+
+  it('honours a per-tool limit over the turn’s', async () => {
+    const session = Session.create();
+    await runTurn({
+      session,
+      model: twoSteps(),
+      tools: [bigTool(() => 'y'.repeat(1000), 100)],
+      input: 'go',
+      maxToolOutputChars: 100_000,
+    });
+    expect(surfaceToolText(session).length).toBeLessThan(400);
+  });
+
+  it('refuses an output over the session’s data limits with a typed error, and the turn goes on', async () => {
+    const session = Session.create({ limits: { maxChars: 1_000_000 } });
+    const result = await runTurn({
+      session,
+      model: twoSteps(),
+      tools: [bigTool(() => 'z'.repeat(2_000_000))],
+      input: 'go',
+    });
+    expect(result.reason).toEqual({ kind: 'completed' });
+    const [data] = dataOf<ToolResultData>(session, 'tool/result');
+    expect(data?.error?.code).toBe('TOOL_OUTPUT_TOO_LARGE');
+    expect(data?.error?.message).toContain('2,000,000');
+    expect(surfaceToolText(session).length).toBeLessThan(50_000);
+    expectValidLog(session);
+  });
+
+  it('survives a 70 MiB output under the default limits', async () => {
+    const session = Session.create();
+    const result = await runTurn({
+      session,
+      model: twoSteps(),
+      tools: [bigTool(() => 'w'.repeat(70 * 1024 * 1024))],
+      input: 'go',
+    });
+    expect(result.reason).toEqual({ kind: 'completed' });
+    expect(dataOf<ToolResultData>(session, 'tool/result')[0]?.error?.code).toBe(
+      'TOOL_OUTPUT_TOO_LARGE',
+    );
+    expectValidLog(session);
+  });
+
+  it('turns content blocks the log refuses into a TOOL_FAILED result instead of throwing', async () => {
+    const session = Session.create();
+    const bad = defineTool({
+      name: 'big',
+      parameters: { type: 'object' },
+      execute: () => toolContent([{ type: 'image', mediaType: '' } as never]),
+    });
+    const result = await runTurn({ session, model: twoSteps(), tools: [bad], input: 'go' });
+    expect(result.reason).toEqual({ kind: 'completed' });
+    expect(dataOf<ToolResultData>(session, 'tool/result')[0]?.error?.code).toBe('TOOL_FAILED');
+    expectValidLog(session);
   });
 });
