@@ -52,6 +52,7 @@ export {
 export { runTurn } from './turn.js';
 export {
   DEFAULT_TOOL_OUTPUT_CHARS,
+  type RetryInfo,
   type RunTurnOptions,
   type StepContext,
   type StepOutcome,

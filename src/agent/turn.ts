@@ -131,6 +131,8 @@ class TurnRun {
   private stepOpen = false;
   private lastText = '';
   private usage: UsageCounts = {};
+  /** The attempt of the current step's model call (1-based). */
+  private attempt = 1;
   /** The current attempt of the current step's model call. */
   private stream = new StepStream();
 
@@ -224,6 +226,7 @@ class TurnRun {
     if (this.options.headers !== undefined) request.headers = { ...this.options.headers };
 
     this.stream = new StepStream();
+    this.attempt = 1;
     const outcome = await callModel({
       model: this.options.model,
       request,
@@ -294,16 +297,14 @@ class TurnRun {
   /** Records one stream part; the hot path of the loop. */
   private readonly onPart = (part: LanguageModelV3StreamPart): void => {
     // The chunk object is built here for this event alone, so the session adopts it.
-    const chunk = toChunk(part);
-    const event = this.session.appendAdopted('assistant/chunk', {
-      turn: this.turn,
-      step: this.step,
-      // An error part carries the provider's error body, which may echo credentials.
-      chunk:
-        part.type === 'error'
-          ? (redactJson(chunk, knownSecrets(this.secrets)) as typeof chunk)
-          : chunk,
-    });
+    let chunk = toChunk(part);
+    // An error part carries the provider's error body, which may echo credentials.
+    if (part.type === 'error')
+      chunk = redactJson(chunk, knownSecrets(this.secrets)) as typeof chunk;
+    const { turn, step, attempt } = this;
+    // One literal either way: marking a retried attempt's parts costs no allocation.
+    const data = attempt === 1 ? { turn, step, chunk } : { turn, step, attempt, chunk };
+    const event = this.session.appendAdopted('assistant/chunk', data);
     this.hooks.onEvent?.(event);
     this.stream.add(part, event.seq);
   };
@@ -311,14 +312,34 @@ class TurnRun {
   /** Records a failed attempt; the next attempt's parts go to a fresh stream. */
   private readonly onRetry = ({ attempt, delayMs, failure }: RetryNotice): void => {
     const failed = this.stream;
-    this.emit(
+    const { turn, step } = this;
+    const { retryAfterMs } = failure;
+    const event = this.emit(
       this.session.append(
         'request/retry',
-        { turn: this.turn, step: this.step, attempt, delayMs, error: failure.failure },
+        {
+          turn,
+          step,
+          attempt,
+          delayMs,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          error: failure.failure,
+        },
         failed.chunkSeqs.length === 0 ? undefined : { sourceEventSeqs: failed.chunkSeqs },
       ),
     );
     this.stream = new StepStream();
+    this.attempt = attempt + 1;
+    this.hooks.onRetry?.({
+      turn,
+      step,
+      attempt,
+      delayMs,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      error: failure.failure,
+      failedChunkSeqs: failed.chunkSeqs,
+      event,
+    });
   };
 
   private appendMessage(

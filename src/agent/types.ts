@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
+  ProviderFailure,
   Session,
   SessionEvent,
   TokenUsage,
@@ -54,6 +55,23 @@ export interface ToolFailure {
   readonly event: SessionEvent<'tool/result'>;
 }
 
+/** A failed attempt of a step's model call that will be retried: passed to `onRetry`. */
+export interface RetryInfo {
+  readonly turn: number;
+  readonly step: number;
+  /** The attempt that failed (1-based); the next one is `attempt + 1`. */
+  readonly attempt: number;
+  /** How long the loop waits before the next attempt. */
+  readonly delayMs: number;
+  /** The wait the provider asked for, when it did (`delayMs` is never shorter, unless capped). */
+  readonly retryAfterMs?: number;
+  readonly error: ProviderFailure;
+  /** Seqs of the failed attempt's `assistant/chunk` events: text a UI showed and should retract. */
+  readonly failedChunkSeqs: readonly number[];
+  /** The `request/retry` event recorded for it. */
+  readonly event: SessionEvent<'request/retry'>;
+}
+
 /** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
 export interface TurnHooks {
   /** Before each step opens: append context, or compact, here. */
@@ -67,6 +85,11 @@ export interface TurnHooks {
    * (synchronously): the model reads the message, this is where the developer sees the failure.
    */
   readonly onToolError?: (failure: ToolFailure) => void;
+  /**
+   * Each failed attempt that will be retried, right after its `request/retry` is appended and
+   * before the wait (synchronously).
+   */
+  readonly onRetry?: (retry: RetryInfo) => void;
 }
 
 /**

@@ -140,6 +140,11 @@ export interface StreamChunk {
 export interface AssistantChunkData {
   readonly turn: number;
   readonly step: number;
+  /**
+   * The attempt of the step's model call this part belongs to, when it is not the first (absent
+   * means 1): after a `request/retry`, the new attempt's parts say so themselves.
+   */
+  readonly attempt?: number;
   readonly chunk: StreamChunk;
 }
 
@@ -205,6 +210,8 @@ export interface RequestRetryData {
   readonly step: number;
   readonly attempt: number;
   readonly delayMs: number;
+  /** The wait the provider asked for (`retry-after`, `retry-after-ms`), when it did. */
+  readonly retryAfterMs?: number;
   readonly error: ProviderFailure;
 }
 

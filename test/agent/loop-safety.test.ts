@@ -3,7 +3,7 @@
  * stream part is recorded, even past an `error` part.
  */
 import { describe, expect, it } from 'vitest';
-import { defineTool, runTurn } from '../../src/agent/index.js';
+import { defineTool, type RetryInfo, runTurn } from '../../src/agent/index.js';
 import {
   type AssistantChunkData,
   type AssistantMessageData,
@@ -125,6 +125,44 @@ describe('every stream part is recorded', () => {
     expect(message?.message.content[0]).toEqual({ type: 'text', text: 'before after' });
     const messageEvent = session.events.find((event) => event.type === 'assistant/message');
     expect(messageEvent?.sourceEventSeqs).toHaveLength(8);
+    expectValidLog(session);
+  });
+});
+
+describe('failed attempts are visible', () => {
+  it('numbers the chunks of a retried attempt and tells the onRetry hook which chunks failed', async () => {
+    const session = Session.create();
+    const model = scriptedModel([
+      { text: 'doomed', error: { message: 'busy', type: 'overloaded_error' } },
+      { text: 'second try' },
+    ]);
+    const retries: RetryInfo[] = [];
+    const result = await runTurn({
+      session,
+      model,
+      input: 'go',
+      retryDelayMs: 1,
+      hooks: { onRetry: (info) => retries.push(info) },
+    });
+    expect(result.text).toBe('second try');
+    const chunks = session.events.filter((event) => event.type === 'assistant/chunk');
+    const retryEvent = session.events.find((event) => event.type === 'request/retry');
+    const failed = chunks.filter((event) => event.seq < (retryEvent?.seq ?? 0));
+    const counted = chunks.filter((event) => event.seq > (retryEvent?.seq ?? 0));
+    expect(failed.length).toBeGreaterThan(0);
+    for (const event of failed)
+      expect((event.data as unknown as AssistantChunkData).attempt).toBeUndefined();
+    for (const event of counted)
+      expect((event.data as unknown as AssistantChunkData).attempt).toBe(2);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({
+      turn: 1,
+      step: 1,
+      attempt: 1,
+      failedChunkSeqs: failed.map((event) => event.seq),
+      error: { code: 'overloaded_error' },
+    });
+    expect(retries[0]?.event).toBe(retryEvent);
     expectValidLog(session);
   });
 });

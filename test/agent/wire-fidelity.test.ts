@@ -9,7 +9,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runTurn } from '../../src/agent/index.js';
-import { type AssistantMessageData, Session } from '../../src/core/index.js';
+import { type AssistantMessageData, type RequestRetryData, Session } from '../../src/core/index.js';
 import { dataOf, expectValidLog } from './helpers.js';
 import { startWireServer, type WireServer } from './wire-server.js';
 
@@ -87,6 +87,22 @@ describe('usage and finish reasons are whole', () => {
       },
     });
     expectValidLog(session);
+  });
+});
+
+describe('retries on the wire', () => {
+  it('records the wait the provider asked for beside the wait the loop chose', async () => {
+    const session = Session.create();
+    server.enqueue('openai-compatible/rate-limited-429.http', 'openai-compatible/text.http');
+    await runTurn({
+      session,
+      model: compatible(),
+      input: 'hi',
+      retryDelayMs: 1,
+      maxRetryDelayMs: 40,
+    });
+    const [retry] = dataOf<RequestRetryData>(session, 'request/retry');
+    expect(retry).toMatchObject({ attempt: 1, delayMs: 40, retryAfterMs: 7000 });
   });
 });
 
