@@ -11,6 +11,7 @@ import type {
   Durable,
   FinishReason,
   ProvenanceIntent,
+  RequestRetryData,
   Session,
   SessionEvent,
   SurfaceIntent,
@@ -312,34 +313,25 @@ class TurnRun {
   /** Records a failed attempt; the next attempt's parts go to a fresh stream. */
   private readonly onRetry = ({ attempt, delayMs, failure }: RetryNotice): void => {
     const failed = this.stream;
-    const { turn, step } = this;
     const { retryAfterMs } = failure;
+    const data: RequestRetryData = {
+      turn: this.turn,
+      step: this.step,
+      attempt,
+      delayMs,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      error: failure.failure,
+    };
     const event = this.emit(
       this.session.append(
         'request/retry',
-        {
-          turn,
-          step,
-          attempt,
-          delayMs,
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-          error: failure.failure,
-        },
+        data,
         failed.chunkSeqs.length === 0 ? undefined : { sourceEventSeqs: failed.chunkSeqs },
       ),
     );
     this.stream = new StepStream();
     this.attempt = attempt + 1;
-    this.hooks.onRetry?.({
-      turn,
-      step,
-      attempt,
-      delayMs,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      error: failure.failure,
-      failedChunkSeqs: failed.chunkSeqs,
-      event,
-    });
+    this.hooks.onRetry?.({ ...data, failedChunkSeqs: failed.chunkSeqs, event });
   };
 
   private appendMessage(

@@ -6,7 +6,7 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
-  ProviderFailure,
+  RequestRetryData,
   Session,
   SessionEvent,
   TokenUsage,
@@ -55,17 +55,12 @@ export interface ToolFailure {
   readonly event: SessionEvent<'tool/result'>;
 }
 
-/** A failed attempt of a step's model call that will be retried: passed to `onRetry`. */
-export interface RetryInfo {
-  readonly turn: number;
-  readonly step: number;
-  /** The attempt that failed (1-based); the next one is `attempt + 1`. */
-  readonly attempt: number;
-  /** How long the loop waits before the next attempt. */
-  readonly delayMs: number;
-  /** The wait the provider asked for, when it did (`delayMs` is never shorter, unless capped). */
-  readonly retryAfterMs?: number;
-  readonly error: ProviderFailure;
+/**
+ * A failed attempt of a step's model call that will be retried, passed to `onRetry`: the
+ * `request/retry` data (`attempt` is the attempt that failed, `delayMs` the wait before the next,
+ * `retryAfterMs` what the provider asked for), the failed attempt's chunks and the event.
+ */
+export interface RetryInfo extends RequestRetryData {
   /** Seqs of the failed attempt's `assistant/chunk` events: text a UI showed and should retract. */
   readonly failedChunkSeqs: readonly number[];
   /** The `request/retry` event recorded for it. */
