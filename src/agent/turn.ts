@@ -20,6 +20,7 @@ import type {
 } from '../core/index.js';
 import {
   endsInsideTurn,
+  interruptionMarker,
   isDurable,
   isHeaderInEffect,
   lastTurnNumber,
@@ -244,14 +245,15 @@ class TurnRun {
         ? { kind: 'error', error: outcome.failure.failure }
         : undefined;
     if (cut !== undefined) {
-      this.appendMessage(stream, cut.kind === 'aborted' ? 'aborted' : 'error', true);
+      const kind = cut.kind === 'aborted' ? 'aborted' : 'error';
+      this.appendMessage(stream, kind, kind);
       this.emit(this.session.append('step/end', { turn, step }));
       this.stepOpen = false;
       return cut;
     }
 
     const finishReason = stream.finishReason ?? 'unknown';
-    const { message, seq: messageSeq } = this.appendMessage(stream, finishReason, false);
+    const { message, seq: messageSeq } = this.appendMessage(stream, finishReason, undefined);
     const calls = stream.toolCalls();
     const refused = calls.length > 0 && !this.runToolsAfter.has(finishReason);
     const toolResults =
@@ -337,13 +339,17 @@ class TurnRun {
   private appendMessage(
     stream: StepStream,
     finishReason: FinishReason,
-    interrupted: boolean,
+    interrupted: 'aborted' | 'error' | undefined,
   ): { message: AssistantMessage; seq: number } {
     const model = this.options.model;
+    const content = stream.content(interrupted !== undefined);
+    const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    if (interrupted !== undefined && content.length > 0)
+      content.push(interruptionMarker(interrupted));
     const message: AssistantMessage = {
       id: newId(),
       role: 'assistant',
-      content: stream.content(interrupted),
+      content,
       source: { kind: 'model', provider: model.provider, model: model.modelId },
     };
     const event = this.emit(
@@ -358,7 +364,7 @@ class TurnRun {
             ? {}
             : { rawFinishReason: stream.rawFinishReason }),
           ...(stream.usage === undefined ? {} : { usage: stream.usage }),
-          ...(interrupted ? { interrupted: true as const } : {}),
+          ...(interrupted === undefined ? {} : { interrupted: true as const }),
           ...(stream.providerMetadata === undefined
             ? {}
             : { providerMetadata: stream.providerMetadata }),
@@ -367,8 +373,7 @@ class TurnRun {
       ),
     );
     addUsage(this.usage, stream.usage);
-    const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    if (text !== '' || !interrupted) this.lastText = text;
+    if (text !== '' || interrupted === undefined) this.lastText = text;
     return { message, seq: event.seq };
   }
 

@@ -166,3 +166,33 @@ describe('failed attempts are visible', () => {
     expectValidLog(session);
   });
 });
+
+describe('the loop marks a partial answer the same way', () => {
+  it('ends an aborted stream’s message with the interrupted marker, and the turn text without it', async () => {
+    const session = Session.create();
+    const controller = new AbortController();
+    const model = scriptedModel([{ text: 'one two three four five', delayMs: 2 }]);
+    let deltas = 0;
+    const result = await runTurn({
+      session,
+      model,
+      input: 'x',
+      signal: controller.signal,
+      hooks: {
+        onEvent: (event) => {
+          const chunk = (event.data as { chunk?: { type?: string } } | null)?.chunk;
+          if (chunk?.type === 'text-delta' && ++deltas === 2) controller.abort();
+        },
+      },
+    });
+    const message = session.events.find((event) => event.type === 'assistant/message');
+    const data = message?.data as unknown as AssistantMessageData;
+    expect(data.interrupted).toBe(true);
+    expect(data.message.content[0]).toEqual({ type: 'text', text: 'one two three fo' });
+    expect(data.message.content[1]).toMatchObject({
+      type: 'text',
+      text: expect.stringMatching(/interrupted/),
+    });
+    expect(result.text).toBe('one two three fo');
+  });
+});
