@@ -50,13 +50,16 @@ export {
   toolContent,
 } from './tools.js';
 export { runTurn } from './turn.js';
-export type {
-  RunTurnOptions,
-  StepContext,
-  StepOutcome,
-  TurnConfig,
-  TurnDurability,
-  TurnHooks,
-  TurnInput,
-  TurnResult,
+export {
+  DEFAULT_TOOL_OUTPUT_CHARS,
+  type RetryInfo,
+  type RunTurnOptions,
+  type StepContext,
+  type StepOutcome,
+  type ToolFailure,
+  type TurnConfig,
+  type TurnDurability,
+  type TurnHooks,
+  type TurnInput,
+  type TurnResult,
 } from './types.js';

@@ -2,21 +2,45 @@
  * The tool half of a step: record every call the model asked for, make the records durable,
  * run the tools concurrently and record their results in call order.
  */
-import type { Session, SessionEvent, ToolCallBlock, ToolMessage } from '../core/index.js';
-import { type Tool, type ToolRun, untilAborted } from '../model/index.js';
+import {
+  type FinishReason,
+  type Session,
+  type SessionEvent,
+  SessionValidationError,
+  type ToolCallBlock,
+  type ToolMessage,
+  type ToolResultContentBlock,
+  type ToolResultData,
+} from '../core/index.js';
+import {
+  errorRun,
+  excerptBlocks,
+  TOOL_ERROR,
+  type Tool,
+  type ToolRun,
+  textChars,
+  untilAborted,
+} from '../model/index.js';
 import { abortedRun, unknownToolRun } from './tools.js';
+import type { ToolFailure } from './types.js';
+
+/** Who hears about the events and failures of a step's tools. */
+export interface ToolListeners {
+  readonly onEvent?: ((event: SessionEvent) => void) | undefined;
+  readonly onToolError?: ((failure: ToolFailure) => void) | undefined;
+}
 
 /** The step the tools run in. */
-export interface ToolStep {
+export interface ToolStep extends ToolListeners {
   readonly session: Session;
   readonly signal: AbortSignal;
   readonly turn: number;
   readonly step: number;
   readonly tools: ReadonlyMap<string, Tool>;
-  /** Told about each event appended here, right after it is appended. */
-  readonly onEvent: ((event: SessionEvent) => void) | undefined;
   /** Waited on after the `tool/call` events are appended and before any tool starts. */
   readonly barrier: () => Promise<void>;
+  /** Characters of output the model gets from a tool without its own `maxOutputChars`. */
+  readonly maxOutputChars: number;
 }
 
 /**
@@ -62,30 +86,173 @@ export async function runTools(
     } catch {
       outcome = settled[index] ?? abortedRun();
     }
-    const message: ToolMessage = {
-      id: crypto.randomUUID(),
-      role: 'tool',
-      content: [
-        {
-          type: 'tool-result',
-          toolCallId: call.id,
-          content: outcome.content,
-          ...(outcome.error === undefined ? {} : { isError: true }),
-        },
-      ],
-    };
-    const event = session.append(
-      'tool/result',
-      {
-        turn,
-        step,
-        message,
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      },
-      { surfaceOp: 'append', sourceEventSeqs: [callSeqs[index] ?? -1] },
-    );
-    onEvent?.(event);
-    results.push(message);
+    const limit = tools.get(call.name)?.maxOutputChars ?? context.maxOutputChars;
+    const position = { turn, step, sourceSeq: callSeqs[index] ?? -1 };
+    results.push(recordResult(session, position, call, outcome, context, limit));
   }
   return results;
+}
+
+/** Where refused calls were requested, and why they are refused. */
+export interface RefusedStep {
+  readonly turn: number;
+  readonly step: number;
+  /** Seq of the `assistant/message` that requested the calls, which each result cites. */
+  readonly requestSeq: number;
+  readonly finishReason: FinishReason;
+}
+
+/**
+ * Answers every call with `TOOL_NOT_RUN` without running anything. A result per call keeps the
+ * surface valid for providers that refuse an unanswered call, and tells the model why; no
+ * `tool/call` is logged, since no execution started (the result cites the requesting message,
+ * as a `TOOL_NOT_STARTED` closer does).
+ */
+export function refuseTools(
+  session: Session,
+  refused: RefusedStep,
+  calls: readonly ToolCallBlock[],
+  listeners: ToolListeners,
+): ToolMessage[] {
+  const { turn, step, requestSeq, finishReason } = refused;
+  return calls.map((call) => {
+    const outcome = errorRun(
+      TOOL_ERROR.notRun,
+      `Tool '${call.name}' (call ${call.id}) was not run: the response ended with finish reason '${finishReason}', so the call may be cut off or unintended. Call it again if it is still needed.`,
+    );
+    return recordResult(session, { turn, step, sourceSeq: requestSeq }, call, outcome, listeners);
+  });
+}
+
+/** Where a result goes: its step, and the seq it cites. */
+interface ResultPosition {
+  readonly turn: number;
+  readonly step: number;
+  readonly sourceSeq: number;
+}
+
+/**
+ * Appends the result of one call. Nothing a tool returns can make this throw for the tool's
+ * sake: output the session refuses becomes an error result (`TOOL_OUTPUT_TOO_LARGE` over the
+ * data limits, `TOOL_FAILED` for content it cannot hold), and output over `limit` characters is
+ * appended whole and then replaced on the surface by a head/tail excerpt citing it, so the log
+ * keeps everything and the model gets what fits.
+ */
+function recordResult(
+  session: Session,
+  position: ResultPosition,
+  call: ToolCallBlock,
+  run: ToolRun,
+  listeners: ToolListeners,
+  limit?: number,
+): ToolMessage {
+  let outcome = run;
+  let event: SessionEvent<'tool/result'>;
+  try {
+    event = appendResult(session, position, call, outcome);
+  } catch (error) {
+    if (!SessionValidationError.isInstance(error)) throw error;
+    outcome =
+      error.code === 'DATA_LIMIT_EXCEEDED'
+        ? tooLargeRun(call, run, error.message, limit ?? DEFAULT_EXCERPT_CHARS)
+        : errorRun(
+            TOOL_ERROR.failed,
+            `Tool '${call.name}' returned content the session log cannot hold: ${error.message}`,
+          );
+    event = appendResult(session, position, call, outcome);
+  }
+  listeners.onEvent?.(event);
+  let message = event.data.message;
+  const block = message.content[0];
+  const chars = limit === undefined || block === undefined ? 0 : textChars(block.content);
+  if (limit !== undefined && block !== undefined && chars > limit) {
+    const content = cutToLimit(
+      block.content,
+      chars,
+      limit,
+      (cut, total) =>
+        `\n[… ${cut.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} characters cut from this tool output (limit ${limit.toLocaleString('en-US')}); the full output is event #${event.seq} of the session log …]\n`,
+    );
+    const data: ToolResultData = {
+      ...event.data,
+      message: { ...message, content: [{ ...block, content }] },
+    };
+    const replacement = session.append('tool/result', data, {
+      surfaceOp: { op: 'replace', start: event.seq, end: event.seq },
+      sourceEventSeqs: [event.seq],
+    });
+    listeners.onEvent?.(replacement);
+    message = replacement.data.message;
+  }
+  const { error } = outcome;
+  if (error !== undefined) {
+    listeners.onToolError?.({
+      turn: position.turn,
+      step: position.step,
+      callId: call.id,
+      name: call.name,
+      code: error.code,
+      message: error.message,
+      ...(outcome.thrown === undefined ? {} : { error: outcome.thrown }),
+      event,
+    });
+  }
+  return message;
+}
+
+/** The excerpt size when no limit applies (a refused call's text is short anyway). */
+const DEFAULT_EXCERPT_CHARS = 40_000;
+
+function cutToLimit(
+  blocks: readonly ToolResultContentBlock[],
+  chars: number,
+  limit: number,
+  marker: (cut: number, total: number) => string,
+): ToolResultContentBlock[] {
+  const headChars = Math.ceil(limit * 0.7);
+  return excerptBlocks(blocks, chars, { headChars, tailChars: limit - headChars, marker });
+}
+
+/** The result for output over the session's data limits: an excerpt of its text, not stored. */
+function tooLargeRun(call: ToolCallBlock, run: ToolRun, reason: string, limit: number): ToolRun {
+  const text = run.content.filter((block) => block.type === 'text');
+  const chars = textChars(text);
+  const message = `The output of tool '${call.name}' (${chars.toLocaleString('en-US')} characters) is over the session's data limits (${reason}); it was not stored, and only an excerpt of its text is kept.`;
+  const content = cutToLimit(
+    text,
+    chars,
+    limit,
+    (cut, total) =>
+      `\n[… ${cut.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} characters cut; the whole output was too large to store …]\n`,
+  );
+  return {
+    content: [{ type: 'text', text: message }, ...content],
+    error: { code: TOOL_ERROR.outputTooLarge, message },
+  };
+}
+
+function appendResult(
+  session: Session,
+  position: ResultPosition,
+  call: ToolCallBlock,
+  outcome: ToolRun,
+): SessionEvent<'tool/result'> {
+  const { turn, step, sourceSeq } = position;
+  const message: ToolMessage = {
+    id: crypto.randomUUID(),
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: call.id,
+        content: outcome.content,
+        ...(outcome.error === undefined ? {} : { isError: true }),
+      },
+    ],
+  };
+  return session.append(
+    'tool/result',
+    { turn, step, message, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+    { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
+  );
 }

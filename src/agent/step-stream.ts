@@ -33,6 +33,8 @@ export class StepStream {
   /** The first `error` part the provider streamed, if any. */
   streamError: unknown;
   finishReason: FinishReason | undefined;
+  /** The provider's own finish reason, when it sent one. */
+  rawFinishReason: string | undefined;
   usage: TokenUsage | undefined;
   providerMetadata: JsonObject | undefined;
   private readonly slots: Slot[] = [];
@@ -93,6 +95,8 @@ export class StepStream {
         break;
       case 'finish':
         this.finishReason = part.finishReason.unified;
+        this.rawFinishReason =
+          typeof part.finishReason.raw === 'string' ? part.finishReason.raw : undefined;
         this.usage = mapUsage(part.usage);
         this.providerMetadata = mergeMetadata(undefined, part.providerMetadata);
         break;

@@ -6,8 +6,8 @@
  * tools without depending on the agent.
  */
 import type { JsonValue, ToolResultContentBlock } from '../core/index.js';
-import { isJsonValue } from '../core/index.js';
 import {
+  errorDetails,
   errorRun,
   parseToolArguments,
   TOOL_ERROR,
@@ -25,6 +25,7 @@ import {
   type ToolParameters,
   toJsonSchema,
 } from './schema.js';
+import { toToolJson } from './tool-json.js';
 
 const TOOL_CONTENT = Symbol('palimpsest.toolContent');
 
@@ -35,10 +36,13 @@ export interface ToolContent {
 }
 
 /**
- * What `execute` may return: a string (sent as text), any other JSON value (sent as its JSON
- * text), or {@link toolContent} blocks.
+ * What `execute` may return: a string (sent as text), {@link toolContent} blocks, or any other
+ * value, sent as its JSON text converted as `JSON.stringify` would (`undefined` members dropped,
+ * dates as ISO text, `toJSON` honoured). A value JSON cannot carry faithfully (a `Map`, `Set`,
+ * `Buffer`, class instance, function, bigint, non-finite number or cycle) makes the call a
+ * `TOOL_FAILED` result whose message names its path (`result.stats.mtime`).
  */
-export type ToolOutput = string | JsonValue | ToolContent | undefined;
+export type ToolOutput = string | JsonValue | ToolContent | object | undefined;
 
 /** Wraps content blocks (text, images) as a tool's output. */
 export function toolContent(blocks: readonly ToolResultContentBlock[]): ToolContent {
@@ -52,6 +56,11 @@ export interface ToolSpec<P extends ToolParameters> {
   readonly description?: string;
   /** JSON Schema of the arguments object, or a Standard Schema with JSON Schema export (zod 4). */
   readonly parameters: P;
+  /**
+   * Characters of output the model gets from this tool (default: the turn's
+   * `maxToolOutputChars`); longer output stays whole in the log, the model gets an excerpt.
+   */
+  readonly maxOutputChars?: number;
   readonly execute: (
     args: InferArguments<P>,
     context: ToolContext,
@@ -82,6 +91,16 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
   if (spec.description !== undefined && typeof spec.description !== 'string') {
     throw new AgentError('INVALID_TOOL', `tool '${name}': expected a string description`);
   }
+  const limit: unknown = spec.maxOutputChars;
+  if (
+    limit !== undefined &&
+    (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)
+  ) {
+    throw new AgentError(
+      'INVALID_TOOL',
+      `tool '${name}': expected maxOutputChars to be a positive integer, found ${String(limit)}`,
+    );
+  }
   const parameters = toJsonSchema(name, spec.parameters);
   const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
   const execute = spec.execute as (
@@ -91,6 +110,7 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
   return Object.freeze({
     name,
     ...(spec.description === undefined ? {} : { description: spec.description }),
+    ...(spec.maxOutputChars === undefined ? {} : { maxOutputChars: spec.maxOutputChars }),
     parameters,
     run: (argumentsText: string, context: ToolContext) =>
       runTool(name, validator, execute, argumentsText, context),
@@ -157,7 +177,12 @@ async function runTool(
     output = await execute(args, context);
   } catch (error) {
     if (context.signal.aborted) return abortedRun();
-    return errorRun(TOOL_ERROR.failed, `Tool '${name}' failed: ${errorMessage(error)}`);
+    const message = `Tool '${name}' failed: ${errorMessage(error)}`;
+    return {
+      content: [{ type: 'text', text: message }],
+      error: { code: TOOL_ERROR.failed, message, exception: errorDetails(error) },
+      thrown: error,
+    };
   }
   return outputRun(name, output);
 }
@@ -168,18 +193,23 @@ function outputRun(name: string, output: ToolOutput): ToolRun {
   if (typeof output === 'object' && output !== null && TOOL_CONTENT in output) {
     return { content: output.blocks };
   }
-  if (!isJsonValue(output)) {
+  const converted = toToolJson(output);
+  if ('problem' in converted) {
     return errorRun(
       TOOL_ERROR.failed,
-      `Tool '${name}' returned a value that is not JSON (functions, class instances, NaN and cycles cannot be sent to the model).`,
+      `Tool '${name}' returned a value that cannot be sent to the model as JSON: ${converted.problem}.`,
     );
   }
-  return { content: [{ type: 'text', text: JSON.stringify(output) }] };
+  const { json } = converted;
+  return {
+    content: [{ type: 'text', text: typeof json === 'string' ? json : JSON.stringify(json) }],
+  };
 }
 
 function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  // The model needs the gist; errorDetails keeps more of it for the developer.
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
 }
 
 export { TOOL_ERROR, type Tool, type ToolContext, type ToolRun };

@@ -11,6 +11,7 @@ import type {
   Durable,
   FinishReason,
   ProvenanceIntent,
+  RequestRetryData,
   Session,
   SessionEvent,
   SurfaceIntent,
@@ -19,6 +20,7 @@ import type {
 } from '../core/index.js';
 import {
   endsInsideTurn,
+  interruptionMarker,
   isDurable,
   isHeaderInEffect,
   lastTurnNumber,
@@ -29,21 +31,31 @@ import {
   buildCallOptions,
   buildHeader,
   callModel,
+  knownSecrets,
   type RetryNotice,
   type RetryPolicy,
+  redactJson,
   retryPolicy,
   type Tool,
   type UsageCounts,
 } from '../model/index.js';
 import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
-import { runTools } from './run-tools.js';
+import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tools.js';
-import type { RunTurnOptions, StepContext, TurnHooks, TurnResult } from './types.js';
+import {
+  DEFAULT_TOOL_OUTPUT_CHARS,
+  type RunTurnOptions,
+  type StepContext,
+  type TurnHooks,
+  type TurnResult,
+} from './types.js';
 import { toChunk } from './wire-json.js';
 
 const DEFAULT_MAX_STEPS = 25;
+/** Finishes after which a response's tool calls are what the model meant (AI SDK 6 agrees). */
+const SAFE_FINISHES: readonly FinishReason[] = ['stop', 'tool-calls'];
 
 const busy = new WeakSet<Session>();
 
@@ -112,11 +124,17 @@ class TurnRun {
   private readonly retry: RetryPolicy;
   private readonly maxSteps: number;
   private readonly toolList: readonly Tool[];
+  private readonly runToolsAfter: ReadonlySet<string>;
+  private readonly maxToolOutputChars: number;
+  /** Values of the caller's HTTP headers: credentials, redacted from anything logged. */
+  private readonly secrets: readonly string[];
   private turn = 0;
   private step = 0;
   private stepOpen = false;
   private lastText = '';
   private usage: UsageCounts = {};
+  /** The attempt of the current step's model call (1-based). */
+  private attempt = 1;
   /** The current attempt of the current step's model call. */
   private stream = new StepStream();
 
@@ -132,6 +150,12 @@ class TurnRun {
     this.retry = retryPolicy(options, invalidOption);
     this.maxSteps = Math.max(1, countArg('maxSteps', options.maxSteps, DEFAULT_MAX_STEPS));
     this.toolList = [...tools.values()];
+    this.runToolsAfter = finishSet(options.runToolsAfter);
+    this.maxToolOutputChars = Math.max(
+      1,
+      countArg('maxToolOutputChars', options.maxToolOutputChars, DEFAULT_TOOL_OUTPUT_CHARS),
+    );
+    this.secrets = Object.values(options.headers ?? {});
   }
 
   async run(): Promise<TurnResult> {
@@ -204,6 +228,7 @@ class TurnRun {
     if (this.options.headers !== undefined) request.headers = { ...this.options.headers };
 
     this.stream = new StepStream();
+    this.attempt = 1;
     const outcome = await callModel({
       model: this.options.model,
       request,
@@ -211,6 +236,7 @@ class TurnRun {
       retry: this.retry,
       onPart: this.onPart,
       onRetry: this.onRetry,
+      secrets: this.secrets,
     });
     const { stream } = this;
     const cut: TurnEndReason | undefined = this.signal.aborted
@@ -219,30 +245,41 @@ class TurnRun {
         ? { kind: 'error', error: outcome.failure.failure }
         : undefined;
     if (cut !== undefined) {
-      this.appendMessage(stream, cut.kind === 'aborted' ? 'aborted' : 'error', true);
+      const kind = cut.kind === 'aborted' ? 'aborted' : 'error';
+      this.appendMessage(stream, kind, kind);
       this.emit(this.session.append('step/end', { turn, step }));
       this.stepOpen = false;
       return cut;
     }
 
     const finishReason = stream.finishReason ?? 'unknown';
-    const message = this.appendMessage(stream, finishReason, false);
+    const { message, seq: messageSeq } = this.appendMessage(stream, finishReason, undefined);
     const calls = stream.toolCalls();
+    const refused = calls.length > 0 && !this.runToolsAfter.has(finishReason);
     const toolResults =
       calls.length === 0
         ? []
-        : await runTools(
-            {
-              session: this.session,
-              signal: this.signal,
-              turn,
-              step,
-              tools: this.tools,
-              onEvent: this.hooks.onEvent,
-              barrier: () => this.barrier?.flush() ?? Promise.resolve(),
-            },
-            calls,
-          );
+        : refused
+          ? refuseTools(
+              this.session,
+              { turn, step, requestSeq: messageSeq, finishReason },
+              calls,
+              this.hooks,
+            )
+          : await runTools(
+              {
+                session: this.session,
+                signal: this.signal,
+                turn,
+                step,
+                tools: this.tools,
+                onEvent: this.hooks.onEvent,
+                onToolError: this.hooks.onToolError,
+                maxOutputChars: this.maxToolOutputChars,
+                barrier: () => this.barrier?.flush() ?? Promise.resolve(),
+              },
+              calls,
+            );
     this.emit(this.session.append('step/end', { turn, step }));
     this.stepOpen = false;
     await this.hooks.afterStep?.({
@@ -253,19 +290,24 @@ class TurnRun {
       toolResults,
     });
     if (this.signal.aborted) return abortReason(this.signal);
+    // Calls that ran (an opted-in finish included) go back to the model in the next step.
+    if (calls.length > 0 && !refused) return undefined;
     if (finishReason === 'length') return { kind: 'max-tokens' };
-    if (calls.length > 0) return undefined;
+    if (refused) return { kind: 'completed', finishReason };
     return { kind: 'completed' };
   }
 
   /** Records one stream part; the hot path of the loop. */
   private readonly onPart = (part: LanguageModelV3StreamPart): void => {
     // The chunk object is built here for this event alone, so the session adopts it.
-    const event = this.session.appendAdopted('assistant/chunk', {
-      turn: this.turn,
-      step: this.step,
-      chunk: toChunk(part),
-    });
+    let chunk = toChunk(part);
+    // An error part carries the provider's error body, which may echo credentials.
+    if (part.type === 'error')
+      chunk = redactJson(chunk, knownSecrets(this.secrets)) as typeof chunk;
+    const { turn, step, attempt } = this;
+    // One literal either way: marking a retried attempt's parts costs no allocation.
+    const data = attempt === 1 ? { turn, step, chunk } : { turn, step, attempt, chunk };
+    const event = this.session.appendAdopted('assistant/chunk', data);
     this.hooks.onEvent?.(event);
     this.stream.add(part, event.seq);
   };
@@ -273,29 +315,44 @@ class TurnRun {
   /** Records a failed attempt; the next attempt's parts go to a fresh stream. */
   private readonly onRetry = ({ attempt, delayMs, failure }: RetryNotice): void => {
     const failed = this.stream;
-    this.emit(
+    const { retryAfterMs } = failure;
+    const data: RequestRetryData = {
+      turn: this.turn,
+      step: this.step,
+      attempt,
+      delayMs,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      error: failure.failure,
+    };
+    const event = this.emit(
       this.session.append(
         'request/retry',
-        { turn: this.turn, step: this.step, attempt, delayMs, error: failure.failure },
+        data,
         failed.chunkSeqs.length === 0 ? undefined : { sourceEventSeqs: failed.chunkSeqs },
       ),
     );
     this.stream = new StepStream();
+    this.attempt = attempt + 1;
+    this.hooks.onRetry?.({ ...data, failedChunkSeqs: failed.chunkSeqs, event });
   };
 
   private appendMessage(
     stream: StepStream,
     finishReason: FinishReason,
-    interrupted: boolean,
-  ): AssistantMessage {
+    interrupted: 'aborted' | 'error' | undefined,
+  ): { message: AssistantMessage; seq: number } {
     const model = this.options.model;
+    const content = stream.content(interrupted !== undefined);
+    const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    if (interrupted !== undefined && content.length > 0)
+      content.push(interruptionMarker(interrupted));
     const message: AssistantMessage = {
       id: newId(),
       role: 'assistant',
-      content: stream.content(interrupted),
+      content,
       source: { kind: 'model', provider: model.provider, model: model.modelId },
     };
-    this.emit(
+    const event = this.emit(
       this.session.append(
         'assistant/message',
         {
@@ -303,8 +360,11 @@ class TurnRun {
           step: this.step,
           message,
           finishReason,
+          ...(stream.rawFinishReason === undefined
+            ? {}
+            : { rawFinishReason: stream.rawFinishReason }),
           ...(stream.usage === undefined ? {} : { usage: stream.usage }),
-          ...(interrupted ? { interrupted: true as const } : {}),
+          ...(interrupted === undefined ? {} : { interrupted: true as const }),
           ...(stream.providerMetadata === undefined
             ? {}
             : { providerMetadata: stream.providerMetadata }),
@@ -313,9 +373,8 @@ class TurnRun {
       ),
     );
     addUsage(this.usage, stream.usage);
-    const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    if (text !== '' || !interrupted) this.lastText = text;
-    return message;
+    if (text !== '' || interrupted === undefined) this.lastText = text;
+    return { message, seq: event.seq };
   }
 
   /** Closes what a crashed writer left open, with the same closers `openSession` writes. */
@@ -354,6 +413,17 @@ class TurnRun {
     this.hooks.onEvent?.(event);
     return event;
   }
+}
+
+/** The finish reasons after which tools run; refuses anything but an array of strings. */
+function finishSet(value: readonly FinishReason[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return new Set(SAFE_FINISHES);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw invalidOption(
+      `expected runToolsAfter to be an array of finish reasons, found ${JSON.stringify(value) ?? String(value)}`,
+    );
+  }
+  return new Set(value);
 }
 
 /** The barrier the turn waits on, or `undefined`; refuses a missing one when it is required. */

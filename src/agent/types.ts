@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
+  RequestRetryData,
   Session,
   SessionEvent,
   TokenUsage,
@@ -14,6 +15,9 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+
+/** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
+export const DEFAULT_TOOL_OUTPUT_CHARS = 40_000;
 
 /** A user's input: text, or content blocks (text and images). */
 export type TurnInput = string | readonly UserContentBlock[];
@@ -34,6 +38,35 @@ export interface StepOutcome extends StepContext {
   readonly toolResults: readonly ToolMessage[];
 }
 
+/** A tool call that ended in an error result: passed to `onToolError`. */
+export interface ToolFailure {
+  readonly turn: number;
+  readonly step: number;
+  readonly callId: string;
+  /** The tool name the model called (possibly one that does not exist). */
+  readonly name: string;
+  /** The result's error code (`TOOL_FAILED`, `INVALID_ARGUMENTS`, `TOOL_NOT_RUN`...). */
+  readonly code: string;
+  /** The message the model reads. */
+  readonly message: string;
+  /** What the tool threw, as it was (with its stack and cause), when it threw. */
+  readonly error?: unknown;
+  /** The `tool/result` event recorded for it. */
+  readonly event: SessionEvent<'tool/result'>;
+}
+
+/**
+ * A failed attempt of a step's model call that will be retried, passed to `onRetry`: the
+ * `request/retry` data (`attempt` is the attempt that failed, `delayMs` the wait before the next,
+ * `retryAfterMs` what the provider asked for), the failed attempt's chunks and the event.
+ */
+export interface RetryInfo extends RequestRetryData {
+  /** Seqs of the failed attempt's `assistant/chunk` events: text a UI showed and should retract. */
+  readonly failedChunkSeqs: readonly number[];
+  /** The `request/retry` event recorded for it. */
+  readonly event: SessionEvent<'request/retry'>;
+}
+
 /** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
 export interface TurnHooks {
   /** Before each step opens: append context, or compact, here. */
@@ -42,6 +75,16 @@ export interface TurnHooks {
   readonly afterStep?: (outcome: StepOutcome) => void | Promise<void>;
   /** Every event the loop appends, right after it is appended (synchronously). */
   readonly onEvent?: (event: SessionEvent) => void;
+  /**
+   * Each tool call that ended in an error result, right after its `tool/result` is appended
+   * (synchronously): the model reads the message, this is where the developer sees the failure.
+   */
+  readonly onToolError?: (failure: ToolFailure) => void;
+  /**
+   * Each failed attempt that will be retried, right after its `request/retry` is appended and
+   * before the wait (synchronously).
+   */
+  readonly onRetry?: (retry: RetryInfo) => void;
 }
 
 /**
@@ -59,6 +102,19 @@ export interface TurnConfig extends RetryOptions {
   readonly system?: string;
   readonly settings?: ModelSettings;
   readonly hooks?: TurnHooks;
+  /**
+   * The finish reasons after which the tool calls of a response are run (default `['stop',
+   * 'tool-calls']`). After any other finish (`length`, `content-filter`, `other`, `unknown`,
+   * as the AI SDK 6 loop decides) each call is answered `TOOL_NOT_RUN` and the turn ends; add a
+   * reason here to run complete calls after it anyway.
+   */
+  readonly runToolsAfter?: readonly FinishReason[];
+  /**
+   * Characters of a tool's output the model gets, for tools without their own
+   * `maxOutputChars` (default {@link DEFAULT_TOOL_OUTPUT_CHARS}, 40,000). Longer output is kept
+   * whole in the log and replaced on the surface by a head/tail excerpt that names its event.
+   */
+  readonly maxToolOutputChars?: number;
   /** Model calls per turn before the turn ends with `max-steps` (default 25). */
   readonly maxSteps?: number;
   /** HTTP headers for every model call; not recorded (they often hold credentials). */

@@ -6,13 +6,8 @@
  * result already rewritten (by a prune or anything else) is never pruned again.
  */
 
-import {
-  lastTurnNumber,
-  type Session,
-  type ToolResultBlock,
-  type ToolResultContentBlock,
-  type ToolResultData,
-} from '../core/index.js';
+import { lastTurnNumber, type Session, type ToolResultData } from '../core/index.js';
+import { textChars as blockChars, excerptBlocks } from '../model/index.js';
 import { countOption } from './errors.js';
 import { priceSurface } from './surface-entries.js';
 
@@ -57,7 +52,7 @@ export function pruneToolResults(session: Session, options: PruneOptions = {}): 
     if (event.type !== 'tool/result' || event.surfaceOp !== 'append') continue;
     const data = event.data as unknown as ToolResultData;
     if (typeof data.turn !== 'number' || data.turn >= oldestKeptTurn) continue;
-    const chars = textChars(data.message.content[0]);
+    const chars = blockChars(data.message.content[0].content);
     if (chars > minChars && chars > headChars + tailChars)
       candidates.push({ seq: entry.seq, data, chars });
   }
@@ -86,7 +81,12 @@ export function pruneToolResults(session: Session, options: PruneOptions = {}): 
   let charsAfter = 0;
   for (const { seq, data, chars } of candidates) {
     const block = data.message.content[0];
-    const content = excerpt(block.content, chars, seq, headChars, tailChars);
+    const content = excerptBlocks(block.content, chars, {
+      headChars,
+      tailChars,
+      marker: (cut, total) =>
+        `\n[… ${cut.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} characters pruned from this tool result; the full result is event #${seq} of the session log (the recall tool returns it) …]\n`,
+    });
     const replacement: ToolResultData = {
       ...data,
       message: { ...data.message, content: [{ ...block, content }] },
@@ -97,7 +97,7 @@ export function pruneToolResults(session: Session, options: PruneOptions = {}): 
     });
     replacementSeqs.push(event.seq);
     charsBefore += chars;
-    charsAfter += textChars({ ...block, content });
+    charsAfter += blockChars(content);
   }
   const tokensAfter = priceSurface(session).totalTokens;
   session.append('compaction/end', {
@@ -118,45 +118,4 @@ export function pruneToolResults(session: Session, options: PruneOptions = {}): 
     tokensBefore: before.totalTokens,
     tokensAfter,
   };
-}
-
-/**
- * The text blocks cut to head + marker + tail (counted in code points, so no surrogate pair is
- * split); images and other blocks stay, in order.
- */
-function excerpt(
-  blocks: readonly ToolResultContentBlock[],
-  chars: number,
-  seq: number,
-  headChars: number,
-  tailChars: number,
-): ToolResultContentBlock[] {
-  const text = blocks.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
-  const points = Array.from(text);
-  const head = points.slice(0, headChars).join('');
-  const tail = tailChars === 0 ? '' : points.slice(points.length - tailChars).join('');
-  const cut = points.length - headChars - tailChars;
-  const marker = `\n[… ${cut.toLocaleString('en-US')} of ${chars.toLocaleString('en-US')} characters pruned from this tool result; the full result is event #${seq} of the session log (the recall tool returns it) …]\n`;
-  const out: ToolResultContentBlock[] = [{ type: 'text', text: `${head}${marker}${tail}` }];
-  for (const block of blocks) if (block.type !== 'text') out.push(block);
-  return out;
-}
-
-function textChars(block: ToolResultBlock): number {
-  let chars = 0;
-  for (const item of block.content) {
-    if (item.type === 'text') chars += codePoints(item.text);
-  }
-  // Joined with newlines when excerpted; count them so the numbers add up.
-  const texts = block.content.filter((item) => item.type === 'text').length;
-  return chars + Math.max(0, texts - 1);
-}
-
-function codePoints(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0xd800 || code > 0xdbff) count++;
-  }
-  return count;
 }

@@ -33,13 +33,26 @@ export interface ProvenanceIntent {
   readonly sourceEventSeqs?: readonly number[];
 }
 
-/** Token counts reported by a provider for one model call. */
+/**
+ * Token counts reported by a provider for one model call: every count the provider gave, and
+ * its own usage object as it sent it (`raw`), for fields no neutral name covers.
+ */
 export interface TokenUsage {
   readonly inputTokens?: number;
   readonly outputTokens?: number;
   readonly totalTokens?: number;
+  /** Output tokens spent on reasoning. */
   readonly reasoningTokens?: number;
+  /** Output tokens of the text (output minus reasoning, when the provider says). */
+  readonly textTokens?: number;
+  /** Input tokens read from the provider's prompt cache. */
   readonly cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheWriteTokens?: number;
+  /** Input tokens that were neither read from nor written to a cache. */
+  readonly noCacheTokens?: number;
+  /** The provider's usage object as it reported it (not summed across steps). */
+  readonly raw?: JsonObject;
 }
 
 /** Why a model call stopped, in AI SDK terms (`'stop'`, `'length'`, `'tool-calls'`, ...). */
@@ -53,17 +66,30 @@ export type FinishReason =
   | 'other'
   | 'unknown';
 
-/** A failure reported by a provider, bounded to what a reader needs. */
+/**
+ * A failure reported by a provider, bounded to what a reader needs, with credentials redacted.
+ */
 export interface ProviderFailure {
   readonly message: string;
+  /** A stable class of the failure: the provider's error type (`invalid_request_error`), `NETWORK`... */
   readonly code?: string;
+  /** The provider's specific error code when it sends one beside the type (`context_length_exceeded`). */
+  readonly providerCode?: string;
   readonly status?: number;
   readonly requestId?: string;
 }
 
 /** Why a turn ended. `interrupted` is written only by crash repair. */
 export type TurnEndReason =
-  | { readonly kind: 'completed' }
+  | {
+      readonly kind: 'completed';
+      /**
+       * Present when the last step asked for tools that were not run because the model stopped
+       * for a reason other than a safe finish (`content-filter`, `other`...): the turn ended
+       * there.
+       */
+      readonly finishReason?: FinishReason;
+    }
   | { readonly kind: 'aborted'; readonly cause?: string }
   | { readonly kind: 'error'; readonly error: ProviderFailure }
   | { readonly kind: 'max-tokens' }
@@ -114,6 +140,11 @@ export interface StreamChunk {
 export interface AssistantChunkData {
   readonly turn: number;
   readonly step: number;
+  /**
+   * The attempt of the step's model call this part belongs to, when it is not the first (absent
+   * means 1): after a `request/retry`, the new attempt's parts say so themselves.
+   */
+  readonly attempt?: number;
   readonly chunk: StreamChunk;
 }
 
@@ -123,6 +154,8 @@ export interface AssistantMessageData {
   readonly step: number;
   readonly message: AssistantMessage;
   readonly finishReason: FinishReason;
+  /** The provider's own finish reason (`end_turn`, `max_tokens`, `content_filter`...). */
+  readonly rawFinishReason?: string;
   readonly usage?: TokenUsage;
   /** Present when the stream was cancelled; the message holds the text streamed until then. */
   readonly interrupted?: true;
@@ -139,10 +172,25 @@ export interface ToolCallData {
   readonly arguments: string;
 }
 
+/**
+ * What a thrown error was, for the developer: bounded copies of its name, message, stack and
+ * cause chain (the model reads `message` only).
+ */
+export interface ErrorDetails {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** The error's own `code` property, when it is a string (`ENOENT`...). */
+  readonly code?: string;
+  readonly cause?: ErrorDetails;
+}
+
 /** A tool failure, in a form the model and the reader can act on. */
 export interface ToolError {
   readonly code: string;
   readonly message: string;
+  /** When the tool threw: what it threw, for the developer. */
+  readonly exception?: ErrorDetails;
 }
 
 /** `tool/result`: the result of one tool call. */
@@ -162,6 +210,8 @@ export interface RequestRetryData {
   readonly step: number;
   readonly attempt: number;
   readonly delayMs: number;
+  /** The wait the provider asked for (`retry-after`, `retry-after-ms`), when it did. */
+  readonly retryAfterMs?: number;
   readonly error: ProviderFailure;
 }
 

@@ -32,6 +32,7 @@ export {
   type AssistantMessageData,
   type CompactionBracketData,
   type ElidedChunkData,
+  type ErrorDetails,
   type EventData,
   type FinishReason,
   isAppendSurfaceEvent,
@@ -105,7 +106,13 @@ export {
   type UserContentBlock,
   type UserMessage,
 } from './messages.js';
-export { planRepair, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN } from './repair.js';
+export {
+  type InterruptionKind,
+  interruptionMarker,
+  planRepair,
+  TOOL_NOT_STARTED,
+  TOOL_OUTCOME_UNKNOWN,
+} from './repair.js';
 export {
   type MessageCursor,
   type MessageDelta,

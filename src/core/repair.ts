@@ -2,8 +2,15 @@
  * Crash repair: the events that close a turn left open by a crash, so the next request is valid
  * for every provider and the model learns what happened to each interrupted tool call.
  */
-import type { SessionEvent, StepData, ToolResultData, TurnEndData } from './events.js';
-import type { JsonValue } from './json.js';
+import type {
+  AssistantMessageData,
+  SessionEvent,
+  StepData,
+  ToolResultData,
+  TurnEndData,
+} from './events.js';
+import type { JsonObject, JsonValue } from './json.js';
+import type { AssistantContentBlock, TextBlock } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
 
 /** Error code of a synthetic result for a call that was recorded as started but never finished. */
@@ -18,9 +25,31 @@ interface PendingCall {
   callSeq?: number;
 }
 
+/** Why a response was cut before it finished. */
+export type InterruptionKind = 'aborted' | 'error' | 'crashed';
+
+const INTERRUPTION_TEXT: Readonly<Record<InterruptionKind, string>> = {
+  aborted: '[interrupted: this response was cancelled before it finished]',
+  error: '[interrupted: the provider failed before this response finished]',
+  crashed: '[interrupted: the session stopped while this response was streaming]',
+};
+
+/**
+ * The text block that ends the content of an interrupted assistant message, so the model
+ * reading it later knows the text before it is incomplete (`data.interrupted` says the same to
+ * a program). One marker for every path that keeps a partial answer: an abort, a provider
+ * failure, crash repair.
+ */
+export function interruptionMarker(kind: InterruptionKind): TextBlock {
+  return { type: 'text', text: INTERRUPTION_TEXT[kind] };
+}
+
 /**
  * Plans the closer events for a log whose last turn is still open (a crashed writer). In order:
- * for each tool call of the open step without a result, a `tool/result` error —
+ * if the open step's model call had streamed without its `assistant/message` (the writer died
+ * mid-stream), an `assistant/message` with the text and reasoning streamed so far, marked
+ * `interrupted`, citing the chunks of the attempt in progress (those after the step's last
+ * `request/retry`); for each tool call of the open step without a result, a `tool/result` error —
  * `TOOL_OUTCOME_UNKNOWN` citing its `tool/call` when the call had started, `TOOL_NOT_STARTED`
  * citing the requesting `assistant/message` when it had not; then `step/end` if a step is open;
  * then `turn/end` with reason `interrupted`.
@@ -32,27 +61,47 @@ export function planRepair(events: readonly SessionEvent[]): SessionEvent[] {
   let openTurn: number | undefined;
   let openStep: number | undefined;
   const pending = new Map<string, PendingCall>();
+  // The chunks of the open step's attempt in progress that no message cites yet.
+  let streamed: SessionEvent[] = [];
+  let source = { provider: 'unknown', model: 'unknown' };
   for (const event of events) {
     switch (event.type) {
       case 'turn/start':
         openTurn = intField(event, 'turn') ?? (openTurn ?? 0) + 1;
         openStep = undefined;
         pending.clear();
+        streamed = [];
         break;
       case 'turn/end':
         openTurn = undefined;
         openStep = undefined;
         pending.clear();
+        streamed = [];
         break;
       case 'step/start':
         openStep = intField(event, 'step') ?? (openStep ?? 0) + 1;
+        streamed = [];
         break;
       case 'step/end':
         openStep = undefined;
         pending.clear();
+        streamed = [];
+        break;
+      case 'request/header':
+        source = {
+          provider: nonEmpty(stringField(event, 'provider')) ?? 'unknown',
+          model: nonEmpty(stringField(event, 'model')) ?? 'unknown',
+        };
+        break;
+      case 'request/retry':
+        streamed = [];
+        break;
+      case 'assistant/chunk':
+        if (openStep !== undefined) streamed.push(event);
         break;
       case 'assistant/message':
         if (event.surfaceOp !== 'append') break;
+        streamed = [];
         for (const call of requestedToolCalls(event)) {
           pending.set(call.id, {
             name: call.name,
@@ -80,6 +129,31 @@ export function planRepair(events: readonly SessionEvent[]): SessionEvent[] {
   const time = last.time;
   let seq = last.seq + 1;
   const closers: SessionEvent[] = [];
+  if (openStep !== undefined && streamed.length > 0) {
+    const content = partialContent(streamed);
+    if (content.length > 0) content.push(interruptionMarker('crashed'));
+    const data: AssistantMessageData = {
+      turn,
+      step: openStep,
+      message: {
+        id: `repair-${seq}`,
+        role: 'assistant',
+        content,
+        source: { kind: 'model', ...source },
+      },
+      finishReason: 'unknown',
+      interrupted: true,
+    };
+    closers.push(
+      closer(
+        seq++,
+        time,
+        'assistant/message',
+        data,
+        streamed.map((e) => e.seq),
+      ),
+    );
+  }
   for (const [callId, call] of pending) {
     const started = call.callSeq !== undefined;
     const code = started ? TOOL_OUTCOME_UNKNOWN : TOOL_NOT_STARTED;
@@ -114,11 +188,42 @@ export function planRepair(events: readonly SessionEvent[]): SessionEvent[] {
   return closers;
 }
 
+/**
+ * The text and reasoning of stream parts in the AI SDK's shapes (`text-delta`,
+ * `reasoning-delta`, by `id`), in the order their blocks opened. Tool calls are left out: a call
+ * nobody will run must not reach the surface unanswered. Repair is the one place the core reads
+ * chunk bodies; the open tail is never elided (7.3), and an unknown part is skipped.
+ */
+function partialContent(chunks: readonly SessionEvent[]): AssistantContentBlock[] {
+  const blocks: { type: 'text' | 'reasoning'; text: string }[] = [];
+  const byId = new Map<string, { type: 'text' | 'reasoning'; text: string }>();
+  for (const event of chunks) {
+    const chunk = (event.data as JsonObject | null)?.chunk as JsonObject | undefined;
+    const type = chunk?.type;
+    const kind =
+      type === 'text-delta' ? 'text' : type === 'reasoning-delta' ? 'reasoning' : undefined;
+    if (kind === undefined || typeof chunk?.delta !== 'string') continue;
+    const key = `${kind}:${typeof chunk.id === 'string' ? chunk.id : ''}`;
+    let block = byId.get(key);
+    if (block === undefined) {
+      block = { type: kind, text: '' };
+      byId.set(key, block);
+      blocks.push(block);
+    }
+    block.text += chunk.delta;
+  }
+  return blocks.filter((block) => block.text !== '');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
+}
+
 function closer(
   seq: number,
   time: number,
   type: string,
-  data: ToolResultData | StepData | TurnEndData,
+  data: AssistantMessageData | ToolResultData | StepData | TurnEndData,
   sourceEventSeqs?: readonly number[],
 ): SessionEvent {
   const json = data as unknown as JsonValue;

@@ -12,6 +12,7 @@ import type {
 import { sleep, untilAborted } from './abort.js';
 import { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
 import type { RetryPolicy } from './options.js';
+import { knownSecrets } from './redact.js';
 
 /** A retry about to happen: the failed attempt (1-based), its failure, and the wait before the next. */
 export interface RetryNotice {
@@ -34,8 +35,9 @@ export interface CallModelOptions {
   readonly signal: AbortSignal;
   readonly retry: RetryPolicy;
   /**
-   * Each stream part of the current attempt, in order. An `error` part is passed on and then
-   * ends the attempt. Runs synchronously inside the read loop: keep it cheap.
+   * Each stream part of the current attempt, in order, to the end of the stream: parts after an
+   * `error` part are passed on too, and the first error decides the attempt's outcome once the
+   * stream has ended. Runs synchronously inside the read loop: keep it cheap.
    */
   readonly onPart: (part: LanguageModelV3StreamPart) => void;
   /**
@@ -43,6 +45,11 @@ export interface CallModelOptions {
    * last notice belong to the failed attempt, the next ones to a new attempt.
    */
   readonly onRetry?: (retry: RetryNotice) => void;
+  /**
+   * Credential values to redact from failures besides the provider key variables (the values
+   * of the caller's HTTP headers, say).
+   */
+  readonly secrets?: readonly string[];
 }
 
 /**
@@ -53,8 +60,9 @@ export interface CallModelOptions {
 export async function callModel(options: CallModelOptions): Promise<CallOutcome> {
   const { signal, retry } = options;
   const request: LanguageModelV3CallOptions = { ...options.request, abortSignal: signal };
+  const secrets = knownSecrets(options.secrets);
   for (let attempt = 1; ; attempt++) {
-    const failure = await readStream(options.model, request, signal, options.onPart);
+    const failure = await readStream(options.model, request, signal, options.onPart, secrets);
     if (signal.aborted) return { kind: 'aborted' };
     if (failure === undefined) return { kind: 'completed' };
     if (!failure.retryable || attempt > retry.maxRetries) return { kind: 'failed', failure };
@@ -67,20 +75,23 @@ export async function callModel(options: CallModelOptions): Promise<CallOutcome>
 
 /**
  * One attempt: resolves with its failure, or `undefined` when the stream ended or the signal
- * fired (the caller tells the two apart by the signal).
+ * fired (the caller tells the two apart by the signal). The stream is read to its end even past
+ * an `error` part, so everything the provider sent reaches `onPart`; the first failure (an
+ * `error` part, or a read that rejects) is the attempt's outcome.
  */
 export async function readStream(
   model: LanguageModelV3,
   request: LanguageModelV3CallOptions,
   signal: AbortSignal,
   onPart: (part: LanguageModelV3StreamPart) => void,
+  secrets: readonly string[] = knownSecrets(),
 ): Promise<AttemptFailure | undefined> {
   let result: Awaited<ReturnType<LanguageModelV3['doStream']>>;
   try {
     // Raced against the signal: a model that ignores its abort signal cannot hold the call.
     result = await untilAborted(model.doStream(request), signal);
   } catch (error) {
-    return signal.aborted ? undefined : classifyFailure(error);
+    return signal.aborted ? undefined : classifyFailure(error, secrets);
   }
   const reader = result.stream.getReader();
   // Cancelling the reader ends a pending read at once, even for a model that ignores its abort
@@ -89,16 +100,20 @@ export async function readStream(
     reader.cancel().catch(() => {});
   };
   signal.addEventListener('abort', onAbort, { once: true });
+  let failure: AttemptFailure | undefined;
   try {
     for (;;) {
       const next = await reader.read();
-      if (next.done || signal.aborted) return undefined;
+      if (signal.aborted) return undefined;
+      if (next.done) return failure;
       const part = next.value;
       onPart(part);
-      if (part.type === 'error') return classifyFailure(part.error);
+      if (part.type === 'error' && failure === undefined)
+        failure = classifyFailure(part.error, secrets);
     }
   } catch (error) {
-    return signal.aborted ? undefined : classifyFailure(error);
+    if (signal.aborted) return undefined;
+    return failure ?? classifyFailure(error, secrets);
   } finally {
     signal.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => {});

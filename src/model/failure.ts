@@ -6,6 +6,7 @@
  */
 import { APICallError } from '@ai-sdk/provider';
 import type { ProviderFailure } from '../core/index.js';
+import { knownSecrets, redactSecrets } from './redact.js';
 
 /** A classified failure of one attempt. */
 export interface AttemptFailure {
@@ -37,20 +38,38 @@ const NETWORK_CODES = new Set([
 ]);
 const MAX_MESSAGE = 2000;
 
-/** Classifies an error thrown by or streamed from a model call. */
-export function classifyFailure(error: unknown): AttemptFailure {
+/**
+ * Classifies an error thrown by or streamed from a model call. The message is redacted
+ * ({@link redactSecrets}: the provider key variables, `secrets`, and credential shapes), since
+ * error bodies can echo the request's credentials and the failure is stored in the log.
+ */
+export function classifyFailure(
+  error: unknown,
+  secrets: readonly string[] = knownSecrets(),
+): AttemptFailure {
+  const classified = classify(error);
+  const { failure } = classified;
+  const message = redactSecrets(failure.message, secrets);
+  return message === failure.message
+    ? classified
+    : { ...classified, failure: { ...failure, message } };
+}
+
+function classify(error: unknown): AttemptFailure {
   if (APICallError.isInstance(error)) {
     const headers = error.responseHeaders ?? {};
     const requestId = REQUEST_ID_HEADERS.map((name) => headers[name]).find(
       (value) => typeof value === 'string' && value !== '',
     );
     const code = errorType(error.data);
+    const providerCode = specificCode(error.data, code);
     const retryAfterMs = retryAfter(headers);
     return {
       failure: {
         message: clip(error.message),
         ...(error.statusCode === undefined ? {} : { status: error.statusCode }),
         ...(code === undefined ? {} : { code }),
+        ...(providerCode === undefined ? {} : { providerCode }),
         ...(requestId === undefined ? {} : { requestId }),
       },
       retryable: error.isRetryable,
@@ -76,8 +95,13 @@ export function classifyFailure(error: unknown): AttemptFailure {
   }
   // An in-stream error event, usually the provider's JSON error object.
   const type = errorType(error);
+  const providerCode = specificCode(error, type);
   return {
-    failure: { message: clip(describe(error)), ...(type === undefined ? {} : { code: type }) },
+    failure: {
+      message: clip(describe(error)),
+      ...(type === undefined ? {} : { code: type }),
+      ...(providerCode === undefined ? {} : { providerCode }),
+    },
     retryable: type !== undefined && RETRYABLE_TYPES.has(type),
   };
 }
@@ -125,6 +149,21 @@ function errorType(data: unknown): string | undefined {
   if (typeof record.type === 'string' && record.type !== 'error') return record.type;
   if (typeof record.code === 'string') return record.code;
   return undefined;
+}
+
+/**
+ * The provider's specific code beside its type (`{error: {type, code}}`, OpenAI's
+ * `context_length_exceeded`), when it differs from the code already kept.
+ */
+function specificCode(data: unknown, kept: string | undefined): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const record = data as { error?: unknown; code?: unknown };
+  const inner =
+    typeof record.error === 'object' && record.error !== null
+      ? (record.error as { code?: unknown }).code
+      : record.code;
+  const code = typeof inner === 'number' ? String(inner) : inner;
+  return typeof code === 'string' && code !== '' && code !== kept ? code : undefined;
 }
 
 function retryAfter(headers: Record<string, string | undefined>): number | undefined {

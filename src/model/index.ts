@@ -11,6 +11,7 @@ export {
   type RetryNotice,
   readStream,
 } from './call.js';
+export { codePoints, type ExcerptOptions, excerptBlocks, textChars } from './excerpt.js';
 export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
 export {
   countOption,
@@ -19,6 +20,7 @@ export {
   type RetryPolicy,
   retryPolicy,
 } from './options.js';
+export { knownSecrets, REDACTED, redactJson, redactSecrets, SECRET_ENV_VARS } from './redact.js';
 export {
   buildCallOptions,
   buildHeader,
@@ -27,6 +29,7 @@ export {
   toolCallInput,
 } from './request.js';
 export {
+  errorDetails,
   errorRun,
   parseToolArguments,
   TOOL_ERROR,

@@ -4,7 +4,13 @@
  * result codes a tool result carries. `defineTool` (in `palimpsest/agent`) builds tools; any
  * layer that offers the model a tool (compaction's recall tool) implements this interface.
  */
-import type { JsonObject, Session, ToolError, ToolResultContentBlock } from '../core/index.js';
+import type {
+  ErrorDetails,
+  JsonObject,
+  Session,
+  ToolError,
+  ToolResultContentBlock,
+} from '../core/index.js';
 
 /** Error codes a tool result can carry in `data.error.code`. */
 export const TOOL_ERROR = {
@@ -16,6 +22,13 @@ export const TOOL_ERROR = {
   failed: 'TOOL_FAILED',
   /** The turn was cancelled before the tool finished; what it did is unknown. */
   aborted: 'TOOL_ABORTED',
+  /**
+   * The call was never run: the model's response ended for a reason after which tools do not
+   * run (`length`, `content-filter`, `other`...), so the call may be cut off or unintended.
+   */
+  notRun: 'TOOL_NOT_RUN',
+  /** The output is over the session's data limits: not stored, the model gets an excerpt. */
+  outputTooLarge: 'TOOL_OUTPUT_TOO_LARGE',
 } as const;
 
 /** What a tool receives besides its arguments. */
@@ -34,6 +47,8 @@ export interface ToolContext {
 export interface ToolRun {
   readonly content: readonly ToolResultContentBlock[];
   readonly error?: ToolError;
+  /** What the tool threw, as it was: handed to the developer's hook, never logged. */
+  readonly thrown?: unknown;
 }
 
 /** A tool, as the loop and providers see it. Make one with `defineTool`. */
@@ -42,6 +57,11 @@ export interface Tool {
   readonly description?: string;
   /** The JSON Schema sent to the provider. */
   readonly parameters: JsonObject;
+  /**
+   * Characters of output the model gets (the turn's `maxToolOutputChars` when absent); longer
+   * output stays whole in the log and the model gets a head/tail excerpt.
+   */
+  readonly maxOutputChars?: number;
   /** Parses, validates and executes one call; never throws. */
   run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
 }
@@ -52,6 +72,43 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** An error result the model can read. */
 export function errorRun(code: string, message: string): ToolRun {
   return { content: [{ type: 'text', text: message }], error: { code, message } };
+}
+
+const MAX_DETAIL_MESSAGE = 2000;
+const MAX_DETAIL_STACK = 8000;
+const MAX_CAUSES = 4;
+
+/**
+ * A bounded copy of a thrown value for the log: name, message, stack, string `code` and up to
+ * four causes, each clipped, so a tool that throws megabytes cannot make its result unloggable.
+ */
+export function errorDetails(thrown: unknown, depth = 0): ErrorDetails {
+  if (!(thrown instanceof Error)) {
+    return { name: typeof thrown, message: clipText(safeString(thrown), MAX_DETAIL_MESSAGE) };
+  }
+  const code = (thrown as { code?: unknown }).code;
+  const cause = thrown.cause;
+  return {
+    name: clipText(thrown.name || 'Error', 200),
+    message: clipText(thrown.message, MAX_DETAIL_MESSAGE),
+    ...(typeof thrown.stack === 'string'
+      ? { stack: clipText(thrown.stack, MAX_DETAIL_STACK) }
+      : {}),
+    ...(typeof code === 'string' ? { code: clipText(code, 200) } : {}),
+    ...(cause !== undefined && depth < MAX_CAUSES ? { cause: errorDetails(cause, depth + 1) } : {}),
+  };
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /**

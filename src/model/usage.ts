@@ -3,10 +3,12 @@
  * ones that sum across steps.
  */
 import type { LanguageModelV3Usage } from '@ai-sdk/provider';
-import type { TokenUsage } from '../core/index.js';
+import type { JsonObject, TokenUsage } from '../core/index.js';
 
-/** Token counts being filled in (a writable `TokenUsage`). */
-export type UsageCounts = { -readonly [K in keyof TokenUsage]?: number };
+type CountKey = Exclude<keyof TokenUsage, 'raw'>;
+
+/** Token counts being filled in (a writable `TokenUsage`); `raw` is per call, never summed. */
+export type UsageCounts = { -readonly [K in CountKey]?: number } & { raw?: JsonObject };
 
 /** Maps the spec's nested usage to the flat usage the log keeps (absent numbers omitted). */
 export function mapUsage(usage: LanguageModelV3Usage | undefined): TokenUsage | undefined {
@@ -19,16 +21,40 @@ export function mapUsage(usage: LanguageModelV3Usage | undefined): TokenUsage | 
   if (isCount(input) && isCount(output)) mapped.totalTokens = input + output;
   const reasoning = usage.outputTokens?.reasoning;
   if (isCount(reasoning)) mapped.reasoningTokens = reasoning;
+  const text = usage.outputTokens?.text;
+  if (isCount(text)) mapped.textTokens = text;
   const cached = usage.inputTokens?.cacheRead;
   if (isCount(cached)) mapped.cachedInputTokens = cached;
+  const cacheWrite = usage.inputTokens?.cacheWrite;
+  if (isCount(cacheWrite)) mapped.cacheWriteTokens = cacheWrite;
+  const noCache = usage.inputTokens?.noCache;
+  if (isCount(noCache)) mapped.noCacheTokens = noCache;
+  const raw = rawUsage(usage.raw);
+  if (raw !== undefined) mapped.raw = raw;
   return Object.keys(mapped).length === 0 ? undefined : mapped;
+}
+
+/** The provider's usage object as log JSON (it is parsed JSON, but may hold `undefined`). */
+function rawUsage(raw: unknown): JsonObject | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  try {
+    const json: unknown = JSON.parse(JSON.stringify(raw));
+    return typeof json === 'object' && json !== null && !Array.isArray(json)
+      ? (json as JsonObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isCount(value: number | undefined): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
-/** Adds `usage` into `total`, key by key (absent numbers leave the total as it is). */
+/**
+ * Adds `usage` into `total`, key by key (absent numbers leave the total as it is; `raw` is not
+ * added).
+ */
 export function addUsage(total: UsageCounts, usage: TokenUsage | undefined): void {
   if (usage === undefined) return;
   for (const key of USAGE_KEYS) {
@@ -42,5 +68,8 @@ const USAGE_KEYS = [
   'outputTokens',
   'totalTokens',
   'reasoningTokens',
+  'textTokens',
   'cachedInputTokens',
-] as const;
+  'cacheWriteTokens',
+  'noCacheTokens',
+] as const satisfies readonly CountKey[];

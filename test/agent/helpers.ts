@@ -1,6 +1,11 @@
 /**
  * Helpers for agent tests: compact views of a log and the checks every produced log must pass.
  */
+import type {
+  LanguageModelV3,
+  LanguageModelV3FinishReason,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
 import { expect } from 'vitest';
 import { checkInvariants, type Session, type SessionEvent } from '../../src/core/index.js';
 
@@ -61,4 +66,44 @@ export function abortAtChunk(
 /** Resolves after `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A model that streams exactly the given parts, one list per call. */
+export function partsModel(
+  calls: readonly (readonly LanguageModelV3StreamPart[])[],
+): LanguageModelV3 {
+  let call = 0;
+  return {
+    specificationVersion: 'v3',
+    provider: 'parts',
+    modelId: 'parts-1',
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error('not used')),
+    doStream: async () => {
+      const parts = calls[call++] ?? [];
+      return {
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  };
+}
+
+/** A finish part with small usage. */
+export function finish(
+  unified: LanguageModelV3FinishReason['unified'],
+  raw: string | undefined = unified,
+): LanguageModelV3StreamPart {
+  return {
+    type: 'finish',
+    finishReason: { unified, raw },
+    usage: {
+      inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 5, text: 5, reasoning: undefined },
+    },
+  };
 }

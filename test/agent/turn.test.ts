@@ -19,7 +19,7 @@ import type {
   ToolResultData,
   TurnEndData,
 } from '../../src/core/index.js';
-import { type Durable, Session } from '../../src/core/index.js';
+import { type Durable, interruptionMarker, Session } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { abortAtChunk, dataOf, delay, expectValidLog, outline, shape } from './helpers.js';
 
@@ -261,9 +261,10 @@ describe('tool calls', () => {
       input: 'x',
     });
     const [data] = dataOf<ToolResultData>(session, 'tool/result');
-    expect(data?.error).toEqual({
+    expect(data?.error).toMatchObject({
       code: 'TOOL_FAILED',
       message: "Tool 'broken' failed: disk on fire",
+      exception: { name: 'Error', message: 'disk on fire' },
     });
     expectValidLog(session);
   });
@@ -431,7 +432,10 @@ describe('cancellation', () => {
     const [data] = dataOf<AssistantMessageData>(session, 'assistant/message');
     expect(data?.interrupted).toBe(true);
     expect(data?.finishReason).toBe('aborted');
-    expect(data?.message.content).toEqual([{ type: 'text', text: 'one two three fo' }]);
+    expect(data?.message.content).toEqual([
+      { type: 'text', text: 'one two three fo' },
+      interruptionMarker('aborted'),
+    ]);
     expect(result.reason.kind).toBe('aborted');
     expect(shape(session.events).slice(-3)).toEqual(['assistant/message', 'step/end', 'turn/end']);
     expectValidLog(session);
@@ -456,7 +460,10 @@ describe('cancellation', () => {
       hooks: { onEvent: abortAtChunk(controller, 'tool-input-delta') },
     });
     const [data] = dataOf<AssistantMessageData>(session, 'assistant/message');
-    expect(data?.message.content).toEqual([{ type: 'text', text: 'let me look' }]);
+    expect(data?.message.content).toEqual([
+      { type: 'text', text: 'let me look' },
+      interruptionMarker('aborted'),
+    ]);
     expect(dataOf<ToolCallData>(session, 'tool/call')).toEqual([]);
     expectValidLog(session);
   });
@@ -659,7 +666,10 @@ describe('provider failures', () => {
     const result = await runTurn({ session, model, input: 'x', retryDelayMs: 1 });
     const [data] = dataOf<AssistantMessageData>(session, 'assistant/message');
     expect(data).toMatchObject({ interrupted: true, finishReason: 'error' });
-    expect(data?.message.content).toEqual([{ type: 'text', text: 'partial answer' }]);
+    expect(data?.message.content).toEqual([
+      { type: 'text', text: 'partial answer' },
+      interruptionMarker('error'),
+    ]);
     expect(result.reason).toMatchObject({ kind: 'error', error: { message: 'stream broke' } });
     expectValidLog(session);
   });

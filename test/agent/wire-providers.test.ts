@@ -232,6 +232,7 @@ describe('the recorded fixtures', () => {
       'anthropic/thinking-tool-use.http',
       'deepseek/reasoning-then-text.http',
       'deepseek/reasoning-then-tool-call.http',
+      'openai-compatible/context-length-400.http',
       'openai-compatible/cut-midstream.http',
       'openai-compatible/empty.http',
       'openai-compatible/error-event-midstream.http',
@@ -240,6 +241,7 @@ describe('the recorded fixtures', () => {
       'openai-compatible/rate-limited-429.http',
       'openai-compatible/server-error-500.http',
       'openai-compatible/text.http',
+      'openai-compatible/unauthorized-echo-401.http',
     ]);
   });
 
