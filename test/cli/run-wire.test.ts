@@ -3,8 +3,15 @@
  * through the built binary: `--base-url`, `--system`, the banner, and the `openai:` pitfall.
  */
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWireServer, type WireServer } from '../agent/wire-server.js';
+import {
+  parseWireFixture,
+  startWireServer,
+  type WireServer,
+  wireFixturesDir,
+} from '../agent/wire-server.js';
 import { binary, cli, tempStores } from './helpers.js';
 
 const stores = tempStores();
@@ -100,6 +107,25 @@ describe('palimpsest run on an OpenAI-compatible server', () => {
     expect(body.messages[0]).toEqual({ role: 'system', content: 'Answer in one word.' });
   });
 
+  it('says when an attempt failed, and how long it waits as the provider asked', async () => {
+    const text = readFileSync(
+      join(wireFixturesDir, 'openai-compatible/rate-limited-429.http'),
+      'utf8',
+    );
+    server.enqueue(
+      { fixture: parseWireFixture(text.replace('retry-after: 7', 'retry-after: 1'), '429, 1 s') },
+      'openai-compatible/text.http',
+    );
+    const ran = await runAsync(
+      ['run', 'hello', '--base-url', `${server.baseURL}/v1`, '--model', 'openai-compatible:m'],
+      { OPENAI_API_KEY: 'test-key', DEEPSEEK_API_KEY: '', ANTHROPIC_API_KEY: '' },
+    );
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toMatch(
+      /attempt 1 failed: .*Rate limit reached.*; retrying in \d+\.\d s, as the provider asked \(retry-after 1\.0 s\)/,
+    );
+  });
+
   it('refuses openai:NAME while OPENAI_BASE_URL is set, and says which provider to use', () => {
     const refused = cli(
       ['run', 'hello', '--model', 'openai:gpt-4o', '--store', stores.urls.jsonl],
@@ -110,7 +136,7 @@ describe('palimpsest run on an OpenAI-compatible server', () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('use --model openai-compatible:gpt-4o');
-    expect(server.requests).toHaveLength(1);
+    expect(server.requests).toHaveLength(3);
   });
 
   it('--base-url with a model of another provider is a usage error', () => {

@@ -4,7 +4,7 @@
  * cancels the running turn (the session stays valid), and Ctrl-C at the prompt exits.
  */
 import { createInterface } from 'node:readline/promises';
-import { runTurn, type TurnResult } from '../../agent/index.js';
+import { type RetryInfo, runTurn, type TurnResult } from '../../agent/index.js';
 import type { SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
@@ -66,7 +66,10 @@ export async function runCommand(
           system,
           input,
           signal: controller.signal,
-          hooks: { onEvent: (event) => stream(context, event) },
+          hooks: {
+            onEvent: (event) => stream(context, event),
+            onRetry: (retry) => announceRetry(context, retry),
+          },
         });
         terminal.out.write('\n');
         if (result.reason.kind !== 'completed') {
@@ -190,6 +193,29 @@ function stream(context: CliContext, event: SessionEvent): void {
     if (error !== undefined)
       terminal.note(terminal.style('red', `← ${safeLine(error.message, 160)}`));
   }
+}
+
+/**
+ * The streamed text of a failed attempt is already on the screen: say that it is void, what
+ * failed, and how long the loop waits (and whether the provider asked for that wait).
+ */
+function announceRetry(context: CliContext, retry: RetryInfo): void {
+  const { terminal } = context;
+  const discarded = retry.failedChunkSeqs.length > 0 ? ' (the text above is discarded)' : '';
+  const asked =
+    retry.retryAfterMs === undefined
+      ? ''
+      : `, as the provider asked (retry-after ${seconds(retry.retryAfterMs)})`;
+  terminal.note(
+    terminal.style(
+      'yellow',
+      `\nattempt ${retry.attempt} failed${discarded}: ${safeLine(retry.error.message, 160)}; retrying in ${seconds(retry.delayMs)}${asked}`,
+    ),
+  );
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
 function exitCodeOf(result: TurnResult): number {
