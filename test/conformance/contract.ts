@@ -29,6 +29,8 @@ import {
   WriterFailedError,
 } from '../../src/store/index.js';
 import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
+import { rejection } from './helpers.js';
+import { describeIdRules } from './ids.js';
 
 /** A store under test and the means to restart it. */
 export interface StoreFixture {
@@ -155,15 +157,6 @@ async function storeInBatches(
   }
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
 export function runStoreContract(name: string, open: () => Promise<StoreFixture>): void {
   describe(`SessionStore contract: ${name}`, () => {
     let fixture: StoreFixture;
@@ -177,6 +170,8 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
       await store.close().catch(() => {});
       await fixture.cleanup();
     });
+
+    describeIdRules(() => store);
 
     describe('create, append and load', () => {
       it('round-trips a header with every field', async () => {
