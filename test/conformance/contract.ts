@@ -29,6 +29,7 @@ import {
   WriterFailedError,
 } from '../../src/store/index.js';
 import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
+import { describeDamagedListing } from './damage.js';
 import { rejection } from './helpers.js';
 import { describeIdRules } from './ids.js';
 
@@ -44,6 +45,8 @@ export interface StoreFixture {
    * have written it (stores that keep no header of their own omit this).
    */
   plantVersion?(id: string, version: number): Promise<void>;
+  /** Damages a stored session's header in place so that it no longer parses as one. */
+  plantDamagedHeader?(id: string): Promise<void>;
   /** A fingerprint of the stored bytes of a session, to show a refusal changed nothing. */
   fingerprint?(id: string): Promise<string>;
 }
@@ -172,6 +175,10 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
     });
 
     describeIdRules(() => store);
+    describeDamagedListing(
+      () => store,
+      () => fixture.plantDamagedHeader?.bind(fixture),
+    );
 
     describe('create, append and load', () => {
       it('round-trips a header with every field', async () => {
