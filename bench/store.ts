@@ -281,7 +281,8 @@ const SQLITE_GOAL = 0.7;
  * (imported, so the floor cannot drift from the schema): one session row, then each turn's
  * events in one transaction, with the type codes the DDL seeds. What the store adds: the batch
  * check, the lookup of the session's key and next seq, the type-code cache, the `next_seq`
- * update.
+ * update, and (schema 3) each row's checksum and the ledger record after each commit, which the
+ * floor leaves at 0 and does not write.
  */
 function rawSqlite(
   Database: SqliteDriver,
@@ -296,7 +297,7 @@ function rawSqlite(
   db.exec(SCHEMA_DDL);
   const { key } = db
     .prepare(
-      'INSERT INTO sessions (id, created_at, header, next_seq, updated_at) VALUES (?, ?, ?, 0, 0) RETURNING key',
+      'INSERT INTO sessions (id, created_at, header, next_seq, updated_at, crc) VALUES (?, ?, ?, 0, 0, 0) RETURNING key',
     )
     .get(SESSION, BENCH_TIME0, JSON.stringify(header())) as { key: number };
   const codes = new Map(
@@ -305,7 +306,7 @@ function rawSqlite(
     ).map((row) => [row.type, row.code]),
   );
   const insert = db.prepare(
-    'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op, crc) VALUES (?, ?, ?, ?, ?, ?, ?, 0)',
   );
   const insertTurn = db.transaction((batch: readonly SessionEvent[]) => {
     for (const event of batch) {

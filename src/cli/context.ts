@@ -30,6 +30,14 @@ export class CliContext {
   }
 
   /**
+   * Opens the store read-only for a command that only reads: nothing is created and no stored
+   * byte changes (no checkpoint, no lock, no temporary file), so a loss it finds stays visible.
+   */
+  withReader<T>(work: (store: SessionStore) => Promise<T>): Promise<T> {
+    return this.withStore(work, this.storeUrl, { readOnly: true });
+  }
+
+  /**
    * Opens the store, runs `work`, and closes the store whatever happens. Opening a store creates
    * it; unless `create` is set, a store that does not exist yet is an error instead, so a typo in
    * `--store` never leaves an empty store behind.
@@ -37,10 +45,10 @@ export class CliContext {
   async withStore<T>(
     work: (store: SessionStore) => Promise<T>,
     url = this.storeUrl,
-    options: { readonly create?: boolean } = {},
+    options: { readonly create?: boolean; readonly readOnly?: boolean } = {},
   ): Promise<T> {
     if (options.create !== true) assertStoreExists(url);
-    const store = await openStore(url);
+    const store = await openStore(url, options.readOnly === true ? { readOnly: true } : {});
     try {
       return await work(store);
     } finally {

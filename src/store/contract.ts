@@ -2,7 +2,7 @@
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
 import type { SessionEvent, SessionHeader } from '../core/index.js';
-import type { LockOwner } from './errors.js';
+import type { CorruptLogError, FormatVersionError, LockOwner } from './errors.js';
 
 /**
  * A session as stored. The events are fresh objects the caller owns, built as `JSON.parse`
@@ -67,9 +67,28 @@ export interface ListOptions {
   readonly cursor?: string;
 }
 
-/** A page of sessions, newest first (by `createdAt`, then id). */
+/**
+ * A session `list` found but cannot summarize: its header is damaged or of another format
+ * version, or (SQLite) the database lost it or some of its acknowledged events. A load of it
+ * fails with the same error.
+ */
+export interface DamagedSession {
+  /** The session's id, when the store can tell it (a file named by a hashed id cannot). */
+  readonly id?: string;
+  /** Why it cannot be read: what a load of it rejects with. */
+  readonly error: CorruptLogError | FormatVersionError;
+}
+
+/**
+ * A page of sessions, newest first (by `createdAt`, then id). Damaged sessions are never left
+ * out silently: each is reported in `damaged` of exactly one page (the page its row falls in,
+ * or the first page when the store cannot place it), and a caller that walks every page sees
+ * every one of them.
+ */
 export interface SessionPage {
   readonly sessions: readonly SessionSummary[];
+  /** Sessions found but unreadable; absent when there are none on this page. */
+  readonly damaged?: readonly DamagedSession[];
   /** Present when more sessions follow. */
   readonly nextCursor?: string;
 }

@@ -5,6 +5,7 @@
  */
 export type {
   AppendOptions,
+  DamagedSession,
   ListOptions,
   LoadedSession,
   LoadOptions,

@@ -11,6 +11,11 @@ import type { SqliteStoreOptions } from './sqlite/index.js';
 export interface OpenStoreOptions {
   readonly jsonl?: JsonlStoreOptions;
   readonly sqlite?: SqliteStoreOptions;
+  /**
+   * Open for reading only, whatever the backend (overrides the backends' own `readOnly`):
+   * nothing is created and no stored byte is changed; every write is refused.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** Where sessions live when no URL is given. */
@@ -62,13 +67,20 @@ export async function openStore(
   switch (scheme) {
     case 'jsonl': {
       const { openJsonlStore } = await import('./jsonl/index.js');
-      return openJsonlStore(path, options.jsonl);
+      return openJsonlStore(path, withReadOnly(options.jsonl, options.readOnly));
     }
     case 'sqlite': {
       const { openSqliteStore } = await import('./sqlite/index.js');
-      return openSqliteStore(path, options.sqlite);
+      return openSqliteStore(path, withReadOnly(options.sqlite, options.readOnly));
     }
     case 'memory':
       return new MemoryStore();
   }
+}
+
+function withReadOnly<T extends { readonly readOnly?: boolean }>(
+  options: T | undefined,
+  readOnly: boolean | undefined,
+): T | undefined {
+  return readOnly === undefined ? options : ({ ...options, readOnly } as T);
 }

@@ -29,18 +29,52 @@ import {
   StorageError,
 } from './errors.js';
 
-/** Longest session id, in UTF-16 code units. */
+/**
+ * Longest session id, in UTF-8 bytes: the unit every backend stores (a SQLite or PostgreSQL text
+ * value, an index entry) and the one a reader in any language can count the same way, where
+ * UTF-16 code units are JavaScript's own. An ASCII id may have 200 characters.
+ */
 export const MAX_SESSION_ID_LENGTH = 200;
 
-/** Throws `InvalidSessionIdError` unless `id` is a non-empty string of sane length. */
+/**
+ * Throws `InvalidSessionIdError` unless `id` can be stored and read back unchanged by every
+ * backend, and shown safely: a non-empty string of well-formed Unicode (a lone surrogate has no
+ * UTF-8 form, so SQLite would store bytes no load could match again), at most
+ * {@link MAX_SESSION_ID_LENGTH} UTF-8 bytes, without NUL (PostgreSQL text cannot hold it) or any
+ * other C0 or C1 control character or DEL (they would reach terminals and file listings raw).
+ * Checked before anything is written, identically in every backend.
+ */
 export function checkSessionId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id === '')
     throw new InvalidSessionIdError('expected a non-empty string');
-  if (id.length > MAX_SESSION_ID_LENGTH) {
+  let bytes = 0;
+  for (let i = 0; i < id.length; i++) {
+    const unit = id.charCodeAt(i);
+    if (unit < 0x20 || (unit >= 0x7f && unit <= 0x9f)) {
+      throw new InvalidSessionIdError(
+        `expected no control characters, found U+${hex(unit)} at index ${i}`,
+      );
+    }
+    if (unit >= 0xd800 && unit <= 0xdfff) {
+      const next = id.charCodeAt(i + 1);
+      if (unit > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) {
+        throw new InvalidSessionIdError(
+          `expected well-formed Unicode, found a lone surrogate U+${hex(unit)} at index ${i}`,
+        );
+      }
+      bytes += 4;
+      i++;
+    } else bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
+  }
+  if (bytes > MAX_SESSION_ID_LENGTH) {
     throw new InvalidSessionIdError(
-      `${id.length} characters exceed the limit of ${MAX_SESSION_ID_LENGTH}`,
+      `${bytes} UTF-8 bytes exceed the limit of ${MAX_SESSION_ID_LENGTH}`,
     );
   }
+}
+
+function hex(unit: number): string {
+  return unit.toString(16).toUpperCase().padStart(4, '0');
 }
 
 /**

@@ -29,6 +29,9 @@ import {
   WriterFailedError,
 } from '../../src/store/index.js';
 import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
+import { describeDamagedListing } from './damage.js';
+import { rejection } from './helpers.js';
+import { describeIdRules } from './ids.js';
 
 /** A store under test and the means to restart it. */
 export interface StoreFixture {
@@ -42,6 +45,8 @@ export interface StoreFixture {
    * have written it (stores that keep no header of their own omit this).
    */
   plantVersion?(id: string, version: number): Promise<void>;
+  /** Damages a stored session's header in place so that it no longer parses as one. */
+  plantDamagedHeader?(id: string): Promise<void>;
   /** A fingerprint of the stored bytes of a session, to show a refusal changed nothing. */
   fingerprint?(id: string): Promise<string>;
 }
@@ -155,15 +160,6 @@ async function storeInBatches(
   }
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
 export function runStoreContract(name: string, open: () => Promise<StoreFixture>): void {
   describe(`SessionStore contract: ${name}`, () => {
     let fixture: StoreFixture;
@@ -177,6 +173,12 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
       await store.close().catch(() => {});
       await fixture.cleanup();
     });
+
+    describeIdRules(() => store);
+    describeDamagedListing(
+      () => store,
+      () => fixture.plantDamagedHeader?.bind(fixture),
+    );
 
     describe('create, append and load', () => {
       it('round-trips a header with every field', async () => {

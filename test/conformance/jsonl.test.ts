@@ -20,6 +20,10 @@ runStoreContract('jsonl', async () => {
         readFileSync(file, 'utf8').replace('{"version":0,', `{"version":${version},`),
       );
     },
+    plantDamagedHeader: async (id) => {
+      const file = join(dir, `${id}.jsonl`);
+      writeFileSync(file, readFileSync(file, 'utf8').replace('"id":', '"iX":'));
+    },
     fingerprint: async (id) =>
       createHash('sha256')
         .update(readFileSync(join(dir, `${id}.jsonl`)))

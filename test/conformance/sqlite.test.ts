@@ -27,6 +27,10 @@ runStoreContract('sqlite', async () => {
           "UPDATE sessions SET header = json_set(header, '$.version', ?) WHERE id = ?",
         ).run(version, id);
       }),
+    plantDamagedHeader: (id) =>
+      withRaw(file, (db) => {
+        statement(db, "UPDATE sessions SET header = '{' WHERE id = ?").run(id);
+      }),
     fingerprint: (id) =>
       withRaw(file, (db) =>
         JSON.stringify([

@@ -36,7 +36,7 @@ export async function exportCommand(
       EXIT.usage,
     );
   }
-  const session = await context.withStore((store) => inspectSession(store, id));
+  const session = await context.withReader((store) => inspectSession(store, id));
   const at = parseCount('--at', options.at) ?? session.seq - 1;
   if (at >= session.seq) {
     throw new CliError(

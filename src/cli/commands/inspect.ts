@@ -16,7 +16,12 @@ import {
   sessionUsage,
   type UsageTotals,
 } from '../../core/index.js';
-import { inspectSession, type SessionStore, type SessionSummary } from '../../store/index.js';
+import {
+  type DamagedSession,
+  inspectSession,
+  type SessionStore,
+  type SessionSummary,
+} from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
@@ -24,22 +29,36 @@ import { jsonText, safeLine, table } from '../terminal.js';
 
 /** Every session of a store, newest first, page by page. */
 export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
+  return (await everySession(store)).sessions;
+}
+
+/** Every session of a store, and every one it found damaged, page by page. */
+export async function everySession(
+  store: SessionStore,
+): Promise<{ sessions: SessionSummary[]; damaged: DamagedSession[] }> {
   const sessions: SessionSummary[] = [];
+  const damaged: DamagedSession[] = [];
   let cursor: string | undefined;
   do {
     const page = await store.list(cursor === undefined ? {} : { cursor });
     sessions.push(...page.sessions);
+    damaged.push(...(page.damaged ?? []));
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return sessions;
+  return { sessions, damaged };
+}
+
+/** How a damaged session is named when the store cannot tell its id. */
+function damagedId(damaged: DamagedSession): string {
+  return damaged.id ?? '(unknown id)';
 }
 
 /** `palimpsest ls` */
 export async function listCommand(context: CliContext, options: { limit?: string }): Promise<void> {
   const limit = parseCount('--limit', options.limit);
   if (limit === 0) throw new CliError('--limit expects at least 1 session, found 0', EXIT.usage);
-  const rows = await context.withStore(async (store) => {
-    const sessions = await allSessions(store);
+  const { rows, damaged } = await context.withReader(async (store) => {
+    const { sessions, damaged } = await everySession(store);
     const shown = limit === undefined ? sessions : sessions.slice(0, limit);
     const progress = context.terminal.progress('reading sessions', shown.length);
     const out = [];
@@ -60,11 +79,29 @@ export async function listCommand(context: CliContext, options: { limit?: string
       progress.tick();
     }
     progress.done();
-    return out;
+    return { rows: out, damaged };
   });
-  if (context.json) return context.terminal.json(rows);
+  if (context.json) {
+    return context.terminal.json([
+      ...rows,
+      ...damaged.map((entry) => ({
+        id: entry.id ?? null,
+        damaged: true,
+        code: entry.error.code,
+        reason: entry.error.message,
+      })),
+    ]);
+  }
+  for (const entry of damaged) {
+    context.terminal.line(
+      safeLine(
+        `${context.terminal.style('red', 'DAMAGED')} ${damagedId(entry)}: ${entry.error.message}`,
+        200,
+      ),
+    );
+  }
   if (rows.length === 0) {
-    context.terminal.line(`no sessions in ${context.storeUrl}`);
+    if (damaged.length === 0) context.terminal.line(`no sessions in ${context.storeUrl}`);
     return;
   }
   context.terminal.line(
@@ -86,7 +123,7 @@ export async function listCommand(context: CliContext, options: { limit?: string
 }
 
 async function load(context: CliContext, id: string): Promise<Session> {
-  return context.withStore((store) => inspectSession(store, id));
+  return context.withReader((store) => inspectSession(store, id));
 }
 
 /**
@@ -95,7 +132,7 @@ async function load(context: CliContext, id: string): Promise<Session> {
  * it.
  */
 async function loadStored(context: CliContext, id: string): Promise<Session> {
-  const session = await context.withStore((store) => inspectSession(store, id, { repair: false }));
+  const session = await context.withReader((store) => inspectSession(store, id, { repair: false }));
   const closers = planRepair(session.events).length;
   if (closers > 0) {
     context.terminal.note(
@@ -345,9 +382,10 @@ export async function verifyCommand(
   if (ids.length === 0 && options.all !== true) {
     throw new CliError('name sessions to verify, or pass --all', EXIT.usage);
   }
-  const results = await context.withStore(async (store) => {
+  const results = await context.withReader(async (store) => {
+    const listed = options.all === true ? await everySession(store) : undefined;
     const targets =
-      options.all === true ? (await allSessions(store)).map((summary) => summary.header.id) : ids;
+      listed === undefined ? ids : listed.sessions.map((summary) => summary.header.id);
     const progress = context.terminal.progress('verifying', targets.length);
     const out: Array<{
       id: string;
@@ -385,6 +423,16 @@ export async function verifyCommand(
       progress.tick();
     }
     progress.done();
+    // Found by the listing but unreadable: a failure of verify --all, never a silent omission.
+    for (const entry of listed?.damaged ?? []) {
+      out.push({
+        id: damagedId(entry),
+        events: 0,
+        ok: false,
+        problems: [describeFailure(entry.error).message],
+        code: entry.error.code,
+      });
+    }
     return out;
   });
   if (context.json) context.terminal.json(results);

@@ -26,8 +26,8 @@
  * reader `line-scan.ts` and the fast batch scanner `scan.ts`.
  */
 import type { SessionEvent } from '../../core/index.js';
+import { crc32 } from '../crc32.js';
 import { InvalidStoreError, LimitExceededError } from '../errors.js';
-import { crc32 } from './crc32.js';
 import type { FsFileHandle } from './fs.js';
 import { readFully } from './line-reader.js';
 

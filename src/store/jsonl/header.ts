@@ -3,13 +3,13 @@
  * backend shares), and the summary `list` reads from it and the commit marker the log ends with.
  */
 import { PalimpsestError, type SessionHeader } from '../../core/index.js';
-import type { SessionSummary } from '../contract.js';
-import { CorruptLogError, LimitExceededError } from '../errors.js';
+import type { DamagedSession, SessionSummary } from '../contract.js';
+import { CorruptLogError, FormatVersionError, LimitExceededError } from '../errors.js';
 import { decodeStoredHeader } from '../store-rules.js';
 import { commitBefore } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
 import { decodeJson, readFirstLine } from './line-reader.js';
-import { encodeSessionId, LOG_SUFFIX } from './paths.js';
+import { decodeSessionId, encodeSessionId, LOG_SUFFIX } from './paths.js';
 
 /** The header line, `\n` included. */
 export function encodeHeaderLine(header: SessionHeader, maxLineBytes: number): Buffer {
@@ -54,17 +54,17 @@ export function headerCorrupt(file: string, reason: string, cause?: unknown): Co
 
 /**
  * What `list` shows of the log `name` in `directory`: its header and, when the log ends with a
- * commit marker, the event count (a few bytes read, never the whole log). `undefined` for an
- * entry that is not a log of this store: gone since `readdir`, not a regular file, a damaged
- * or foreign header, or a header naming a session the file name does not encode (`load`
- * reports what is wrong with it).
+ * commit marker, the event count (a few bytes read, never the whole log); or, for a log whose
+ * header is damaged, of another format version, missing, or naming a session the file name does
+ * not encode, the error a load gives, as a damaged entry. `undefined` for an entry that is not
+ * a log of this store: gone since `readdir`, or not a regular file.
  */
 export async function summarize(
   fs: FsFacade,
   file: string,
   name: string,
   maxLineBytes: number,
-): Promise<SessionSummary | undefined> {
+): Promise<SessionSummary | { readonly damaged: DamagedSession } | undefined> {
   let handle: FsFileHandle;
   try {
     handle = await fs.open(file, 'r');
@@ -72,6 +72,11 @@ export async function summarize(
     if (errnoCode(error) === 'ENOENT') return undefined;
     throw error;
   }
+  const encoded = name.slice(0, -LOG_SUFFIX.length);
+  const id = decodeSessionId(encoded);
+  const damaged = (error: CorruptLogError | FormatVersionError) => ({
+    damaged: id === undefined ? { error } : { id, error },
+  });
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return undefined;
@@ -79,14 +84,23 @@ export async function summarize(
     let headerEnd: number;
     try {
       const first = await readFirstLine(handle, file, maxLineBytes);
-      if (first === undefined) return undefined;
-      header = parseHeaderLine(first.bytes, file, undefined);
+      if (first === undefined) return damaged(headerCorrupt(file, 'the log is empty: no header'));
+      header = parseHeaderLine(first.bytes, file, id);
       headerEnd = first.end;
     } catch (error) {
-      if (PalimpsestError.isInstance(error)) return undefined;
+      if (CorruptLogError.isInstance(error) || FormatVersionError.isInstance(error)) {
+        return damaged(error);
+      }
+      if (PalimpsestError.isInstance(error)) {
+        return damaged(headerCorrupt(file, `the header cannot be read: ${error.message}`, error));
+      }
       throw error;
     }
-    if (`${encodeSessionId(header.id)}${LOG_SUFFIX}` !== name) return undefined;
+    if (`${encodeSessionId(header.id)}${LOG_SUFFIX}` !== name) {
+      return damaged(
+        headerCorrupt(file, 'the header names a session this file name does not encode'),
+      );
+    }
     const count = stats.size === headerEnd ? 0 : await commitBefore(handle, stats.size, headerEnd);
     return {
       header,

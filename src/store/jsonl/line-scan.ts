@@ -5,8 +5,8 @@
  */
 import type { SessionEvent } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
+import { crc32 } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
-import { crc32 } from './crc32.js';
 import { looksLikeCommit, NEWLINE_BYTES, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { decodeJson, LineReader, type RawLine, READ_CHUNK_BYTES } from './line-reader.js';

@@ -47,6 +47,11 @@ export interface JsonlStoreOptions {
    * buffer in two halves with `'append:mid-write'` in between.
    */
   readonly failpoint?: (name: JsonlFailpoint) => void | Promise<void>;
+  /**
+   * Open for reading only (default `false`): the directory is not created, no lock or temporary
+   * file is ever made, and every write is refused with `InvalidStoreError`.
+   */
+  readonly readOnly?: boolean;
   /** How long to wait for another process's in-flight append to release the lock (default 2000 ms). */
   readonly lockWaitMs?: number;
   /**
@@ -64,6 +69,7 @@ export interface ResolvedOptions {
   readonly failpoint: ((name: JsonlFailpoint) => void | Promise<void>) | undefined;
   readonly lockWaitMs: number;
   readonly ownerAlive: (owner: LockOwner) => boolean;
+  readonly readOnly: boolean;
 }
 
 /** Smallest accepted `maxLineBytes`: a header and a commit marker must fit. */
@@ -90,5 +96,6 @@ export function resolveOptions(options: JsonlStoreOptions): ResolvedOptions {
     failpoint: options.failpoint,
     lockWaitMs,
     ownerAlive: options.isOwnerAlive ?? isOwnerAlive,
+    readOnly: options.readOnly === true,
   };
 }

@@ -41,6 +41,29 @@ export function encodeSessionId(id: string): string {
   return out;
 }
 
+/**
+ * The id a log's file name encodes (the name without {@link LOG_SUFFIX}), or `undefined` for a
+ * hashed name or one {@link encodeSessionId} never produces: for naming a log whose header
+ * cannot be read.
+ */
+export function decodeSessionId(name: string): string | undefined {
+  if (name.startsWith('~h')) return undefined;
+  let id = '';
+  for (let i = 0; i < name.length; i++) {
+    const char = name[i] as string;
+    if (char !== '~') {
+      if (!KEPT.test(char)) return undefined;
+      id += char;
+      continue;
+    }
+    const hex = name.slice(i + 1, i + 5);
+    if (!/^[0-9a-f]{4}$/.test(hex)) return undefined;
+    id += String.fromCharCode(Number.parseInt(hex, 16));
+    i += 4;
+  }
+  return encodeSessionId(id) === name ? id : undefined;
+}
+
 /** True when `name` is a session log this backend could have written (not a temp file). */
 export function isLogFileName(name: string): boolean {
   return /^[A-Za-z0-9_~-]+\.jsonl$/.test(name);

@@ -21,9 +21,9 @@
 import { isUtf8 } from 'node:buffer';
 import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
+import { crc32 } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
 import { coalesce } from '../store-rules.js';
-import { crc32 } from './crc32.js';
 import { parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';

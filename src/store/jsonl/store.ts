@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
 import type {
   AppendOptions,
+  DamagedSession,
   ListOptions,
   LoadedSession,
   LoadOptions,
@@ -89,7 +90,7 @@ export async function openJsonlStore(
     try {
       stats = await fs.stat(absolute);
     } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') throw error;
+      if (errnoCode(error) !== 'ENOENT' || resolved.readOnly) throw error;
       await fs.mkdir(absolute, 0o700);
       stats = await fs.stat(absolute);
     }
@@ -152,6 +153,7 @@ export class JsonlStore implements SessionStore {
 
   create(header: SessionHeader): Promise<void> {
     return this.#run('create session', async () => {
+      this.#assertWritable();
       checkSessionId(header.id);
       // A header load would refuse is refused now, before a file exists.
       const valid = validateHeader(header);
@@ -191,6 +193,7 @@ export class JsonlStore implements SessionStore {
 
   append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
     return this.#run(`append to session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
       checkSessionId(id);
       checkBatch(id, events, options);
       const expectedSeq = options.expectedSeq;
@@ -248,14 +251,16 @@ export class JsonlStore implements SessionStore {
 
   /**
    * Sessions newest first. Reads only each log's header line and its last few bytes (for the
-   * event count), never a whole log. A file whose header is damaged, of another format version,
-   * or names another session is left out (`load` reports what is wrong with it).
+   * event count), never a whole log. A log whose header is damaged, of another format version,
+   * or names another session is reported in `damaged` of the first page, with the error `load`
+   * gives.
    */
   list(options: ListOptions = {}): Promise<SessionPage> {
     return this.#run('list sessions', async () => {
       checkListOptions(options); // refuse a bad limit or cursor before reading anything
       const names = (await this.#fs.readdir(this.directory)).filter(isLogFileName);
       const summaries: SessionSummary[] = [];
+      const damaged: DamagedSession[] = [];
       const { maxLineBytes } = this.#options;
       for (let i = 0; i < names.length; i += LIST_CONCURRENCY) {
         const found = await Promise.all(
@@ -265,14 +270,21 @@ export class JsonlStore implements SessionStore {
               summarize(this.#fs, contained(this.directory, name), name, maxLineBytes),
             ),
         );
-        for (const summary of found) if (summary !== undefined) summaries.push(summary);
+        for (const entry of found) {
+          if (entry === undefined) continue;
+          if ('damaged' in entry) damaged.push(entry.damaged);
+          else summaries.push(entry);
+        }
       }
-      return pageOf(summaries, options);
+      const page = pageOf(summaries, options);
+      // Damaged logs have no sort key: they are all reported on the first page.
+      return options.cursor === undefined && damaged.length > 0 ? { ...page, damaged } : page;
     });
   }
 
   delete(id: string): Promise<void> {
     return this.#run(`delete session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
       checkSessionId(id);
       const paths = sessionPaths(this.directory, id);
       const target = this.#lockTarget(id, paths);
@@ -302,6 +314,7 @@ export class JsonlStore implements SessionStore {
 
   lock(id: string): Promise<SessionLock> {
     return this.#run(`lock session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
       checkSessionId(id);
       const target = this.#lockTarget(id, sessionPaths(this.directory, id));
       const owner = await acquireLock(this.#lockEnv, target, {
@@ -339,6 +352,7 @@ export class JsonlStore implements SessionStore {
 
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
     return this.#run(`discard the torn tail of session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
       checkSessionId(id);
       checkTornTail(id, tail, lock);
       const paths = sessionPaths(this.directory, id);
@@ -387,6 +401,12 @@ export class JsonlStore implements SessionStore {
 
   #assertOpen(): void {
     assertOpen(this.#closed, this.location);
+  }
+
+  #assertWritable(): void {
+    if (this.#options.readOnly) {
+      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+    }
   }
 
   #lockTarget(id: string, paths: SessionPaths): LockTarget {

@@ -7,7 +7,7 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PalimpsestError } from '../../core/index.js';
-import { InvalidStoreError, StorageError } from '../errors.js';
+import { CorruptLogError, InvalidStoreError, StorageError } from '../errors.js';
 import {
   checkTables,
   classify,
@@ -16,6 +16,7 @@ import {
   loadDriver,
   readFileIdentity,
   readIdentity,
+  readSettings,
   type SqliteDatabase,
   type SqliteDriver,
   type SqliteSettings,
@@ -29,6 +30,14 @@ export interface SqliteStoreOptions {
    * of the process, but the last transactions may roll back after a power loss.
    */
   readonly synchronous?: 'full' | 'normal';
+  /**
+   * Open for reading only (default `false`): nothing is created, and the database and its
+   * `-wal` are never written, checkpointed or deleted, so a loss found in them stays visible.
+   * A missing database is a `StorageError`, and every write is refused with
+   * `InvalidStoreError`. SQLite still creates or updates the `-shm` wal-index (and an empty
+   * `-wal` when none existed): it cannot read a WAL database without one, and neither holds data.
+   */
+  readonly readOnly?: boolean;
   /** How long a write waits for another connection's transaction, in ms (default 5000). */
   readonly busyTimeoutMs?: number;
   /**
@@ -46,6 +55,7 @@ export interface OpenedDatabase {
   readonly db: SqliteDatabase;
   /** The pragmas of the connection, read back after setting them. */
   readonly settings: SqliteSettings;
+  readonly readOnly: boolean;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -75,12 +85,30 @@ export async function openDatabase(
     throw new InvalidStoreError('sqlite store needs a database file path');
   }
   const path = resolve(file);
+  const readOnly = options.readOnly === true;
   const Database = await loadDriver();
-  const existing = prepareFile(Database, path);
+  const existing = readOnly ? identifyReadOnly(Database, path) : prepareFile(Database, path);
   let db: SqliteDatabase | undefined;
   try {
-    db = connect(Database, path, { fileMustExist: true, timeout: busyTimeoutMs });
+    db = connect(Database, path, {
+      readonly: readOnly,
+      fileMustExist: true,
+      timeout: busyTimeoutMs,
+    });
     const connection = db;
+    if (readOnly) {
+      const check = connection.transaction(() => {
+        if (classify(readIdentity(connection), path) === 'pristine') {
+          throw new InvalidStoreError(
+            `${path} holds no palimpsest database yet (opened read-only)`,
+          );
+        }
+        checkTables(connection, path);
+      });
+      driverCall(path, 'open', () => check());
+      const settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
+      return { path, db: connection, settings, readOnly };
+    }
     if (existing === 'pristine') driverCall(path, 'open', () => setPageSize(connection));
     // Checked again on this connection, before any pragma writes: the file header may lag
     // behind an uncheckpointed WAL, and another process may have created the schema since.
@@ -92,7 +120,7 @@ export async function openDatabase(
     const settings = driverCall(path, 'open', () =>
       configure(connection, path, { synchronous, busyTimeoutMs }),
     );
-    return { path, db: connection, settings };
+    return { path, db: connection, settings, readOnly };
   } catch (error) {
     closeQuietly(db);
     throw error;
@@ -140,6 +168,28 @@ function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'curren
   return classify(identity, path);
 }
 
+/** What a read-only open finds at `path`, without creating or changing anything. */
+function identifyReadOnly(Database: SqliteDriver, path: string): 'pristine' | 'current' {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (error) {
+    throw new StorageError(`cannot open ${path} (opened read-only: nothing is created)`, {
+      cause: error,
+    });
+  }
+  if (!isFile) throw new InvalidStoreError(`${path} is not a regular file`);
+  const identity = readFileIdentity(path);
+  if (identity === undefined) {
+    throw new InvalidStoreError(`${path} holds no palimpsest database yet (opened read-only)`);
+  }
+  if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
+    const objects = nameObjects(Database, path);
+    if (objects !== undefined) return classify({ ...identity, objects }, path);
+  }
+  return classify(identity, path);
+}
+
 /** The first schema objects of a database, through a read-only connection, if it can tell. */
 function nameObjects(Database: SqliteDriver, path: string): string | undefined {
   try {
@@ -169,6 +219,12 @@ export function driverCall<T>(path: string, action: string, call: () => T): T {
   } catch (error) {
     if (PalimpsestError.isInstance(error)) throw error;
     const code = driverCode(error);
+    if (code?.startsWith('SQLITE_CORRUPT') === true) {
+      throw new CorruptLogError(
+        { file: path, reason: `SQLite reports the database damaged (${code}) on ${action}` },
+        { cause: error },
+      );
+    }
     if (code === 'SQLITE_NOTADB') {
       throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`, {
         cause: error,

@@ -5,6 +5,7 @@
  * load left out that no message finishes.
  */
 import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import { crc32Text } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
 import { coalesce, decodeStoredHeader } from '../store-rules.js';
 
@@ -16,6 +17,7 @@ export interface SessionRow {
   readonly created_at: number;
   readonly next_seq: number;
   readonly updated_at: number;
+  readonly crc: number;
 }
 
 /** A row of `events`, as the load statements select it. */
@@ -28,8 +30,11 @@ export interface EventRow {
   readonly data: string | null;
   readonly source_event_seqs: string | null;
   readonly surface_op: string | null;
+  readonly crc: number;
   /** With elision, the byte length of the data that was left out. */
   readonly data_bytes?: number | null;
+  /** With elision, the CRC-32 of the data that was left out, computed by SQLite's caller. */
+  readonly data_crc?: number | null;
 }
 
 /** The data of one stored event, read back by seq. */
@@ -42,14 +47,46 @@ export interface DataRow {
 export interface RowContext {
   /** The database file, for errors. */
   readonly file: string;
-  /** The session the rows belong to. */
+  /** The session the rows belong to, and its integer key. */
   readonly id: string;
+  readonly key: number;
   /** The type name of a code (`undefined` if there is none, which is damage). */
   readonly typeName: (code: number) => string | undefined;
 }
 
 /** Unfinished chunks at most this many rows apart are read back with one query. */
 const RESTORE_GAP_ROWS = 256;
+
+/**
+ * The checksum of an event row: the CRC-32 of its `data` text (UTF-8, as stored), continued over
+ * a line of its other fields, `\n<session key> <seq> <type name> <time> <source_event_seqs or
+ * -> <surface_op or ->`. It covers the type's name, not its code, so damage to `event_types` is
+ * caught too, and the session key, so a row that strays into another session is.
+ */
+export function eventChecksum(
+  key: number,
+  seq: number,
+  type: string,
+  time: number,
+  dataCrc: number,
+  sources: string | null,
+  surfaceOp: string | null,
+): number {
+  return crc32Text(
+    `\n${key} ${seq} ${type} ${time} ${sources ?? '-'} ${surfaceOp ?? '-'}`,
+    dataCrc,
+  );
+}
+
+/** The checksum of a session row: the CRC-32 of `<id>\n<created_at>\n<header>`. */
+export function sessionChecksum(id: string, createdAt: number, header: string): number {
+  return crc32Text(`${id}\n${createdAt}\n${header}`);
+}
+
+/** The CRC-32 of a stored text value (for the SQL function a load eliding bodies calls). */
+export function dataChecksum(data: string): number {
+  return crc32Text(data);
+}
 
 /** A `CorruptLogError` at the row of `seq`. */
 export function corruptRow(file: string, seq: number, reason: string): CorruptLogError {
@@ -70,6 +107,13 @@ export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
     throw new CorruptLogError({
       file,
       reason: `session '${header.id}' has created_at ${row.created_at} but its header says ${header.createdAt}`,
+    });
+  }
+  // Last: what a checksum adds is the damage that still reads as a valid header.
+  if (sessionChecksum(row.id, row.created_at, row.header) !== row.crc) {
+    throw new CorruptLogError({
+      file,
+      reason: `the row of session '${row.id}' does not match its checksum (its id, created_at or header is damaged)`,
     });
   }
   return header;
@@ -106,10 +150,14 @@ export function decodeEventRows(
       );
     }
     if (row.data === null) {
+      checkRow(context, row);
       elided.push(expected);
       events.push(elidedChunk(expected, row.time, row.data_bytes ?? 0));
     } else {
+      // Decoded first, so damage that breaks the JSON is named as such; the checksum then
+      // catches the damage that still parses.
       events.push(decodeEventRow(context, row));
+      checkRow(context, row);
     }
   }
   if (events.length < recordedLength) {
@@ -152,6 +200,34 @@ export function restoreUnfinished(
         `session '${context.id}' has no row for seq ${missing} any more`,
       );
     }
+  }
+}
+
+/** Throws unless the row matches its checksum (a body left out counts by its `data_crc`). */
+function checkRow(context: RowContext, row: EventRow): void {
+  const type = context.typeName(row.type);
+  const dataCrc = row.data === null ? row.data_crc : crc32Text(row.data);
+  if (
+    type === undefined ||
+    dataCrc === null ||
+    dataCrc === undefined ||
+    eventChecksum(
+      context.key,
+      row.seq,
+      type,
+      row.time,
+      dataCrc,
+      row.source_event_seqs,
+      row.surface_op,
+    ) !== row.crc
+  ) {
+    throw corruptRow(
+      context.file,
+      row.seq,
+      type === undefined
+        ? `session '${context.id}' has an event of unknown type code ${row.type}`
+        : `the event row of session '${context.id}' does not match its checksum`,
+    );
   }
 }
 

@@ -5,6 +5,7 @@
 import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
 import type {
   AppendOptions,
+  DamagedSession,
   ListOptions,
   LoadedSession,
   LoadOptions,
@@ -18,6 +19,7 @@ import {
   AlreadyExistsError,
   ConflictError,
   CorruptLogError,
+  FormatVersionError,
   InvalidStoreError,
   LockedError,
   type LockOwner,
@@ -33,6 +35,8 @@ import {
   checkTornTail,
   encodeCursor,
 } from '../store-rules.js';
+import { Ledger } from './ledger.js';
+import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
   closeQuietly,
   driverCall,
@@ -42,19 +46,18 @@ import {
 } from './open.js';
 import {
   type DataRow,
+  dataChecksum,
   decodeEventRows,
   decodeHeaderRow,
   type EventRow,
+  eventChecksum,
   type RowContext,
   restoreUnfinished,
   type SessionRow,
+  sessionChecksum,
 } from './rows.js';
-import type {
-  SqliteDatabase,
-  SqliteSettings,
-  SqliteStatement,
-  SqliteTransaction,
-} from './schema.js';
+import type { SqliteDatabase, SqliteSettings, SqliteTransaction } from './schema.js';
+import { prepareStatements, type Statements } from './statements.js';
 
 /** The integer key and the next seq of a session, read inside a transaction. */
 interface SessionPosition {
@@ -62,32 +65,8 @@ interface SessionPosition {
   readonly next_seq: number;
 }
 
-interface Statements {
-  readonly insertSession: SqliteStatement;
-  readonly nextSeq: SqliteStatement;
-  readonly typeCode: SqliteStatement;
-  readonly insertType: SqliteStatement;
-  readonly types: SqliteStatement;
-  readonly insertEvent: SqliteStatement;
-  readonly advance: SqliteStatement;
-  readonly session: SqliteStatement;
-  readonly events: SqliteStatement;
-  readonly eventsEliding: SqliteStatement;
-  readonly eventData: SqliteStatement;
-  readonly firstPage: SqliteStatement;
-  readonly pageAfter: SqliteStatement;
-  readonly lockRow: SqliteStatement;
-  readonly putLock: SqliteStatement;
-  readonly dropLock: SqliteStatement;
-  readonly deleteEvents: SqliteStatement;
-  readonly deleteSession: SqliteStatement;
-  readonly deleteLock: SqliteStatement;
-}
-
 /** The type whose finished events a load may elide. */
 const CHUNK_TYPE = 'assistant/chunk';
-/** SQL function ordering ids by UTF-16 code units, as JavaScript (and `list` cursors) do. */
-const ID_ORDER = 'palimpsest_id_order';
 const noFailpoint = (): void => {};
 
 /** A {@link SessionStore} in one SQLite file. Open it with {@link openSqliteStore}. */
@@ -102,8 +81,11 @@ export class SqliteStore implements SessionStore {
   readonly #failpoint: (name: string) => void;
   readonly #append: SqliteTransaction<
     [string, readonly SessionEvent[], number],
-    ReadonlyMap<string, number>
+    { readonly key: number; readonly learned: ReadonlyMap<string, number> }
   >;
+  /** Which sessions exist and how long each is, kept apart from the database (`ledger.ts`). */
+  readonly #ledger: Ledger | undefined;
+  readonly #readOnly: boolean;
   readonly #load: SqliteTransaction<[string, boolean], LoadedSession>;
   /**
    * Event type codes of `event_types`, both ways. Rows of that table are never changed or
@@ -122,69 +104,34 @@ export class SqliteStore implements SessionStore {
     db: SqliteDatabase,
     settings: SqliteSettings,
     failpoint: (name: string) => void,
+    readOnly: boolean,
   ) {
     this.#file = file;
+    this.#readOnly = readOnly;
     this.location = `sqlite:${file}`;
     this.#db = db;
     this.settings = settings;
     this.#failpoint = failpoint;
-    db.function(ID_ORDER, { deterministic: true }, (id) =>
-      Buffer.from(String(id), 'utf16le').swap16(),
-    );
-    const summary = 'SELECT key, id, header, created_at, next_seq, updated_at FROM sessions';
-    const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
-    this.#sql = {
-      insertSession: db.prepare(
-        'INSERT INTO sessions (id, created_at, header, next_seq, updated_at) VALUES (?, ?, ?, 0, ?)',
-      ),
-      nextSeq: db.prepare('SELECT key, next_seq FROM sessions WHERE id = ?'),
-      typeCode: db.prepare('SELECT code FROM event_types WHERE type = ?'),
-      insertType: db.prepare('INSERT INTO event_types (type) VALUES (?) RETURNING code'),
-      types: db.prepare('SELECT code, type FROM event_types'),
-      insertEvent: db.prepare(
-        'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      advance: db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ? WHERE key = ?'),
-      session: db.prepare(`${summary} WHERE id = ?`),
-      events: db.prepare(
-        'SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq',
-      ),
-      // The data of a chunk without sources is left out (SQLite then never reads its bytes) and
-      // only its length is read, from the record header (octet_length does not load the value).
-      eventsEliding: db.prepare(
-        `SELECT seq, type, time,
-           CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN NULL ELSE data END AS data,
-           CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes,
-           source_event_seqs, surface_op
-         FROM events WHERE session_id = @key ORDER BY seq`,
-      ),
-      eventData: db.prepare(
-        'SELECT seq, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
-      ),
-      firstPage: db.prepare(`${summary} ${order}`),
-      pageAfter: db.prepare(
-        `${summary} WHERE created_at < @createdAt OR (created_at = @createdAt AND ${ID_ORDER}(id) > ${ID_ORDER}(@id)) ${order}`,
-      ),
-      lockRow: db.prepare('SELECT owner FROM locks WHERE session_id = ?'),
-      putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
-      dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),
-      deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
-      deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
-      deleteLock: db.prepare('DELETE FROM locks WHERE session_id = ?'),
-    };
+    this.#sql = prepareStatements(db);
     this.#append = db.transaction((id: string, events: readonly SessionEvent[], expected: number) =>
       this.#appendInTransaction(id, events, expected),
     );
     this.#load = db.transaction((id: string, elide: boolean) => this.#loadInTransaction(id, elide));
     this.#learnTypes();
+    this.#ledger = Ledger.open(file, !readOnly);
+    if (!readOnly && this.#ledger?.isEmpty() === true) this.#recordBaseline();
   }
 
   /** Same as {@link openSqliteStore}. */
   static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
-    const { path, db, settings } = await openDatabase(file, options);
+    const { path, db, settings, readOnly } = await openDatabase(file, options);
     const failpoint = options.failpoint ?? noFailpoint;
     try {
-      return driverCall(path, 'open', () => new SqliteStore(path, db, settings, failpoint));
+      return driverCall(
+        path,
+        'open',
+        () => new SqliteStore(path, db, settings, failpoint, readOnly),
+      );
     } catch (error) {
       closeQuietly(db);
       throw error;
@@ -192,12 +139,20 @@ export class SqliteStore implements SessionStore {
   }
 
   async create(header: SessionHeader): Promise<void> {
-    this.#assertOpen();
+    this.#assertWritable();
     checkSessionId(header.id);
     const valid = validateHeader(header);
     const now = Date.now();
+    const text = JSON.stringify(valid);
     try {
-      this.#sql.insertSession.run(valid.id, valid.createdAt, JSON.stringify(valid), now);
+      const { key } = this.#sql.insertSession.get(
+        valid.id,
+        valid.createdAt,
+        text,
+        now,
+        sessionChecksum(valid.id, valid.createdAt, text),
+      ) as { key: number };
+      this.#ledger?.created(key, valid.id);
     } catch (error) {
       if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
         throw new AlreadyExistsError(valid.id, this.location);
@@ -207,7 +162,7 @@ export class SqliteStore implements SessionStore {
   }
 
   async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
-    this.#assertOpen();
+    this.#assertWritable();
     checkSessionId(id);
     checkBatch(id, events, options);
     const expected = options.expectedSeq;
@@ -216,8 +171,9 @@ export class SqliteStore implements SessionStore {
         this.#checkNext(id, expected);
         return;
       }
-      const learned = this.#append.immediate(id, events, expected);
+      const { key, learned } = this.#append.immediate(id, events, expected);
       for (const [type, code] of learned) this.#learnType(type, code);
+      this.#ledger?.committed(key, expected + events.length);
       this.#failpoint('append:after-commit');
     } catch (error) {
       throw this.#storageError(`append to session '${id}'`, error);
@@ -230,16 +186,7 @@ export class SqliteStore implements SessionStore {
     try {
       return this.#load(id, options.elideFinishedChunks === true);
     } catch (error) {
-      if (driverCode(error)?.startsWith('SQLITE_CORRUPT') === true) {
-        throw new CorruptLogError(
-          {
-            file: this.#file,
-            reason: `SQLite reports the database damaged (${driverCode(error)})`,
-          },
-          { cause: error },
-        );
-      }
-      throw this.#storageError(`load session '${id}'`, error);
+      throw this.#loadError(`load session '${id}'`, error);
     }
   }
 
@@ -248,31 +195,59 @@ export class SqliteStore implements SessionStore {
     const request = checkListOptions(options);
     const limit = request.limit;
     const after = request.after?.header;
+    const before = this.#ledger?.snapshot();
     let rows: SessionRow[];
+    let keys: ReadonlySet<number>;
     try {
-      rows = (
-        after === undefined
+      ({ rows, keys } = this.#db.transaction(() => ({
+        rows: (after === undefined
           ? this.#sql.firstPage.all({ limit: limit + 1 })
-          : this.#sql.pageAfter.all({ ...after, limit: limit + 1 })
-      ) as SessionRow[];
+          : this.#sql.pageAfter.all({ ...after, limit: limit + 1 })) as SessionRow[],
+        keys: new Set(
+          after === undefined
+            ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
+            : [],
+        ),
+      }))());
     } catch (error) {
-      throw this.#storageError('list sessions', error);
+      throw this.#loadError('list sessions', error);
     }
-    const sessions: SessionSummary[] = rows.slice(0, limit).map((row) => ({
-      header: decodeHeaderRow(this.#file, row),
-      updatedAt: row.updated_at,
-      eventCount: row.next_seq,
-    }));
-    const last = sessions.at(-1);
-    return rows.length > limit && last !== undefined
-      ? { sessions, nextCursor: encodeCursor(last) }
-      : { sessions };
+    const sessions: SessionSummary[] = [];
+    const damaged: DamagedSession[] = [];
+    if (after === undefined && before !== undefined) {
+      for (const found of vanishedSessions(this.#file, before, keys)) {
+        if (!this.#deletedNow(found.key)) damaged.push(found.damaged);
+      }
+    }
+    for (const row of rows.slice(0, limit)) {
+      try {
+        const header = decodeHeaderRow(this.#file, row);
+        const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
+        if (short !== undefined && !this.#deletedNow(row.key)) throw short;
+        sessions.push({ header, updatedAt: row.updated_at, eventCount: row.next_seq });
+      } catch (error) {
+        if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error))
+          throw error;
+        damaged.push({ id: row.id, error });
+      }
+    }
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    const page = damaged.length === 0 ? { sessions } : { sessions, damaged };
+    return last === undefined
+      ? page
+      : {
+          ...page,
+          nextCursor: encodeCursor({ header: { createdAt: last.created_at, id: last.id } }),
+        };
   }
 
   async delete(id: string): Promise<void> {
-    this.#assertOpen();
+    this.#assertWritable();
     checkSessionId(id);
+    let known: SessionPosition | undefined;
     try {
+      known = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+      if (known !== undefined) this.#ledger?.deleting(known.key);
       this.#db
         .transaction(() => {
           const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
@@ -285,12 +260,13 @@ export class SqliteStore implements SessionStore {
         })
         .immediate();
     } catch (error) {
+      this.#revive(id, known);
       throw this.#storageError(`delete session '${id}'`, error);
     }
   }
 
   async lock(id: string): Promise<SessionLock> {
-    this.#assertOpen();
+    this.#assertWritable();
     checkSessionId(id);
     const owner = currentOwner();
     const stored = JSON.stringify(owner);
@@ -337,7 +313,7 @@ export class SqliteStore implements SessionStore {
    * SQLite rolls back when a crash interrupts it, so a database never has a torn tail.
    */
   async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
-    this.#assertOpen();
+    this.#assertWritable();
     checkSessionId(id);
     checkTornTail(id, tail, lock);
     let row: { owner: string } | undefined;
@@ -367,6 +343,11 @@ export class SqliteStore implements SessionStore {
     }
     this.#held.clear();
     try {
+      this.#ledger?.close();
+    } catch (error) {
+      failure ??= error;
+    }
+    try {
       this.#db.close();
     } catch (error) {
       failure ??= error;
@@ -382,7 +363,7 @@ export class SqliteStore implements SessionStore {
     id: string,
     events: readonly SessionEvent[],
     expected: number,
-  ): ReadonlyMap<string, number> {
+  ): { readonly key: number; readonly learned: ReadonlyMap<string, number> } {
     const key = this.#checkNext(id, expected);
     const insert = this.#sql.insertEvent;
     const learned = new Map<string, number>();
@@ -397,19 +378,23 @@ export class SqliteStore implements SessionStore {
         this.#typeCodes.get(event.type) ??
         learned.get(event.type) ??
         this.#typeCodeInTransaction(event.type, learned);
-      insert.run(
+      const sources =
+        event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs);
+      const surfaceOp = event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp);
+      const crc = eventChecksum(
         key,
         event.seq,
-        type,
+        event.type,
         event.time,
-        data,
-        event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs),
-        event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp),
+        dataChecksum(data),
+        sources,
+        surfaceOp,
       );
+      insert.run(key, event.seq, type, event.time, data, sources, surfaceOp, crc);
     }
     this.#sql.advance.run(expected + events.length, Date.now(), key);
     this.#failpoint('append:before-commit');
-    return learned;
+    return { key, learned };
   }
 
   /** Returns the session's integer key after checking that `expected` is its next seq. */
@@ -442,8 +427,14 @@ export class SqliteStore implements SessionStore {
   }
 
   #loadInTransaction(id: string, elide: boolean): LoadedSession {
+    // Read before the first query starts the transaction's snapshot (see ledger-checks.ts).
+    const before = this.#ledger?.snapshot();
     const row = this.#sql.session.get(id) as SessionRow | undefined;
-    if (row === undefined) throw new NotFoundError(id, this.location);
+    if (row === undefined) {
+      const missing = missingFromDatabase(this.#file, id, before);
+      if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
+      throw new NotFoundError(id, this.location);
+    }
     const header = decodeHeaderRow(this.#file, row);
     const chunk = this.#typeCodes.get(CHUNK_TYPE);
     const rows = (
@@ -451,8 +442,15 @@ export class SqliteStore implements SessionStore {
         ? this.#sql.eventsEliding.all({ key: row.key, chunk })
         : this.#sql.events.all(row.key)
     ) as EventRow[];
-    const context: RowContext = { file: this.#file, id, typeName: this.#typeNameOf };
+    const context: RowContext = {
+      file: this.#file,
+      id,
+      key: row.key,
+      typeName: this.#typeNameOf,
+    };
     const { events, elided } = decodeEventRows(context, rows, row.next_seq);
+    const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
+    if (short !== undefined && !this.#deletedNow(row.key)) throw short;
     if (elided.length > 0) {
       restoreUnfinished(
         context,
@@ -482,6 +480,47 @@ export class SqliteStore implements SessionStore {
     return row === undefined ? undefined : liveOwnerOf(row.owner);
   }
 
+  /** A read's failure: SQLite's report of a damaged database is a `CorruptLogError`. */
+  #loadError(action: string, error: unknown): Error {
+    const code = driverCode(error);
+    if (code?.startsWith('SQLITE_CORRUPT') === true) {
+      return new CorruptLogError(
+        { file: this.#file, reason: `SQLite reports the database damaged (${code})` },
+        { cause: error },
+      );
+    }
+    return this.#storageError(action, error);
+  }
+
+  /**
+   * Records every session as it is now in a ledger that holds nothing yet (a new database, or
+   * one whose ledger was removed): from here on, loads and lists are checked against it.
+   */
+  #recordBaseline(): void {
+    const ledger = this.#ledger;
+    if (ledger === undefined) return;
+    for (const row of this.#sql.firstPage.all({ limit: -1 }) as SessionRow[]) {
+      ledger.created(row.key, row.id);
+      ledger.committed(row.key, row.next_seq);
+    }
+  }
+
+  #deletedNow(key: number): boolean {
+    return this.#ledger?.deletedNow(key) === true;
+  }
+
+  /** Writes the length of a session whose delete failed, so the ledger knows it still exists. */
+  #revive(id: string, known: SessionPosition | undefined): void {
+    if (known === undefined) return;
+    try {
+      const now = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+      this.#ledger?.committed(known.key, now?.next_seq ?? known.next_seq);
+    } catch {
+      // The delete's own failure is the one to report; the ledger then reads as deleted and
+      // checks the session no more.
+    }
+  }
+
   /** Passes palimpsest's own errors through and wraps anything else (driver, hook) in one. */
   #storageError(action: string, error: unknown): Error {
     return asStorageError(action, this.location, error);
@@ -489,5 +528,12 @@ export class SqliteStore implements SessionStore {
 
   #assertOpen(): void {
     assertOpen(this.#closed, this.location);
+  }
+
+  #assertWritable(): void {
+    this.#assertOpen();
+    if (this.#readOnly) {
+      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+    }
   }
 }

@@ -77,6 +77,7 @@ describe('a new database', () => {
         { name: 'data', type: 'TEXT', not_null: 1, pk: 0 },
         { name: 'source_event_seqs', type: 'TEXT', not_null: 0, pk: 0 },
         { name: 'surface_op', type: 'TEXT', not_null: 0, pk: 0 },
+        { name: 'crc', type: 'INTEGER', not_null: 1, pk: 0 },
       ]);
       const references = db
         .prepare(
@@ -317,9 +318,9 @@ describe('bump-and-reject: a database of another version or application', () => 
     await withRaw(file, writeSchema1);
     const error = await refusal(file);
     expect(error).toBeInstanceOf(FormatVersionError);
-    expect(error).toMatchObject({ direction: 'older', found: 1, supported: 2, file });
+    expect(error).toMatchObject({ direction: 'older', found: 1, supported: SCHEMA_VERSION, file });
     expect((error as Error).message).toBe(
-      `${file} was written with schema version 1; this log is older than any supported format (2)`,
+      `${file} was written with schema version 1; this log is older than any supported format (${SCHEMA_VERSION})`,
     );
   });
 

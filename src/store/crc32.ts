@@ -5,7 +5,8 @@
  */
 import * as zlib from 'node:zlib';
 
-const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array | string, value?: number) => number })
+  .crc32;
 
 const TABLES = buildTables();
 
@@ -34,6 +35,15 @@ function buildTables(): Uint32Array[] {
 export function crc32(bytes: Uint8Array, previous = 0): number {
   if (nativeCrc32 !== undefined) return nativeCrc32(bytes, previous);
   return crc32Js(bytes, previous);
+}
+
+/**
+ * Continues a CRC-32 over the UTF-8 encoding of `text` (zlib encodes a string natively, without
+ * a Buffer per call). The text must be well-formed: a lone surrogate has no UTF-8 form.
+ */
+export function crc32Text(text: string, previous = 0): number {
+  if (nativeCrc32 !== undefined) return nativeCrc32(text, previous);
+  return crc32Js(Buffer.from(text, 'utf8'), previous);
 }
 
 /** The table-driven fallback (exported for tests that compare it with the native one). */

@@ -1,0 +1,86 @@
+/**
+ * The statements of the SQLite store, prepared once per connection, and the SQL functions they
+ * call.
+ */
+import { dataChecksum } from './rows.js';
+import type { SqliteDatabase, SqliteStatement } from './schema.js';
+
+/** The statements, by use. */
+export interface Statements {
+  readonly insertSession: SqliteStatement;
+  readonly nextSeq: SqliteStatement;
+  readonly typeCode: SqliteStatement;
+  readonly insertType: SqliteStatement;
+  readonly types: SqliteStatement;
+  readonly insertEvent: SqliteStatement;
+  readonly advance: SqliteStatement;
+  readonly session: SqliteStatement;
+  readonly events: SqliteStatement;
+  readonly eventsEliding: SqliteStatement;
+  readonly eventData: SqliteStatement;
+  readonly keys: SqliteStatement;
+  readonly firstPage: SqliteStatement;
+  readonly pageAfter: SqliteStatement;
+  readonly lockRow: SqliteStatement;
+  readonly putLock: SqliteStatement;
+  readonly dropLock: SqliteStatement;
+  readonly deleteEvents: SqliteStatement;
+  readonly deleteSession: SqliteStatement;
+  readonly deleteLock: SqliteStatement;
+}
+
+/** SQL function ordering ids by UTF-16 code units, as JavaScript (and `list` cursors) do. */
+const ID_ORDER = 'palimpsest_id_order';
+/** SQL function giving the CRC-32 of a value a load leaves out, to check its row. */
+const DATA_CRC = 'palimpsest_data_crc';
+/** Registers the SQL functions and prepares every statement on `db`. */
+export function prepareStatements(db: SqliteDatabase): Statements {
+  db.function(ID_ORDER, { deterministic: true }, (id) =>
+    Buffer.from(String(id), 'utf16le').swap16(),
+  );
+  db.function(DATA_CRC, { deterministic: true }, (data) => dataChecksum(String(data)));
+  const summary = 'SELECT key, id, header, created_at, next_seq, updated_at, crc FROM sessions';
+  const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
+  return {
+    insertSession: db.prepare(
+      'INSERT INTO sessions (id, created_at, header, next_seq, updated_at, crc) VALUES (?, ?, ?, 0, ?, ?) RETURNING key',
+    ),
+    nextSeq: db.prepare('SELECT key, next_seq FROM sessions WHERE id = ?'),
+    typeCode: db.prepare('SELECT code FROM event_types WHERE type = ?'),
+    insertType: db.prepare('INSERT INTO event_types (type) VALUES (?) RETURNING code'),
+    types: db.prepare('SELECT code, type FROM event_types'),
+    insertEvent: db.prepare(
+      'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    advance: db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ? WHERE key = ?'),
+    session: db.prepare(`${summary} WHERE id = ?`),
+    events: db.prepare(
+      'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? ORDER BY seq',
+    ),
+    // The data of a chunk without sources is left out: its length is read from the record
+    // header (octet_length does not load the value), and its checksum is computed where the
+    // bytes are, so the row is still checked but never decoded into an event or parsed.
+    eventsEliding: db.prepare(
+      `SELECT seq, type, time,
+         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN NULL ELSE data END AS data,
+         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes,
+         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN ${DATA_CRC}(data) END AS data_crc,
+         source_event_seqs, surface_op, crc
+       FROM events WHERE session_id = @key ORDER BY seq`,
+    ),
+    eventData: db.prepare(
+      'SELECT seq, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
+    ),
+    keys: db.prepare('SELECT key FROM sessions'),
+    firstPage: db.prepare(`${summary} ${order}`),
+    pageAfter: db.prepare(
+      `${summary} WHERE created_at < @createdAt OR (created_at = @createdAt AND ${ID_ORDER}(id) > ${ID_ORDER}(@id)) ${order}`,
+    ),
+    lockRow: db.prepare('SELECT owner FROM locks WHERE session_id = ?'),
+    putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
+    dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),
+    deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
+    deleteLock: db.prepare('DELETE FROM locks WHERE session_id = ?'),
+  };
+}
