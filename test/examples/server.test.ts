@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspectSession, openStore, type SessionStore } from 'palimpsest/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentServer, startAgentServer } from '../../examples/server.js';
 import { checkInvariants } from '../../src/core/index.js';
-import { inspectSession, openStore, type SessionStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'palimpsest-server-'));

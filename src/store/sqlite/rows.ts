@@ -78,6 +78,23 @@ export function eventChecksum(
   );
 }
 
+/**
+ * {@link eventChecksum} of a row whose `data` is at hand, in one CRC call over the data and the
+ * line together (a CRC continued over a second text equals the CRC of the two joined): the
+ * append path and a full load take this one, which costs one native call per row, not two.
+ */
+export function rowChecksum(
+  key: number,
+  seq: number,
+  type: string,
+  time: number,
+  data: string,
+  sources: string | null,
+  surfaceOp: string | null,
+): number {
+  return crc32Text(`${data}\n${key} ${seq} ${type} ${time} ${sources ?? '-'} ${surfaceOp ?? '-'}`);
+}
+
 /** The checksum of a session row: the CRC-32 of `<id>\n<created_at>\n<header>`. */
 export function sessionChecksum(id: string, createdAt: number, header: string): number {
   return crc32Text(`${id}\n${createdAt}\n${header}`);
@@ -206,21 +223,31 @@ export function restoreUnfinished(
 /** Throws unless the row matches its checksum (a body left out counts by its `data_crc`). */
 function checkRow(context: RowContext, row: EventRow): void {
   const type = context.typeName(row.type);
-  const dataCrc = row.data === null ? row.data_crc : crc32Text(row.data);
-  if (
-    type === undefined ||
-    dataCrc === null ||
-    dataCrc === undefined ||
-    eventChecksum(
-      context.key,
-      row.seq,
-      type,
-      row.time,
-      dataCrc,
-      row.source_event_seqs,
-      row.surface_op,
-    ) !== row.crc
-  ) {
+  const crc =
+    type === undefined
+      ? undefined
+      : row.data !== null
+        ? rowChecksum(
+            context.key,
+            row.seq,
+            type,
+            row.time,
+            row.data,
+            row.source_event_seqs,
+            row.surface_op,
+          )
+        : row.data_crc === null || row.data_crc === undefined
+          ? undefined
+          : eventChecksum(
+              context.key,
+              row.seq,
+              type,
+              row.time,
+              row.data_crc,
+              row.source_event_seqs,
+              row.surface_op,
+            );
+  if (crc === undefined || crc !== row.crc) {
     throw corruptRow(
       context.file,
       row.seq,

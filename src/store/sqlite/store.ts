@@ -46,13 +46,12 @@ import {
 } from './open.js';
 import {
   type DataRow,
-  dataChecksum,
   decodeEventRows,
   decodeHeaderRow,
   type EventRow,
-  eventChecksum,
   type RowContext,
   restoreUnfinished,
+  rowChecksum,
   type SessionRow,
   sessionChecksum,
 } from './rows.js';
@@ -381,15 +380,7 @@ export class SqliteStore implements SessionStore {
       const sources =
         event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs);
       const surfaceOp = event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp);
-      const crc = eventChecksum(
-        key,
-        event.seq,
-        event.type,
-        event.time,
-        dataChecksum(data),
-        sources,
-        surfaceOp,
-      );
+      const crc = rowChecksum(key, event.seq, event.type, event.time, data, sources, surfaceOp);
       insert.run(key, event.seq, type, event.time, data, sources, surfaceOp, crc);
     }
     this.#sql.advance.run(expected + events.length, Date.now(), key);
