@@ -2,7 +2,7 @@
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
 import type { SessionEvent, SessionHeader } from '../core/index.js';
-import type { CorruptLogError, FormatVersionError, LockOwner } from './errors.js';
+import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
 
 /**
  * A session as stored. The events are fresh objects the caller owns, built as `JSON.parse`
@@ -76,7 +76,7 @@ export interface DamagedSession {
   /** The session's id, when the store can tell it (a file named by a hashed id cannot). */
   readonly id?: string;
   /** Why it cannot be read: what a load of it rejects with. */
-  readonly error: CorruptLogError | FormatVersionError;
+  readonly error: CorruptLogError | FormatVersionError | UnsafeFileError;
 }
 
 /**

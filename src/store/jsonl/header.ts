@@ -4,7 +4,12 @@
  */
 import { PalimpsestError, type SessionHeader } from '../../core/index.js';
 import type { DamagedSession, SessionSummary } from '../contract.js';
-import { CorruptLogError, FormatVersionError, LimitExceededError } from '../errors.js';
+import {
+  CorruptLogError,
+  FormatVersionError,
+  LimitExceededError,
+  UnsafeFileError,
+} from '../errors.js';
 import { decodeStoredHeader } from '../store-rules.js';
 import { commitBefore } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
@@ -65,18 +70,20 @@ export async function summarize(
   name: string,
   maxLineBytes: number,
 ): Promise<SessionSummary | { readonly damaged: DamagedSession } | undefined> {
+  const encoded = name.slice(0, -LOG_SUFFIX.length);
+  const id = decodeSessionId(encoded);
+  const damaged = (error: DamagedSession['error']) => ({
+    damaged: id === undefined ? { error } : { id, error },
+  });
   let handle: FsFileHandle;
   try {
     handle = await fs.open(file, 'r');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
+    // A FIFO, device or link where the log belongs: listed, never opened.
+    if (UnsafeFileError.isInstance(error)) return damaged(error);
     throw error;
   }
-  const encoded = name.slice(0, -LOG_SUFFIX.length);
-  const id = decodeSessionId(encoded);
-  const damaged = (error: CorruptLogError | FormatVersionError) => ({
-    damaged: id === undefined ? { error } : { id, error },
-  });
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return undefined;

@@ -51,13 +51,17 @@ function refusal(result: PromiseSettledResult<unknown>): unknown {
 }
 
 describe('hostile files in a JSONL store', () => {
-  it('a FIFO named like a session log is refused at once by load, openSession and list', async () => {
+  it('a FIFO named like a session log is refused at once by load and openSession, and listed as damaged', async () => {
     execFileSync('mkfifo', [logOf('fifo')]);
-    const attempts: Promise<unknown>[] = [
-      store.load('fifo'),
-      openSession(store, 'fifo'),
-      store.list(),
-    ];
+    await seeded('fine');
+    const listed = await promptly(store.list());
+    expect(listed.status).toBe('fulfilled');
+    const page = (listed as PromiseFulfilledResult<Awaited<ReturnType<typeof store.list>>>).value;
+    expect(page.sessions.map((summary) => summary.header.id)).toEqual(['fine']);
+    expect(page.damaged?.map((entry) => [entry.id, entry.error.code])).toEqual([
+      ['fifo', 'UNSAFE_FILE'],
+    ]);
+    const attempts: Promise<unknown>[] = [store.load('fifo'), openSession(store, 'fifo')];
     for (const attempt of attempts) {
       const error = refusal(await promptly(attempt));
       expect(UnsafeFileError.isInstance(error), String(error)).toBe(true);
