@@ -66,7 +66,7 @@ export async function resolveModel(
   if (provider === 'openai' && baseURL !== undefined && baseURL !== '') {
     // OpenAI's own client speaks its Responses API, which chat-completions servers answer 404.
     throw new CliError(
-      `--model ${spec} talks to OpenAI itself, but OPENAI_BASE_URL is set (${baseURL}); for that server use --model openai-compatible:${spec.slice(colon + 1) || 'NAME'}, or unset OPENAI_BASE_URL`,
+      `--model ${spec} talks to OpenAI itself, but OPENAI_BASE_URL is set (${baseURL}); for that server use --model openai-compatible:${colon === -1 ? 'NAME' : spec.slice(colon + 1) || 'NAME'}, or unset OPENAI_BASE_URL`,
       EXIT.usage,
     );
   }
