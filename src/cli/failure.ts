@@ -43,7 +43,7 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'CORRUPT_LOG':
         return {
           code: EXIT.corrupt,
-          message: `${error.message} (the log is damaged before its last batch; nothing was changed — restore it from a backup, or palimpsest fork the intact prefix)`,
+          message: `${error.message} (the log is damaged before its last batch; nothing was changed — restore it from a backup, or run palimpsest salvage on the session: it copies the acknowledged events before the damage into a new session, and log --salvage or show --salvage read them)`,
         };
       case 'UNSAFE_FILE':
         return { code: EXIT.corrupt, message: error.message };

@@ -17,7 +17,13 @@ import {
   verifyCommand,
   whyCommand,
 } from './commands/inspect.js';
-import { compactCommand, forkCommand, pruneCommand, repairCommand } from './commands/modify.js';
+import {
+  compactCommand,
+  forkCommand,
+  pruneCommand,
+  repairCommand,
+  salvageCommand,
+} from './commands/modify.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
@@ -122,8 +128,11 @@ function program(): Command {
       '--full',
       'print long messages whole (by default each is cut after 40 lines of 400 characters)',
     )
+    .option('--salvage', 'of a damaged session, show the acknowledged events before the damage')
     .action(
-      run((context, id: string, options: { full?: boolean }) => showCommand(context, id, options)),
+      run((context, id: string, options: { full?: boolean; salvage?: boolean }) =>
+        showCommand(context, id, options),
+      ),
     );
   root
     .command('surface')
@@ -140,9 +149,14 @@ function program(): Command {
     .option('--type <type>', 'only this type (tool/call) or area (tool)')
     .option('--from <seq>', 'from this event')
     .option('--to <seq>', 'up to this event')
+    .option('--salvage', 'of a damaged session, print the acknowledged events before the damage')
     .action(
-      run((context, id: string, options: { type?: string; from?: string; to?: string }) =>
-        logCommand(context, id, options),
+      run(
+        (
+          context,
+          id: string,
+          options: { type?: string; from?: string; to?: string; salvage?: boolean },
+        ) => logCommand(context, id, options),
       ),
     );
   root
@@ -178,6 +192,16 @@ function program(): Command {
       run((context, id: string, options: { at?: string; id?: string }) =>
         forkCommand(context, id, options),
       ),
+    );
+  root
+    .command('salvage')
+    .description(
+      'copy the intact prefix of a damaged session (the acknowledged events before the damage) into a new session; the damaged one is left as it is',
+    )
+    .argument('<id>')
+    .option('--id <new-id>', 'the new session’s id (a random one by default)')
+    .action(
+      run((context, id: string, options: { id?: string }) => salvageCommand(context, id, options)),
     );
   root
     .command('compact')

@@ -19,6 +19,12 @@ export interface LoadedSession {
    * store that commits each batch atomically (a database).
    */
   readonly tornTail?: TornTail;
+  /**
+   * Present only for a load with `salvage`, when the log is damaged: the error a plain load
+   * rejects with. `events` then holds the acknowledged events before the damage (the intact
+   * prefix, every one checked as a plain load checks it), and nothing after it.
+   */
+  readonly damage?: CorruptLogError;
 }
 
 /**
@@ -104,6 +110,13 @@ export interface LoadOptions {
    * accepted only as a session's seed (see `docs/format.md`, "Elided chunks"). Default `false`.
    */
   readonly elideFinishedChunks?: boolean;
+  /**
+   * Read a damaged log's intact prefix instead of rejecting: damage after the header that a plain
+   * load reports as a `CorruptLogError` ends `events` there and is returned in `damage`. Damage
+   * that leaves nothing to read (a damaged header, a session the database lost) still rejects.
+   * Chunks are returned in full. Default `false`.
+   */
+  readonly salvage?: boolean;
 }
 
 /** Options of {@link SessionStore.append}. */

@@ -52,3 +52,4 @@ export {
   type StoreUrl,
 } from './open-store.js';
 export { DEFAULT_WINDOW_MS, type Durability, Recorder, type RecorderStats } from './recorder.js';
+export { type SalvageOptions, type SalvageResult, salvageSession } from './salvage.js';

@@ -32,6 +32,7 @@ import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../co
 import { describeDamagedListing } from './damage.js';
 import { rejection } from './helpers.js';
 import { describeIdRules } from './ids.js';
+import { describeSalvage } from './salvage.js';
 
 /** A store under test and the means to restart it. */
 export interface StoreFixture {
@@ -47,6 +48,8 @@ export interface StoreFixture {
   plantVersion?(id: string, version: number): Promise<void>;
   /** Damages a stored session's header in place so that it no longer parses as one. */
   plantDamagedHeader?(id: string): Promise<void>;
+  /** Damages one stored event in place so that a load detects it (not the last batch). */
+  plantDamagedEvent?(id: string, seq: number): Promise<void>;
   /** A fingerprint of the stored bytes of a session, to show a refusal changed nothing. */
   fingerprint?(id: string): Promise<string>;
 }
@@ -178,6 +181,11 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
     describeDamagedListing(
       () => store,
       () => fixture.plantDamagedHeader?.bind(fixture),
+    );
+    describeSalvage(
+      () => store,
+      () => fixture.plantDamagedEvent?.bind(fixture),
+      () => fixture.fingerprint?.bind(fixture),
     );
 
     describe('create, append and load', () => {

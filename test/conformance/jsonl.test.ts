@@ -24,6 +24,18 @@ runStoreContract('jsonl', async () => {
       const file = join(dir, `${id}.jsonl`);
       writeFileSync(file, readFileSync(file, 'utf8').replace('"id":', '"iX":'));
     },
+    plantDamagedEvent: async (id, seq) => {
+      // Another last digit of the event's time: still JSON, not what the batch's checksum covered.
+      const file = join(dir, `${id}.jsonl`);
+      const text = readFileSync(file, 'utf8');
+      const line = new RegExp(`^\\{"seq":${seq},"time":\\d+`, 'm');
+      const damaged = text.replace(
+        line,
+        (found) => found.slice(0, -1) + (found.endsWith('0') ? '1' : '0'),
+      );
+      if (damaged === text) throw new Error(`no line of seq ${seq} to damage`);
+      writeFileSync(file, damaged);
+    },
     fingerprint: async (id) =>
       createHash('sha256')
         .update(readFileSync(join(dir, `${id}.jsonl`)))

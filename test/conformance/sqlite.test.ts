@@ -31,6 +31,13 @@ runStoreContract('sqlite', async () => {
       withRaw(file, (db) => {
         statement(db, "UPDATE sessions SET header = '{' WHERE id = ?").run(id);
       }),
+    plantDamagedEvent: (id, seq) =>
+      withRaw(file, (db) => {
+        statement(
+          db,
+          'UPDATE events SET time = time + 1 WHERE seq = ? AND session_id = (SELECT key FROM sessions WHERE id = ?)',
+        ).run(seq, id);
+      }),
     fingerprint: (id) =>
       withRaw(file, (db) =>
         JSON.stringify([

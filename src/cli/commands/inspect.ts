@@ -131,8 +131,10 @@ async function load(context: CliContext, id: string): Promise<Session> {
  * open is not closed in memory here, it is pointed out (on stderr) with the command that closes
  * it.
  */
-async function loadStored(context: CliContext, id: string): Promise<Session> {
-  const session = await context.withReader((store) => inspectSession(store, id, { repair: false }));
+async function loadStored(context: CliContext, id: string, salvage = false): Promise<Session> {
+  const session = salvage
+    ? await loadSalvaged(context, id)
+    : await context.withReader((store) => inspectSession(store, id, { repair: false }));
   const closers = planRepair(session.events).length;
   if (closers > 0) {
     context.terminal.note(
@@ -143,6 +145,31 @@ async function loadStored(context: CliContext, id: string): Promise<Session> {
     );
   }
   return session;
+}
+
+/**
+ * The intact prefix of a damaged session (all of an intact one), with a note on stderr that says
+ * where the damage is and how to go on from the prefix.
+ */
+async function loadSalvaged(context: CliContext, id: string): Promise<Session> {
+  const loaded = await context.withReader((store) => store.load(id, { salvage: true }));
+  const { damage } = loaded;
+  if (damage !== undefined && loaded.events.length === 0) {
+    throw new CliError(
+      `${safeLine(damage.message, 300)}: no event before the damage is intact, so there is nothing to show (restore the session from a backup)`,
+      EXIT.corrupt,
+    );
+  }
+  if (damage !== undefined) {
+    const name = safeLine(id, 80);
+    context.terminal.note(
+      context.terminal.style(
+        'yellow',
+        `${safeLine(damage.message, 300)}: shown are the ${loaded.events.length} acknowledged event(s) before the damage; palimpsest salvage ${name} copies them into a new session`,
+      ),
+    );
+  }
+  return Session.create({ header: loaded.header, seed: loaded.events, seedMode: 'parsed' });
 }
 
 /** Tokens the provider reported, in and out, over every call; `-` when none reported any. */
@@ -156,9 +183,9 @@ function usedText(usage: UsageTotals): string {
 export async function showCommand(
   context: CliContext,
   id: string,
-  options: { full?: boolean } = {},
+  options: { full?: boolean; salvage?: boolean } = {},
 ): Promise<void> {
-  const session = await loadStored(context, id);
+  const session = await loadStored(context, id, options.salvage === true);
   const transcript = session.transcript();
   if (context.json) {
     return context.terminal.json(
@@ -223,9 +250,9 @@ export async function surfaceCommand(
 export async function logCommand(
   context: CliContext,
   id: string,
-  options: { type?: string; from?: string; to?: string },
+  options: { type?: string; from?: string; to?: string; salvage?: boolean },
 ): Promise<void> {
-  const session = await loadStored(context, id);
+  const session = await loadStored(context, id, options.salvage === true);
   const from = parseCount('--from', options.from) ?? 0;
   const to = parseCount('--to', options.to) ?? session.seq - 1;
   if (options.type !== undefined) checkTypeFilter(session, options.type);

@@ -5,10 +5,11 @@
 import { type CompactionResult, compact } from '../../compaction/compact.js';
 import { pruneToolResults } from '../../compaction/prune.js';
 import { forkSession } from '../../core/index.js';
-import { inspectSession, openSession } from '../../store/index.js';
+import { inspectSession, openSession, salvageSession } from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';
-import { EXIT } from '../failure.js';
+import { CliError, EXIT } from '../failure.js';
 import { announce, resolveModel } from '../model.js';
+import { safeLine } from '../terminal.js';
 
 /** `palimpsest repair ID` */
 export async function repairCommand(context: CliContext, id: string): Promise<void> {
@@ -50,6 +51,51 @@ export async function forkCommand(
   context.terminal.line(
     `forked '${id}' at #${child.seq - 1} into '${child.id}' (${child.seq} events)`,
   );
+}
+
+/** `palimpsest salvage ID [--id NEW]` */
+export async function salvageCommand(
+  context: CliContext,
+  id: string,
+  options: { id?: string },
+): Promise<number> {
+  const result = await context.withStore((store) =>
+    salvageSession(store, id, options.id === undefined ? {} : { id: options.id }),
+  );
+  if (result.kind === 'intact') {
+    if (context.json) context.terminal.json({ id, kind: result.kind, events: result.events });
+    else
+      context.terminal.note(
+        `session '${safeLine(id, 80)}' is not damaged (${result.events} events): nothing to salvage, nothing was created (palimpsest fork copies a session)`,
+      );
+    return EXIT.unchanged;
+  }
+  if (result.kind === 'nothing-intact') {
+    throw new CliError(
+      `nothing of session '${safeLine(id, 80)}' is intact: ${safeLine(result.damage.message, 300)}; no event before the damage can be verified, so nothing was created (restore the session from a backup)`,
+      EXIT.corrupt,
+    );
+  }
+  const { damage } = result;
+  if (context.json) {
+    context.terminal.json({
+      id: result.id,
+      parent: id,
+      kind: result.kind,
+      events: result.events,
+      repairedEvents: result.repairedEvents,
+      damage: { code: damage.code, message: damage.message },
+    });
+    return EXIT.ok;
+  }
+  const closing =
+    result.repairedEvents === 0
+      ? ''
+      : `, and closed its interrupted turn with ${result.repairedEvents} event(s)`;
+  context.terminal.line(
+    `salvaged ${result.events} acknowledged event(s) of '${safeLine(id, 80)}' into '${safeLine(result.id, 80)}'${closing}; '${safeLine(id, 80)}' is unchanged (${safeLine(damage.reason, 200)})`,
+  );
+  return EXIT.ok;
 }
 
 /** `palimpsest compact ID` */

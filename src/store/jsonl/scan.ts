@@ -40,6 +40,8 @@ export interface ScanResult {
   /** Bytes scanned (the file size as read). */
   readonly size: number;
   readonly tornTail?: TornTail;
+  /** With `salvage`: the damage that ended `events` (see `LoadOptions.salvage`). */
+  readonly damage?: CorruptLogError;
 }
 
 /** Options of {@link scanLog}. */
@@ -53,6 +55,8 @@ export interface ScanOptions {
   readonly chunkBytes?: number;
   /** Return finished `assistant/chunk` events as stubs, without parsing their bodies. */
   readonly elideFinishedChunks?: boolean;
+  /** Stop at damage after the header and return the committed events before it. */
+  readonly salvage?: boolean;
 }
 
 /**
@@ -72,30 +76,36 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   const headerEnd = first.offset + first.bytes.length + 1;
 
   const events: SessionEvent[] = [];
+  const salvage = options.salvage === true;
   const scanner = new BatchScanner(handle, {
     maxLineBytes,
     chunkBytes,
     start: headerEnd,
     lineNumber: 2,
     events,
-    elide: options.elideFinishedChunks === true,
+    // A salvaged prefix comes back whole: stubs would need the rest of the log to be restored.
+    elide: options.elideFinishedChunks === true && !salvage,
   });
   const stop = await scanner.run();
   let end: LineScanEnd = stop;
   const checkedFrom = events.length;
   if (stop.doubt !== undefined) {
-    end = await scanLines(
-      handle,
-      {
-        file,
-        maxLineBytes,
-        offset: stop.doubt.offset,
-        lineNumber: stop.doubt.lineNumber,
-        committedEnd: stop.committedEnd,
-        chunkBytes,
-      },
-      events,
-    );
+    const start = {
+      file,
+      maxLineBytes,
+      offset: stop.doubt.offset,
+      lineNumber: stop.doubt.lineNumber,
+      committedEnd: stop.committedEnd,
+      chunkBytes,
+    };
+    try {
+      end = await scanLines(handle, start, events);
+    } catch (error) {
+      // The line reader adds a batch's events only once its marker matched, so what `events`
+      // holds when it gives up is exactly the acknowledged prefix before the damaged batch.
+      if (!salvage || !CorruptLogError.isInstance(error)) throw error;
+      return { header, events, committedEnd: start.committedEnd, size: end.size, damage: error };
+    }
   }
   if (scanner.stubs.length > 0) {
     // Messages the line reader accepted may cite stubs too.

@@ -239,10 +239,14 @@ export class JsonlStore implements SessionStore {
           expectedId: id,
           maxLineBytes: this.#options.maxLineBytes,
           elideFinishedChunks: options.elideFinishedChunks === true,
+          salvage: options.salvage === true,
         });
-        return scan.tornTail === undefined
-          ? { header: scan.header, events: scan.events }
-          : { header: scan.header, events: scan.events, tornTail: scan.tornTail };
+        return {
+          header: scan.header,
+          events: scan.events,
+          ...(scan.tornTail === undefined ? {} : { tornTail: scan.tornTail }),
+          ...(scan.damage === undefined ? {} : { damage: scan.damage }),
+        };
       } finally {
         await handle.close();
       }

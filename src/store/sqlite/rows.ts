@@ -144,10 +144,30 @@ export function decodeEventRows(
   context: RowContext,
   rows: readonly EventRow[],
   recordedLength: number,
-): { events: SessionEvent[]; elided: number[] } {
-  const { file, id } = context;
+  salvage = false,
+): { events: SessionEvent[]; elided: number[]; damage?: CorruptLogError } {
   const events: SessionEvent[] = [];
   const elided: number[] = [];
+  try {
+    decodeInto(context, rows, recordedLength, events, elided);
+  } catch (error) {
+    // Rows are checked in seq order: everything before the row an error names is intact (a row
+    // is pushed before its checksum is compared, so the named row itself is cut off).
+    if (!salvage || !CorruptLogError.isInstance(error)) throw error;
+    const intact = events.slice(0, Math.min(events.length, error.row ?? events.length));
+    return { events: intact, elided: elided.filter((seq) => seq < intact.length), damage: error };
+  }
+  return { events, elided };
+}
+
+function decodeInto(
+  context: RowContext,
+  rows: readonly EventRow[],
+  recordedLength: number,
+  events: SessionEvent[],
+  elided: number[],
+): void {
+  const { file, id } = context;
   for (const row of rows) {
     const expected = events.length;
     if (row.seq !== expected) {
@@ -184,7 +204,6 @@ export function decodeEventRows(
       `session '${id}' records ${recordedLength} events but the rows end at seq ${events.length}`,
     );
   }
-  return { events, elided };
 }
 
 /**

@@ -26,6 +26,7 @@ export interface SqliteStatement {
   run(...params: readonly unknown[]): { readonly changes: number };
   get(...params: readonly unknown[]): unknown;
   all(...params: readonly unknown[]): unknown[];
+  iterate(...params: readonly unknown[]): IterableIterator<unknown>;
 }
 
 /** A function wrapped in a transaction, as better-sqlite3's `Database#transaction` returns it. */

@@ -35,7 +35,7 @@ import {
   checkTornTail,
   encodeCursor,
 } from '../store-rules.js';
-import { Ledger } from './ledger.js';
+import { Ledger, type LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
   closeQuietly,
@@ -64,6 +64,11 @@ interface SessionPosition {
   readonly next_seq: number;
 }
 
+/** Where a salvaging load leaves its result, for when the transaction's end fails after it. */
+interface SalvageSlot {
+  result?: LoadedSession;
+}
+
 /** The type whose finished events a load may elide. */
 const CHUNK_TYPE = 'assistant/chunk';
 const noFailpoint = (): void => {};
@@ -85,7 +90,7 @@ export class SqliteStore implements SessionStore {
   /** Which sessions exist and how long each is, kept apart from the database (`ledger.ts`). */
   readonly #ledger: Ledger | undefined;
   readonly #readOnly: boolean;
-  readonly #load: SqliteTransaction<[string, boolean], LoadedSession>;
+  readonly #load: SqliteTransaction<[string, boolean, SalvageSlot | undefined], LoadedSession>;
   /**
    * Event type codes of `event_types`, both ways. Rows of that table are never changed or
    * deleted, so an entry read from a committed row stays true; entries are added only after the
@@ -115,7 +120,9 @@ export class SqliteStore implements SessionStore {
     this.#append = db.transaction((id: string, events: readonly SessionEvent[], expected: number) =>
       this.#appendInTransaction(id, events, expected),
     );
-    this.#load = db.transaction((id: string, elide: boolean) => this.#loadInTransaction(id, elide));
+    this.#load = db.transaction((id: string, elide: boolean, salvage?: SalvageSlot) =>
+      this.#loadInTransaction(id, elide, salvage),
+    );
     this.#learnTypes();
     this.#ledger = Ledger.open(file, !readOnly);
     if (!readOnly && this.#ledger?.isEmpty() === true) this.#recordBaseline();
@@ -183,7 +190,8 @@ export class SqliteStore implements SessionStore {
     this.#assertOpen();
     checkSessionId(id);
     try {
-      return this.#load(id, options.elideFinishedChunks === true);
+      if (options.salvage === true) return this.#salvage(id);
+      return this.#load(id, options.elideFinishedChunks === true, undefined);
     } catch (error) {
       throw this.#loadError(`load session '${id}'`, error);
     }
@@ -417,7 +425,23 @@ export class SqliteStore implements SessionStore {
     }
   }
 
-  #loadInTransaction(id: string, elide: boolean): LoadedSession {
+  /**
+   * A salvaging load. Once SQLite has reported a damaged page, the read transaction's COMMIT
+   * reports it again (the transaction is over all the same), so a result that already holds that
+   * damage is taken from the slot instead of being lost to the second report.
+   */
+  #salvage(id: string): LoadedSession {
+    const slot: SalvageSlot = {};
+    try {
+      return this.#load(id, false, slot);
+    } catch (error) {
+      if (slot.result?.damage !== undefined && driverCode(error)?.startsWith('SQLITE_CORRUPT'))
+        return slot.result;
+      throw error;
+    }
+  }
+
+  #loadInTransaction(id: string, elide: boolean, salvage: SalvageSlot | undefined): LoadedSession {
     // Read before the first query starts the transaction's snapshot (see ledger-checks.ts).
     const before = this.#ledger?.snapshot();
     const row = this.#sql.session.get(id) as SessionRow | undefined;
@@ -428,17 +452,21 @@ export class SqliteStore implements SessionStore {
     }
     const header = decodeHeaderRow(this.#file, row);
     const chunk = this.#typeCodes.get(CHUNK_TYPE);
-    const rows = (
-      elide && chunk !== undefined
-        ? this.#sql.eventsEliding.all({ key: row.key, chunk })
-        : this.#sql.events.all(row.key)
-    ) as EventRow[];
     const context: RowContext = {
       file: this.#file,
       id,
       key: row.key,
       typeName: this.#typeNameOf,
     };
+    if (salvage !== undefined) {
+      salvage.result = this.#salvageRows(context, header, row, before?.get(row.key));
+      return salvage.result;
+    }
+    const rows = (
+      elide && chunk !== undefined
+        ? this.#sql.eventsEliding.all({ key: row.key, chunk })
+        : this.#sql.events.all(row.key)
+    ) as EventRow[];
     const { events, elided } = decodeEventRows(context, rows, row.next_seq);
     const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
     if (short !== undefined && !this.#deletedNow(row.key)) throw short;
@@ -452,6 +480,35 @@ export class SqliteStore implements SessionStore {
       );
     }
     return { header, events };
+  }
+
+  /**
+   * A salvaging load's rows: read one at a time, so that the rows before a page SQLite finds
+   * damaged are still returned, and checked as a plain load checks them, up to the first damage.
+   */
+  #salvageRows(
+    context: RowContext,
+    header: SessionHeader,
+    row: SessionRow,
+    recorded: LedgerEntry | undefined,
+  ): LoadedSession {
+    const rows: EventRow[] = [];
+    let unreadable: CorruptLogError | undefined;
+    try {
+      for (const event of this.#sql.events.iterate(row.key)) rows.push(event as EventRow);
+    } catch (error) {
+      const failure = this.#loadError(`load session '${context.id}'`, error);
+      if (!CorruptLogError.isInstance(failure)) throw failure;
+      unreadable = failure;
+    }
+    const decoded = decodeEventRows(context, rows, unreadable ? rows.length : row.next_seq, true);
+    const short = this.#deletedNow(row.key)
+      ? undefined
+      : checkAgainstLedger(this.#file, row, recorded);
+    const damage = decoded.damage ?? unreadable ?? short;
+    return damage === undefined
+      ? { header, events: decoded.events }
+      : { header, events: decoded.events, damage };
   }
 
   /**
