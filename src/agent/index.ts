@@ -39,6 +39,11 @@ export type {
   ToolParameters,
 } from './schema.js';
 export {
+  type TurnStreamEvent,
+  type TurnStreamEventType,
+  turnStreamEvent,
+} from './stream-events.js';
+export {
   defineTool,
   TOOL_ERROR,
   type Tool,
@@ -50,6 +55,8 @@ export {
   toolContent,
 } from './tools.js';
 export { runTurn } from './turn.js';
+export type { TurnRecord, TurnToolCall, TurnToolResult } from './turn-record.js';
+export { streamTurn, type TurnStream } from './turn-stream.js';
 export {
   DEFAULT_TOOL_OUTPUT_CHARS,
   type RetryInfo,

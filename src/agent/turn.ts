@@ -44,6 +44,7 @@ import { AgentError } from './errors.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tools.js';
+import { readTurnRecord } from './turn-record.js';
 import {
   DEFAULT_TOOL_OUTPUT_CHARS,
   type RunTurnOptions,
@@ -186,6 +187,7 @@ class TurnRun {
       usage: this.usage,
       startSeq: start.seq,
       endSeq: end.seq,
+      ...readTurnRecord(this.session, start.seq, end.seq),
     };
   }
 

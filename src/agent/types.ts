@@ -15,6 +15,7 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+import type { TurnRecord } from './turn-record.js';
 
 /** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 40_000;
@@ -137,8 +138,13 @@ export interface RunTurnOptions extends TurnConfig {
   readonly signal?: AbortSignal;
 }
 
-/** What a turn did. */
-export interface TurnResult {
+/**
+ * What a turn did. `messages`, `toolCalls` and `toolResults` are read back from the log
+ * between `startSeq` and `endSeq` (see {@link TurnRecord}): the assistant and tool messages the
+ * turn added, as the model sees them (a long tool output as its excerpt); every call the model
+ * asked for; every result, whole.
+ */
+export interface TurnResult extends TurnRecord {
   readonly turn: number;
   readonly reason: TurnEndReason;
   /** Model calls made (steps opened). */
