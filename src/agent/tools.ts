@@ -5,7 +5,7 @@
  * The contract a tool implements (`Tool`) lives in the model layer, so compaction can offer
  * tools without depending on the agent.
  */
-import type { JsonValue, ToolResultContentBlock } from '../core/index.js';
+import type { JsonObject, JsonValue, ToolResultContentBlock } from '../core/index.js';
 import {
   errorDetails,
   errorRun,
@@ -61,6 +61,12 @@ export interface ToolSpec<P extends ToolParameters> {
    * `maxToolOutputChars`); longer output stays whole in the log, the model gets an excerpt.
    */
   readonly maxOutputChars?: number;
+  /**
+   * Whether a call needs approval before it runs: `true`, or a function of the call's JSON
+   * arguments (before validation). A call that needs it goes to the turn's `beforeToolCall`
+   * hook with `needsApproval: true`, and is denied (`TOOL_DENIED`) when the turn has no hook.
+   */
+  readonly needsApproval?: boolean | ((args: JsonObject) => boolean | Promise<boolean>);
   readonly execute: (
     args: InferArguments<P>,
     context: ToolContext,
@@ -101,6 +107,7 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
       `tool '${name}': expected maxOutputChars to be a positive integer, found ${String(limit)}`,
     );
   }
+  const approval = approvalOf(name, spec.needsApproval);
   const parameters = toJsonSchema(name, spec.parameters);
   const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
   const execute = spec.execute as (
@@ -111,10 +118,25 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
     name,
     ...(spec.description === undefined ? {} : { description: spec.description }),
     ...(spec.maxOutputChars === undefined ? {} : { maxOutputChars: spec.maxOutputChars }),
+    ...(approval === undefined ? {} : { needsApproval: approval }),
     parameters,
     run: (argumentsText: string, context: ToolContext) =>
       runTool(name, validator, execute, argumentsText, context),
   });
+}
+
+/** `needsApproval` as the function the loop calls; refuses anything but a boolean or a function. */
+export function approvalOf(
+  name: string,
+  value: unknown,
+): ((args: JsonObject) => boolean | Promise<boolean>) | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return () => true;
+  if (typeof value === 'function') return value as (args: JsonObject) => boolean | Promise<boolean>;
+  throw new AgentError(
+    'INVALID_TOOL',
+    `tool '${name}': expected needsApproval to be a boolean or a function, found ${typeof value}`,
+  );
 }
 
 /** Checks a tool list for a turn: tools made by defineTool, with unique names. */

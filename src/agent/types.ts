@@ -6,11 +6,15 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
+  JsonObject,
+  JsonValue,
   RequestRetryData,
   Session,
   SessionEvent,
   TokenUsage,
+  ToolError,
   ToolMessage,
+  ToolResultContentBlock,
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
@@ -68,6 +72,55 @@ export interface RetryInfo extends RequestRetryData {
   readonly event: SessionEvent<'request/retry'>;
 }
 
+/** A call about to run, passed to `beforeToolCall`. */
+export interface ToolCallRequest extends StepContext {
+  readonly callId: string;
+  readonly name: string;
+  /** The raw JSON arguments the model wrote. */
+  readonly arguments: string;
+  /** The arguments parsed as JSON, or `undefined` when they are not JSON (the tool refuses those). */
+  readonly input: JsonValue | undefined;
+  /**
+   * True when the tool asks for approval of this call (`defineTool({ needsApproval })`, an AI
+   * SDK tool's `needsApproval`). Without a `beforeToolCall` hook such a call is denied.
+   */
+  readonly needsApproval: boolean;
+}
+
+/**
+ * What `beforeToolCall` decides (returning nothing allows the call):
+ * - `allow`: run it as the model wrote it;
+ * - `deny`: do not run it; the model reads `reason` in a `TOOL_DENIED` error result;
+ * - `modify`: run it with these arguments instead (validated by the tool as usual).
+ */
+export type ToolCallDecision =
+  | { readonly action: 'allow' }
+  | { readonly action: 'deny'; readonly reason: string }
+  | { readonly action: 'modify'; readonly arguments: JsonObject };
+
+/** A call that ran, passed to `afterToolCall`. */
+export interface ToolCallOutcome extends StepContext {
+  readonly callId: string;
+  readonly name: string;
+  /** The raw JSON arguments the tool ran with. */
+  readonly arguments: string;
+  /** What the tool produced, as the model would read it. */
+  readonly content: readonly ToolResultContentBlock[];
+  /** Present when the call failed (`TOOL_FAILED`, `INVALID_ARGUMENTS`...). */
+  readonly error?: ToolError;
+  /** What the tool threw, when it threw. */
+  readonly thrown?: unknown;
+}
+
+/**
+ * What `afterToolCall` returns to replace a result (returning nothing keeps it): text or content
+ * blocks, and an error when the replacement is one. The tool's own result stays in the log.
+ */
+export interface ToolResultReplacement {
+  readonly content: string | readonly ToolResultContentBlock[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
 /** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
 export interface TurnHooks {
   /** Before each step opens: append context, or compact, here. */
@@ -86,6 +139,22 @@ export interface TurnHooks {
    * before the wait (synchronously).
    */
   readonly onRetry?: (retry: RetryInfo) => void;
+  /**
+   * Before each call of a known tool starts, in call order: allow it, deny it with a reason the
+   * model reads, or change its arguments. Recorded: `decision` on the `tool/call` (allow,
+   * modify), or a `TOOL_DENIED` `tool/result` with `decision` (deny), appended as it is decided.
+   */
+  readonly beforeToolCall?: (
+    call: ToolCallRequest,
+  ) => ToolCallDecision | undefined | Promise<ToolCallDecision | undefined>;
+  /**
+   * After each call that started has its result, in call order: return a replacement to change
+   * what the model reads. Recorded: the `tool/result` holds the replacement and keeps the tool's
+   * own result in `replaced`.
+   */
+  readonly afterToolCall?: (
+    outcome: ToolCallOutcome,
+  ) => ToolResultReplacement | undefined | Promise<ToolResultReplacement | undefined>;
 }
 
 /**
