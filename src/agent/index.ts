@@ -17,6 +17,7 @@ export {
   toolCallInput,
 } from '../model/index.js';
 export { Agent, type AgentOptions } from './agent.js';
+export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {
   DEFAULT_MODELS,
@@ -32,17 +33,20 @@ export {
   type ProviderName,
 } from './model-from-env.js';
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
-export type {
-  InferArguments,
-  StandardIssue,
-  StandardJsonSchema,
-  ToolParameters,
+export {
+  type InferArguments,
+  jsonSchema,
+  type StandardIssue,
+  type StandardJsonSchema,
+  type ToolParameters,
+  type TypedJsonSchema,
 } from './schema.js';
 export {
   type TurnStreamEvent,
   type TurnStreamEventType,
   turnStreamEvent,
 } from './stream-events.js';
+export type { ToolList } from './tool-list.js';
 export {
   defineTool,
   TOOL_ERROR,

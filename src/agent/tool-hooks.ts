@@ -52,7 +52,7 @@ export async function planCall(step: HookStep, call: ToolCallBlock): Promise<Cal
   const input = parseJson(call.arguments);
   const needsApproval =
     tool.needsApproval !== undefined && isObject(input)
-      ? (await tool.needsApproval(input)) === true
+      ? (await tool.needsApproval(input, call.id)) === true
       : false;
   if (hook === undefined) {
     if (!needsApproval) return { kind: 'run', arguments: call.arguments };

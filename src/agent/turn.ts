@@ -43,7 +43,7 @@ import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
-import { indexTools } from './tools.js';
+import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
 import {
   DEFAULT_TOOL_OUTPUT_CHARS,

@@ -18,7 +18,8 @@ import type {
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
-import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+import type { ModelSettings, RetryOptions } from '../model/index.js';
+import type { ToolList } from './tool-list.js';
 import type { TurnRecord } from './turn-record.js';
 
 /** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
@@ -168,7 +169,11 @@ export type TurnDurability = 'required' | 'best-effort';
 /** Configuration that stays the same across turns (what {@link Agent} holds). */
 export interface TurnConfig extends RetryOptions {
   readonly model: LanguageModelV3;
-  readonly tools?: readonly Tool[];
+  /**
+   * The tools the model may call: a list of `defineTool` tools, or a record by name whose values
+   * may also be AI SDK `tool()` objects (see {@link ToolList}).
+   */
+  readonly tools?: ToolList;
   readonly system?: string;
   readonly settings?: ModelSettings;
   readonly hooks?: TurnHooks;

@@ -66,9 +66,9 @@ export interface Tool {
   readonly maxOutputChars?: number;
   /**
    * Whether a call needs a `beforeToolCall` decision before it runs (a call that needs one in a
-   * turn without the hook is denied). Called with the parsed JSON arguments.
+   * turn without the hook is denied). Called with the parsed JSON arguments and the call id.
    */
-  readonly needsApproval?: (input: JsonObject) => boolean | Promise<boolean>;
+  readonly needsApproval?: (input: JsonObject, callId: string) => boolean | Promise<boolean>;
   /** Parses, validates and executes one call; never throws. */
   run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
 }
