@@ -57,16 +57,20 @@ export async function runTools(
   const results: ToolMessage[] = [];
   const running: { index: number; call: ToolCallBlock; arguments: string; seq: number }[] = [];
   const plans: CallPlan[] = [];
-  for (const call of calls) plans.push(await planCall(context, call));
   for (const [index, call] of calls.entries()) {
-    const plan = plans[index] as CallPlan;
+    const plan = await planCall(context, call);
+    plans.push(plan);
     if (plan.kind === 'answer') {
+      // Recorded at once: the decision is in the log even if the turn goes no further.
       const position = { turn, step, sourceSeq: context.requestSeq };
       results[index] = recordResult(session, position, call, plan.run, context, {
         decision: plan.decision,
       });
-      continue;
     }
+  }
+  for (const [index, call] of calls.entries()) {
+    const plan = plans[index] as CallPlan;
+    if (plan.kind === 'answer') continue;
     const event = session.append('tool/call', {
       turn,
       step,

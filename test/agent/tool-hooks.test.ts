@@ -167,8 +167,10 @@ describe('beforeToolCall', () => {
       tools: [shellTool(ran)],
       input: 'x',
       hooks: {
-        beforeToolCall: async ({ callId }) => {
+        beforeToolCall: async ({ callId, session: log }) => {
           asked.push(callId);
+          // A denial is in the log as soon as it is made, before the next call is decided.
+          if (callId === 'c') expect(outline(log.events).slice(-1)).toEqual(['tool/result']);
           return callId === 'b' ? { action: 'deny', reason: 'not two' } : { action: 'allow' };
         },
       },
