@@ -55,6 +55,30 @@ const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
  *
  * @throws AgentError `INVALID_TOOL` for a provider-defined tool, a tool without `execute`, or a
  *   schema palimpsest cannot turn into JSON Schema (zod 3: wrap it with the AI SDK's `zodSchema()`).
+ *
+ * @example
+ * ```ts
+ * import { tool } from 'ai';
+ * import { Session } from 'palimpsest';
+ * import { fromAiSdkTool, runTurn } from 'palimpsest/agent';
+ * import { scriptedModel } from 'palimpsest/testing';
+ * import { z } from 'zod';
+ *
+ * const weather = tool({
+ *   description: 'Current weather for a city.',
+ *   inputSchema: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }),
+ * });
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: 'weather', args: { city: 'Lisbon' } }] },
+ *   { text: 'Yes, 21 °C.' },
+ * ]);
+ * const session = Session.create({ id: 'ai-sdk-tool-example' });
+ * // In a record the key names the tool; in a list, fromAiSdkTool names it.
+ * const result = await runTurn({ session, model, tools: { weather }, input: 'Warm in Lisbon?' });
+ * console.log(result.toolResults[0]?.content[0]?.type === 'text' && result.toolResults[0].content[0].text); // '{"city":"Lisbon","celsius":21}'
+ * console.log(fromAiSdkTool('weather', weather).name); // 'weather'
+ * ```
  */
 export function fromAiSdkTool(name: string, tool: AiSdkTool): Tool {
   if (typeof tool !== 'object' || tool === null) {

@@ -93,6 +93,40 @@ export interface ToolCallRequest extends StepContext {
  * - `allow`: run it as the model wrote it;
  * - `deny`: do not run it; the model reads `reason` in a `TOOL_DENIED` error result;
  * - `modify`: run it with these arguments instead (validated by the tool as usual).
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { defineTool, runTurn } from 'palimpsest/agent';
+ * import { scriptedModel } from 'palimpsest/testing';
+ * import { z } from 'zod';
+ *
+ * const shell = defineTool({
+ *   name: 'shell',
+ *   parameters: z.object({ cmd: z.string() }),
+ *   needsApproval: true,
+ *   execute: ({ cmd }) => `ran ${cmd}`,
+ * });
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: 'shell', args: { cmd: 'rm -rf /' } }] },
+ *   { text: 'I was not allowed to.' },
+ * ]);
+ * const session = Session.create({ id: 'approval-example' });
+ * const result = await runTurn({
+ *   session,
+ *   model,
+ *   tools: [shell],
+ *   input: 'Clean the disk.',
+ *   hooks: {
+ *     beforeToolCall: ({ input }) =>
+ *       JSON.stringify(input).includes('rm -rf /')
+ *         ? { action: 'deny', reason: 'never outside the workspace' }
+ *         : { action: 'allow' },
+ *   },
+ * });
+ * console.log(result.toolResults[0]?.code); // 'TOOL_DENIED'
+ * console.log(result.toolCalls[0]?.started); // false
+ * ```
  */
 export type ToolCallDecision =
   | { readonly action: 'allow' }
