@@ -58,20 +58,9 @@ export async function planCall(step: HookStep, call: ToolCallBlock): Promise<Cal
     if (!needsApproval) return { kind: 'run', arguments: call.arguments };
     return deny(call, 'it needs approval, and this turn has no beforeToolCall hook to give it');
   }
-  const { session, signal, turn, step: stepNumber } = step;
   const answer = await settle(
-    hook({
-      session,
-      signal,
-      turn,
-      step: stepNumber,
-      callId: call.id,
-      name: call.name,
-      arguments: call.arguments,
-      input,
-      needsApproval,
-    }),
-    signal,
+    hook({ ...callContext(step, call, call.arguments), input, needsApproval }),
+    step.signal,
   );
   if (answer === ABORTED) return { kind: 'answer', run: notStartedRun() };
   const decision = answer.value;
@@ -119,21 +108,14 @@ export async function afterCall(
 ): Promise<HookedRun> {
   const hook = step.afterToolCall;
   if (hook === undefined || step.signal.aborted) return { run };
-  const { session, signal, turn, step: stepNumber } = step;
   const answer = await settle(
     hook({
-      session,
-      signal,
-      turn,
-      step: stepNumber,
-      callId: call.id,
-      name: call.name,
-      arguments: args,
+      ...callContext(step, call, args),
       content: run.content,
       ...(run.error === undefined ? {} : { error: run.error }),
       ...(run.thrown === undefined ? {} : { thrown: run.thrown }),
     }),
-    signal,
+    step.signal,
   );
   if (answer === ABORTED || answer.value === undefined) return { run };
   const replacement: unknown = answer.value;
@@ -146,6 +128,20 @@ export async function afterCall(
       content: run.content,
       ...(run.error === undefined ? {} : { error: run.error }),
     },
+  };
+}
+
+/** What both hooks are told about a call: where it is, and what it is. */
+function callContext(step: HookStep, call: ToolCallBlock, args: string) {
+  const { session, signal, turn } = step;
+  return {
+    session,
+    signal,
+    turn,
+    step: step.step,
+    callId: call.id,
+    name: call.name,
+    arguments: args,
   };
 }
 

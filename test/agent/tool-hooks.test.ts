@@ -7,6 +7,7 @@ import {
   runTurn,
   TOOL_ERROR,
   type ToolCallRequest,
+  type TurnHooks,
 } from '../../src/agent/index.js';
 import {
   type JsonObject,
@@ -32,6 +33,16 @@ function shellTool(ran: string[]) {
 
 function callThenAnswer(args: JsonObject = { cmd: 'rm -rf build' }) {
   return scriptedModel([{ toolCalls: [{ id: 'call_1', name: 'shell', args }] }, { text: 'done' }]);
+}
+
+/** One turn in which the model calls `shell` with `args` once, under `hooks`. */
+async function shellTurn(hooks: TurnHooks, args: JsonObject = { cmd: 'ls' }) {
+  const session = Session.create();
+  const ran: string[] = [];
+  const model = callThenAnswer(args);
+  const result = await runTurn({ session, model, tools: [shellTool(ran)], input: 'x', hooks });
+  const toolResult = dataOf<ToolResultData>(session, 'tool/result')[0];
+  return { session, ran, model, result, toolResult };
 }
 
 /** The text the model reads for each tool result of a request, with its output type. */
@@ -86,19 +97,11 @@ describe('beforeToolCall', () => {
   });
 
   it('records an allow decision on the tool/call, also when the hook returns nothing', async () => {
-    const session = Session.create();
-    const ran: string[] = [];
     const requests: ToolCallRequest[] = [];
-    await runTurn({
-      session,
-      model: callThenAnswer({ cmd: 'ls' }),
-      tools: [shellTool(ran)],
-      input: 'list',
-      hooks: {
-        beforeToolCall: (request) => {
-          requests.push(request);
-          return undefined;
-        },
+    const { session, ran } = await shellTurn({
+      beforeToolCall: (request) => {
+        requests.push(request);
+        return undefined;
       },
     });
     expect(ran).toEqual(['ls']);
@@ -115,15 +118,10 @@ describe('beforeToolCall', () => {
   });
 
   it('runs a call with changed arguments and keeps the model’s in the log', async () => {
-    const session = Session.create();
-    const ran: string[] = [];
-    await runTurn({
-      session,
-      model: callThenAnswer({ cmd: 'rm -rf /' }),
-      tools: [shellTool(ran)],
-      input: 'clean',
-      hooks: { beforeToolCall: () => ({ action: 'modify', arguments: { cmd: 'rm -rf ./build' } }) },
-    });
+    const { session, ran } = await shellTurn(
+      { beforeToolCall: () => ({ action: 'modify', arguments: { cmd: 'rm -rf ./build' } }) },
+      { cmd: 'rm -rf /' },
+    );
     expect(ran).toEqual(['rm -rf ./build']);
     const [call] = dataOf<ToolCallData>(session, 'tool/call');
     expect(call?.arguments).toBe('{"cmd":"rm -rf ./build"}');
@@ -132,19 +130,11 @@ describe('beforeToolCall', () => {
   });
 
   it('validates changed arguments against the tool’s schema like the model’s', async () => {
-    const session = Session.create();
-    const ran: string[] = [];
-    await runTurn({
-      session,
-      model: callThenAnswer({ cmd: 'ls' }),
-      tools: [shellTool(ran)],
-      input: 'x',
-      hooks: { beforeToolCall: () => ({ action: 'modify', arguments: { cmd: 42 } }) },
+    const { ran, toolResult } = await shellTurn({
+      beforeToolCall: () => ({ action: 'modify', arguments: { cmd: 42 } }),
     });
     expect(ran).toEqual([]);
-    expect(dataOf<ToolResultData>(session, 'tool/result')[0]?.error?.code).toBe(
-      'INVALID_ARGUMENTS',
-    );
+    expect(toolResult?.error?.code).toBe('INVALID_ARGUMENTS');
   });
 
   it('asks about the calls of one step in call order and runs only the allowed ones', async () => {
@@ -287,13 +277,8 @@ describe('beforeToolCall', () => {
   });
 
   it('leaves a denial that crash repair does not answer again', async () => {
-    const session = Session.create();
-    await runTurn({
-      session,
-      model: callThenAnswer(),
-      tools: [shellTool([])],
-      input: 'x',
-      hooks: { beforeToolCall: () => ({ action: 'deny', reason: 'no' }) },
+    const { session } = await shellTurn({
+      beforeToolCall: () => ({ action: 'deny', reason: 'no' }),
     });
     // Cut the log right after the denial, as a crash would.
     const cut = session.events.findIndex((event) => event.type === 'tool/result') + 1;
@@ -305,14 +290,12 @@ describe('beforeToolCall', () => {
 
 describe('afterToolCall', () => {
   it('replaces what the model reads and keeps the tool’s own result in the log', async () => {
-    const session = Session.create();
-    const model = callThenAnswer({ cmd: 'cat .env' });
-    await runTurn({
+    const {
       session,
       model,
-      tools: [shellTool([])],
-      input: 'x',
-      hooks: {
+      toolResult: result,
+    } = await shellTurn(
+      {
         afterToolCall: ({ content, name, arguments: args }) => {
           expect(name).toBe('shell');
           expect(args).toBe('{"cmd":"cat .env"}');
@@ -320,8 +303,8 @@ describe('afterToolCall', () => {
           return { content: '[secret output withheld]' };
         },
       },
-    });
-    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+      { cmd: 'cat .env' },
+    );
     expect(result?.message.content[0]?.content).toEqual([
       { type: 'text', text: '[secret output withheld]' },
     ]);
@@ -336,34 +319,18 @@ describe('afterToolCall', () => {
   });
 
   it('can turn a result into an error with its own code', async () => {
-    const session = Session.create();
-    await runTurn({
-      session,
-      model: callThenAnswer({ cmd: 'ls' }),
-      tools: [shellTool([])],
-      input: 'x',
-      hooks: {
-        afterToolCall: () => ({
-          content: 'policy: output blocked',
-          error: { code: 'POLICY_BLOCKED', message: 'policy: output blocked' },
-        }),
-      },
+    const { toolResult: result } = await shellTurn({
+      afterToolCall: () => ({
+        content: 'policy: output blocked',
+        error: { code: 'POLICY_BLOCKED', message: 'policy: output blocked' },
+      }),
     });
-    const [result] = dataOf<ToolResultData>(session, 'tool/result');
     expect(result?.error?.code).toBe('POLICY_BLOCKED');
     expect(result?.message.content[0]?.isError).toBe(true);
   });
 
   it('keeps the result when it returns nothing, and records no replacement', async () => {
-    const session = Session.create();
-    await runTurn({
-      session,
-      model: callThenAnswer({ cmd: 'ls' }),
-      tools: [shellTool([])],
-      input: 'x',
-      hooks: { afterToolCall: () => undefined },
-    });
-    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+    const { toolResult: result } = await shellTurn({ afterToolCall: () => undefined });
     expect(result?.replaced).toBeUndefined();
     expect(result?.message.content[0]?.content).toEqual([{ type: 'text', text: 'ran ls' }]);
   });
