@@ -86,12 +86,21 @@ async function approve(call: ToolCallRequest): Promise<ToolCallDecision | undefi
     out(dim(`\n  approve ${question}? ${allowed ? 'yes' : 'no'} (policy: build/ only)\n`));
     return allowed ? { action: 'allow' } : { action: 'deny', reason: 'only build/ may be deleted' };
   }
+  // readline redraws the line it prompts on: start a fresh one so the streamed call stays.
+  out('\n');
   const prompt = createInterface({ input: process.stdin, output: process.stdout });
-  const answer = await prompt.question(`\n  approve ${bold(question)}? [y/N] `, {
-    signal: call.signal,
-  });
-  prompt.close();
-  return /^y/i.test(answer) ? { action: 'allow' } : { action: 'deny', reason: 'the user said no' };
+  // readline takes Ctrl-C while it reads; pass it on, so that it cancels the turn as usual.
+  prompt.once('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+  try {
+    const answer = await prompt.question(`  approve ${bold(question)}? [y/N] `, {
+      signal: call.signal,
+    });
+    return /^y/i.test(answer)
+      ? { action: 'allow' }
+      : { action: 'deny', reason: 'the user said no' };
+  } finally {
+    prompt.close();
+  }
 }
 
 /** Draws one event; everything it shows comes from the log through the stream. */
