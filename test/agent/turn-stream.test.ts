@@ -182,6 +182,22 @@ describe('streaming a turn', () => {
     await expect(stream.result).rejects.toBe(thrown);
   });
 
+  it('leaves no unhandled rejection behind when the caller only iterates', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stream = streamTurn({ session: Session.create(), model: scriptedModel([]), input: '' });
+      await expect(collect(stream)).rejects.toSatisfy((error) => AgentError.isInstance(error));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('rethrows a throwing hook from iteration after the closing events', async () => {
     const session = Session.create();
     const boom = new Error('hook failed');
