@@ -3,6 +3,7 @@
  */
 import type { Session } from '../core/index.js';
 import { runTurn } from './turn.js';
+import { streamTurn, type TurnStream } from './turn-stream.js';
 import type { TurnConfig, TurnInput, TurnResult } from './types.js';
 
 /** What an {@link Agent} holds: the session it records to, and the turn configuration. */
@@ -31,6 +32,25 @@ export class Agent {
   /** Runs one turn with `input`; see {@link runTurn} for what is recorded and returned. */
   run(input: TurnInput, options: { readonly signal?: AbortSignal } = {}): Promise<TurnResult> {
     return runTurn({
+      ...this.config,
+      session: this.session,
+      input,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  }
+
+  /**
+   * Runs one turn with `input` and streams its events as they are recorded; see
+   * {@link streamTurn}.
+   *
+   * ```ts
+   * const stream = agent.stream('What is in README.md?');
+   * for await (const event of stream) if (event.type === 'text-delta') process.stdout.write(event.delta);
+   * const { reason, usage } = await stream.result;
+   * ```
+   */
+  stream(input: TurnInput, options: { readonly signal?: AbortSignal } = {}): TurnStream {
+    return streamTurn({
       ...this.config,
       session: this.session,
       input,

@@ -17,6 +17,7 @@ export {
   toolCallInput,
 } from '../model/index.js';
 export { Agent, type AgentOptions } from './agent.js';
+export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {
   DEFAULT_MODELS,
@@ -32,12 +33,20 @@ export {
   type ProviderName,
 } from './model-from-env.js';
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
-export type {
-  InferArguments,
-  StandardIssue,
-  StandardJsonSchema,
-  ToolParameters,
+export {
+  type InferArguments,
+  jsonSchema,
+  type StandardIssue,
+  type StandardJsonSchema,
+  type ToolParameters,
+  type TypedJsonSchema,
 } from './schema.js';
+export {
+  type TurnStreamEvent,
+  type TurnStreamEventType,
+  turnStreamEvent,
+} from './stream-events.js';
+export type { ToolList } from './tool-list.js';
 export {
   defineTool,
   TOOL_ERROR,
@@ -50,13 +59,19 @@ export {
   toolContent,
 } from './tools.js';
 export { runTurn } from './turn.js';
+export type { TurnRecord, TurnToolCall, TurnToolResult } from './turn-record.js';
+export { streamTurn, type TurnStream } from './turn-stream.js';
 export {
   DEFAULT_TOOL_OUTPUT_CHARS,
   type RetryInfo,
   type RunTurnOptions,
   type StepContext,
   type StepOutcome,
+  type ToolCallDecision,
+  type ToolCallOutcome,
+  type ToolCallRequest,
   type ToolFailure,
+  type ToolResultReplacement,
   type TurnConfig,
   type TurnDurability,
   type TurnHooks,

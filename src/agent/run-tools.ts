@@ -4,10 +4,12 @@
  */
 import {
   type FinishReason,
+  type ReplacedToolResult,
   type Session,
   type SessionEvent,
   SessionValidationError,
   type ToolCallBlock,
+  type ToolCallDecisionRecord,
   type ToolMessage,
   type ToolResultContentBlock,
   type ToolResultData,
@@ -16,11 +18,11 @@ import {
   errorRun,
   excerptBlocks,
   TOOL_ERROR,
-  type Tool,
   type ToolRun,
   textChars,
   untilAborted,
 } from '../model/index.js';
+import { afterCall, type CallPlan, type HookStep, planCall } from './tool-hooks.js';
 import { abortedRun, unknownToolRun } from './tools.js';
 import type { ToolFailure } from './types.js';
 
@@ -31,64 +33,83 @@ export interface ToolListeners {
 }
 
 /** The step the tools run in. */
-export interface ToolStep extends ToolListeners {
-  readonly session: Session;
-  readonly signal: AbortSignal;
-  readonly turn: number;
-  readonly step: number;
-  readonly tools: ReadonlyMap<string, Tool>;
+export interface ToolStep extends ToolListeners, HookStep {
   /** Waited on after the `tool/call` events are appended and before any tool starts. */
   readonly barrier: () => Promise<void>;
   /** Characters of output the model gets from a tool without its own `maxOutputChars`. */
   readonly maxOutputChars: number;
+  /** Seq of the `assistant/message` that requested the calls: a call denied before it started cites it. */
+  readonly requestSeq: number;
 }
 
 /**
- * Starts every call at once and records the results in call order. The `tool/call` events
- * are made durable before any tool runs, so crash repair can tell a call that never started
- * from one whose outcome is unknown. A call still running when the turn is cancelled is
- * answered `TOOL_ABORTED` without waiting for it.
+ * Asks `beforeToolCall` about each call in order (a denial is recorded as it is decided), then
+ * starts every allowed call at once and records the results in call order, each seen by
+ * `afterToolCall` first. The `tool/call` events are made durable before any tool runs, so crash
+ * repair can tell a call that never started from one whose outcome is unknown. A call still
+ * running when the turn is cancelled is answered `TOOL_ABORTED` without waiting for it.
  */
 export async function runTools(
   context: ToolStep,
   calls: readonly ToolCallBlock[],
 ): Promise<ToolMessage[]> {
   const { session, signal, turn, step, tools, onEvent } = context;
-  const callSeqs = calls.map((call) => {
+  const results: ToolMessage[] = [];
+  const running: { index: number; call: ToolCallBlock; arguments: string; seq: number }[] = [];
+  const plans: CallPlan[] = [];
+  for (const [index, call] of calls.entries()) {
+    const plan = await planCall(context, call);
+    plans.push(plan);
+    if (plan.kind === 'answer') {
+      // Recorded at once: the decision is in the log even if the turn goes no further.
+      const position = { turn, step, sourceSeq: context.requestSeq };
+      results[index] = recordResult(session, position, call, plan.run, context, {
+        decision: plan.decision,
+      });
+    }
+  }
+  for (const [index, call] of calls.entries()) {
+    const plan = plans[index] as CallPlan;
+    if (plan.kind === 'answer') continue;
     const event = session.append('tool/call', {
       turn,
       step,
       callId: call.id,
       name: call.name,
-      arguments: call.arguments,
+      arguments: plan.arguments,
+      ...(plan.decision === undefined ? {} : { decision: plan.decision }),
     });
     onEvent?.(event);
-    return event.seq;
-  });
+    running.push({ index, call, arguments: plan.arguments, seq: event.seq });
+  }
+  if (running.length === 0) return results;
   await context.barrier();
-  const settled: (ToolRun | undefined)[] = calls.map(() => undefined);
-  const pending = calls.map((call, index) => {
+  const settled: (ToolRun | undefined)[] = running.map(() => undefined);
+  const pending = running.map(({ call, arguments: args }, index) => {
     const tool = tools.get(call.name);
     const run =
       tool === undefined
         ? Promise.resolve(unknownToolRun(call.name, [...tools.keys()]))
-        : tool.run(call.arguments, { signal, callId: call.id, turn, step, session });
+        : tool.run(args, { signal, callId: call.id, turn, step, session });
     return run.then((value) => {
       settled[index] = value;
       return value;
     });
   });
-  const results: ToolMessage[] = [];
-  for (const [index, call] of calls.entries()) {
+  for (const [index, { call, arguments: args, seq, index: callIndex }] of running.entries()) {
     let outcome: ToolRun;
     try {
       outcome = await untilAborted(pending[index] as Promise<ToolRun>, signal);
     } catch {
       outcome = settled[index] ?? abortedRun();
     }
+    const hooked = await afterCall(context, call, args, outcome);
     const limit = tools.get(call.name)?.maxOutputChars ?? context.maxOutputChars;
-    const position = { turn, step, sourceSeq: callSeqs[index] ?? -1 };
-    results.push(recordResult(session, position, call, outcome, context, limit));
+    const position = { turn, step, sourceSeq: seq };
+    results[callIndex] = recordResult(session, position, call, hooked.run, context, {
+      replaced: hooked.replaced,
+      limit,
+    });
   }
   return results;
 }
@@ -120,8 +141,22 @@ export function refuseTools(
       TOOL_ERROR.notRun,
       `Tool '${call.name}' (call ${call.id}) was not run: the response ended with finish reason '${finishReason}', so the call may be cut off or unintended. Call it again if it is still needed.`,
     );
-    return recordResult(session, { turn, step, sourceSeq: requestSeq }, call, outcome, listeners);
+    return recordResult(
+      session,
+      { turn, step, sourceSeq: requestSeq },
+      call,
+      outcome,
+      listeners,
+      {},
+    );
   });
+}
+
+/** What a result records besides its outcome, and the output limit that applies to it. */
+interface ResultExtra {
+  readonly decision?: ToolCallDecisionRecord | undefined;
+  readonly replaced?: ReplacedToolResult | undefined;
+  readonly limit?: number;
 }
 
 /** Where a result goes: its step, and the seq it cites. */
@@ -144,12 +179,13 @@ function recordResult(
   call: ToolCallBlock,
   run: ToolRun,
   listeners: ToolListeners,
-  limit?: number,
+  extra: ResultExtra,
 ): ToolMessage {
+  const { limit } = extra;
   let outcome = run;
   let event: SessionEvent<'tool/result'>;
   try {
-    event = appendResult(session, position, call, outcome);
+    event = appendResult(session, position, call, outcome, extra);
   } catch (error) {
     if (!SessionValidationError.isInstance(error)) throw error;
     outcome =
@@ -159,7 +195,7 @@ function recordResult(
             TOOL_ERROR.failed,
             `Tool '${call.name}' returned content the session log cannot hold: ${error.message}`,
           );
-    event = appendResult(session, position, call, outcome);
+    event = appendResult(session, position, call, outcome, extra);
   }
   listeners.onEvent?.(event);
   let message = event.data.message;
@@ -236,7 +272,9 @@ function appendResult(
   position: ResultPosition,
   call: ToolCallBlock,
   outcome: ToolRun,
+  extra: ResultExtra,
 ): SessionEvent<'tool/result'> {
+  const { decision, replaced } = extra;
   const { turn, step, sourceSeq } = position;
   const message: ToolMessage = {
     id: crypto.randomUUID(),
@@ -252,7 +290,14 @@ function appendResult(
   };
   return session.append(
     'tool/result',
-    { turn, step, message, ...(outcome.error === undefined ? {} : { error: outcome.error }) },
+    {
+      turn,
+      step,
+      message,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      ...(decision === undefined ? {} : { decision }),
+      ...(replaced === undefined ? {} : { replaced }),
+    },
     { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
   );
 }

@@ -35,11 +35,52 @@ export interface StandardJsonSchema<Output = unknown> {
   };
 }
 
+declare const ARGUMENTS_TYPE: unique symbol;
+
+/**
+ * A plain JSON Schema that names the type of the arguments it describes, made by
+ * {@link jsonSchema}. The type exists only for the compiler: at run time it is the schema.
+ */
+export type TypedJsonSchema<T> = JsonObject & { readonly [ARGUMENTS_TYPE]: T };
+
 /** What `defineTool` accepts as `parameters`. */
 export type ToolParameters = JsonObject | StandardJsonSchema;
 
-/** The argument type a schema validates to: the Standard Schema output, or a JSON object. */
-export type InferArguments<P> = P extends StandardJsonSchema<infer Output> ? Output : JsonObject;
+/**
+ * The argument type a schema validates to: the Standard Schema output, the type given to
+ * {@link jsonSchema}, or a JSON object.
+ */
+export type InferArguments<P> =
+  P extends StandardJsonSchema<infer Output>
+    ? Output
+    : P extends TypedJsonSchema<infer T>
+      ? T
+      : JsonObject;
+
+/**
+ * A JSON Schema for tool parameters with the type `execute` receives. No schema library is
+ * involved, so the arguments are checked as for any plain JSON Schema (a JSON object, nothing
+ * more): `T` is what the schema promises, and the tool should still treat the values with care.
+ *
+ * @example
+ * ```ts
+ * import { defineTool, jsonSchema } from 'palimpsest/agent';
+ *
+ * const add = defineTool({
+ *   name: 'add',
+ *   parameters: jsonSchema<{ a: number; b: number }>({
+ *     type: 'object',
+ *     properties: { a: { type: 'number' }, b: { type: 'number' } },
+ *     required: ['a', 'b'],
+ *   }),
+ *   execute: ({ a, b }) => String(a + b), // a and b are numbers here
+ * });
+ * console.log(add.name); // 'add'
+ * ```
+ */
+export function jsonSchema<T extends object>(schema: JsonObject): TypedJsonSchema<T> {
+  return schema as TypedJsonSchema<T>;
+}
 
 /** True when `value` implements the Standard Schema interface with a JSON Schema export. */
 export function isStandardJsonSchema(value: unknown): value is StandardJsonSchema {

@@ -5,7 +5,7 @@
  * The contract a tool implements (`Tool`) lives in the model layer, so compaction can offer
  * tools without depending on the agent.
  */
-import type { JsonValue, ToolResultContentBlock } from '../core/index.js';
+import type { JsonObject, JsonValue, ToolResultContentBlock } from '../core/index.js';
 import {
   errorDetails,
   errorRun,
@@ -21,7 +21,7 @@ import {
   formatIssues,
   type InferArguments,
   isStandardJsonSchema,
-  type StandardJsonSchema,
+  type StandardIssue,
   type ToolParameters,
   toJsonSchema,
 } from './schema.js';
@@ -61,6 +61,12 @@ export interface ToolSpec<P extends ToolParameters> {
    * `maxToolOutputChars`); longer output stays whole in the log, the model gets an excerpt.
    */
   readonly maxOutputChars?: number;
+  /**
+   * Whether a call needs approval before it runs: `true`, or a function of the call's JSON
+   * arguments (before validation). A call that needs it goes to the turn's `beforeToolCall`
+   * hook with `needsApproval: true`, and is denied (`TOOL_DENIED`) when the turn has no hook.
+   */
+  readonly needsApproval?: boolean | ((args: JsonObject) => boolean | Promise<boolean>);
   readonly execute: (
     args: InferArguments<P>,
     context: ToolContext,
@@ -78,7 +84,49 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
       `expected a tool definition object, found ${String(spec)}`,
     );
   }
-  const name: unknown = spec.name;
+  const name = checkToolBasics(spec.name, spec);
+  const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
+  return buildTool({
+    name,
+    description: spec.description,
+    maxOutputChars: spec.maxOutputChars,
+    needsApproval: approvalOf(name, spec.needsApproval),
+    parameters: toJsonSchema(name, spec.parameters),
+    validate:
+      validator === undefined ? undefined : (value) => validator['~standard'].validate(value),
+    execute: spec.execute as ToolParts['execute'],
+  });
+}
+
+/** A validation result: the parsed value, or the problems (Standard Schema's shape). */
+export type Validation =
+  | { readonly value: unknown; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardIssue> };
+
+/** What a tool is made of once its definition was checked. */
+export interface ToolParts {
+  readonly name: string;
+  readonly description: string | undefined;
+  readonly maxOutputChars: number | undefined;
+  readonly needsApproval: Tool['needsApproval'];
+  readonly parameters: JsonObject;
+  /** Checks and parses the JSON arguments; absent: any JSON object is accepted. */
+  readonly validate: ((value: unknown) => Validation | Promise<Validation>) | undefined;
+  readonly execute: (args: unknown, context: ToolContext) => ToolOutput | Promise<ToolOutput>;
+}
+
+/**
+ * Checks what every tool definition has (name, description, output limit, an execute function)
+ * and returns the name; the messages say which tool and what was found.
+ */
+export function checkToolBasics(
+  name: unknown,
+  spec: {
+    readonly description?: unknown;
+    readonly maxOutputChars?: unknown;
+    readonly execute?: unknown;
+  },
+): string {
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     throw new AgentError(
       'INVALID_TOOL',
@@ -91,7 +139,7 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
   if (spec.description !== undefined && typeof spec.description !== 'string') {
     throw new AgentError('INVALID_TOOL', `tool '${name}': expected a string description`);
   }
-  const limit: unknown = spec.maxOutputChars;
+  const limit = spec.maxOutputChars;
   if (
     limit !== undefined &&
     (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)
@@ -101,38 +149,31 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Tool {
       `tool '${name}': expected maxOutputChars to be a positive integer, found ${String(limit)}`,
     );
   }
-  const parameters = toJsonSchema(name, spec.parameters);
-  const validator = isStandardJsonSchema(spec.parameters) ? spec.parameters : undefined;
-  const execute = spec.execute as (
-    args: unknown,
-    context: ToolContext,
-  ) => ToolOutput | Promise<ToolOutput>;
+  return name;
+}
+
+/** The frozen tool the loop runs: parse, validate, execute, convert the output. */
+export function buildTool(parts: ToolParts): Tool {
+  const { name, description, maxOutputChars, needsApproval, parameters } = parts;
   return Object.freeze({
     name,
-    ...(spec.description === undefined ? {} : { description: spec.description }),
-    ...(spec.maxOutputChars === undefined ? {} : { maxOutputChars: spec.maxOutputChars }),
+    ...(description === undefined ? {} : { description }),
+    ...(maxOutputChars === undefined ? {} : { maxOutputChars }),
+    ...(needsApproval === undefined ? {} : { needsApproval }),
     parameters,
-    run: (argumentsText: string, context: ToolContext) =>
-      runTool(name, validator, execute, argumentsText, context),
+    run: (argumentsText: string, context: ToolContext) => runTool(parts, argumentsText, context),
   });
 }
 
-/** Checks a tool list for a turn: tools made by defineTool, with unique names. */
-export function indexTools(tools: readonly Tool[]): ReadonlyMap<string, Tool> {
-  const byName = new Map<string, Tool>();
-  for (const tool of tools) {
-    if (typeof tool?.run !== 'function' || typeof tool.name !== 'string') {
-      throw new AgentError('INVALID_TOOL', 'expected every tool to be made by defineTool()');
-    }
-    if (byName.has(tool.name)) {
-      throw new AgentError(
-        'INVALID_TOOL',
-        `two tools are named '${tool.name}'; names must be unique`,
-      );
-    }
-    byName.set(tool.name, tool);
-  }
-  return byName;
+/** `needsApproval` as the function the loop calls; refuses anything but a boolean or a function. */
+export function approvalOf(name: string, value: unknown): Tool['needsApproval'] {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return () => true;
+  if (typeof value === 'function') return value as (args: JsonObject) => boolean | Promise<boolean>;
+  throw new AgentError(
+    'INVALID_TOOL',
+    `tool '${name}': expected needsApproval to be a boolean or a function, found ${typeof value}`,
+  );
 }
 
 /** The error result for a call to a tool the turn does not have. */
@@ -153,17 +194,16 @@ export function abortedRun(): ToolRun {
 }
 
 async function runTool(
-  name: string,
-  validator: StandardJsonSchema | undefined,
-  execute: (args: unknown, context: ToolContext) => ToolOutput | Promise<ToolOutput>,
+  parts: ToolParts,
   argumentsText: string,
   context: ToolContext,
 ): Promise<ToolRun> {
+  const { name, validate, execute } = parts;
   const parsed = parseToolArguments(name, argumentsText);
   if ('refused' in parsed) return parsed.refused;
   let args: unknown = parsed.args;
-  if (validator !== undefined) {
-    const result = await validator['~standard'].validate(args);
+  if (validate !== undefined) {
+    const result = await validate(args);
     if (result.issues !== undefined) {
       return errorRun(
         TOOL_ERROR.invalidArguments,

@@ -43,7 +43,8 @@ import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { StepStream } from './step-stream.js';
-import { indexTools } from './tools.js';
+import { indexTools } from './tool-list.js';
+import { readTurnRecord } from './turn-record.js';
 import {
   DEFAULT_TOOL_OUTPUT_CHARS,
   type RunTurnOptions,
@@ -186,6 +187,7 @@ class TurnRun {
       usage: this.usage,
       startSeq: start.seq,
       endSeq: end.seq,
+      ...readTurnRecord(this.session, start.seq, end.seq),
     };
   }
 
@@ -275,6 +277,9 @@ class TurnRun {
                 tools: this.tools,
                 onEvent: this.hooks.onEvent,
                 onToolError: this.hooks.onToolError,
+                beforeToolCall: this.hooks.beforeToolCall,
+                afterToolCall: this.hooks.afterToolCall,
+                requestSeq: messageSeq,
                 maxOutputChars: this.maxToolOutputChars,
                 barrier: () => this.barrier?.flush() ?? Promise.resolve(),
               },

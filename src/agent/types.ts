@@ -6,15 +6,21 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
+  JsonObject,
+  JsonValue,
   RequestRetryData,
   Session,
   SessionEvent,
   TokenUsage,
+  ToolError,
   ToolMessage,
+  ToolResultContentBlock,
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
-import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+import type { ModelSettings, RetryOptions } from '../model/index.js';
+import type { ToolList } from './tool-list.js';
+import type { TurnRecord } from './turn-record.js';
 
 /** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 40_000;
@@ -67,6 +73,89 @@ export interface RetryInfo extends RequestRetryData {
   readonly event: SessionEvent<'request/retry'>;
 }
 
+/** A call about to run, passed to `beforeToolCall`. */
+export interface ToolCallRequest extends StepContext {
+  readonly callId: string;
+  readonly name: string;
+  /** The raw JSON arguments the model wrote. */
+  readonly arguments: string;
+  /** The arguments parsed as JSON, or `undefined` when they are not JSON (the tool refuses those). */
+  readonly input: JsonValue | undefined;
+  /**
+   * True when the tool asks for approval of this call (`defineTool({ needsApproval })`, an AI
+   * SDK tool's `needsApproval`). Without a `beforeToolCall` hook such a call is denied.
+   */
+  readonly needsApproval: boolean;
+}
+
+/**
+ * What `beforeToolCall` decides (returning nothing allows the call):
+ * - `allow`: run it as the model wrote it;
+ * - `deny`: do not run it; the model reads `reason` in a `TOOL_DENIED` error result;
+ * - `modify`: run it with these arguments instead (validated by the tool as usual).
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { defineTool, runTurn } from 'palimpsest/agent';
+ * import { scriptedModel } from 'palimpsest/testing';
+ * import { z } from 'zod';
+ *
+ * const shell = defineTool({
+ *   name: 'shell',
+ *   parameters: z.object({ cmd: z.string() }),
+ *   needsApproval: true,
+ *   execute: ({ cmd }) => `ran ${cmd}`,
+ * });
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: 'shell', args: { cmd: 'rm -rf /' } }] },
+ *   { text: 'I was not allowed to.' },
+ * ]);
+ * const session = Session.create({ id: 'approval-example' });
+ * const result = await runTurn({
+ *   session,
+ *   model,
+ *   tools: [shell],
+ *   input: 'Clean the disk.',
+ *   hooks: {
+ *     beforeToolCall: ({ input }) =>
+ *       JSON.stringify(input).includes('rm -rf /')
+ *         ? { action: 'deny', reason: 'never outside the workspace' }
+ *         : { action: 'allow' },
+ *   },
+ * });
+ * console.log(result.toolResults[0]?.code); // 'TOOL_DENIED'
+ * console.log(result.toolCalls[0]?.started); // false
+ * ```
+ */
+export type ToolCallDecision =
+  | { readonly action: 'allow' }
+  | { readonly action: 'deny'; readonly reason: string }
+  | { readonly action: 'modify'; readonly arguments: JsonObject };
+
+/** A call that ran, passed to `afterToolCall`. */
+export interface ToolCallOutcome extends StepContext {
+  readonly callId: string;
+  readonly name: string;
+  /** The raw JSON arguments the tool ran with. */
+  readonly arguments: string;
+  /** What the tool produced, as the model would read it. */
+  readonly content: readonly ToolResultContentBlock[];
+  /** Present when the call failed (`TOOL_FAILED`, `INVALID_ARGUMENTS`...). */
+  readonly error?: ToolError;
+  /** What the tool threw, when it threw. */
+  readonly thrown?: unknown;
+}
+
+/**
+ * What `afterToolCall` returns to replace a result (returning nothing keeps it): text or content
+ * blocks, and an error when the replacement is one. The tool's own result stays in the log.
+ */
+export interface ToolResultReplacement {
+  readonly content: string | readonly ToolResultContentBlock[];
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
 /** Callbacks around the loop. A hook that throws ends the turn (brackets closed) and rethrows. */
 export interface TurnHooks {
   /** Before each step opens: append context, or compact, here. */
@@ -85,6 +174,22 @@ export interface TurnHooks {
    * before the wait (synchronously).
    */
   readonly onRetry?: (retry: RetryInfo) => void;
+  /**
+   * Before each call of a known tool starts, in call order: allow it, deny it with a reason the
+   * model reads, or change its arguments. Recorded: `decision` on the `tool/call` (allow,
+   * modify), or a `TOOL_DENIED` `tool/result` with `decision` (deny), appended as it is decided.
+   */
+  readonly beforeToolCall?: (
+    call: ToolCallRequest,
+  ) => ToolCallDecision | undefined | Promise<ToolCallDecision | undefined>;
+  /**
+   * After each call that started has its result, in call order: return a replacement to change
+   * what the model reads. Recorded: the `tool/result` holds the replacement and keeps the tool's
+   * own result in `replaced`.
+   */
+  readonly afterToolCall?: (
+    outcome: ToolCallOutcome,
+  ) => ToolResultReplacement | undefined | Promise<ToolResultReplacement | undefined>;
 }
 
 /**
@@ -98,7 +203,11 @@ export type TurnDurability = 'required' | 'best-effort';
 /** Configuration that stays the same across turns (what {@link Agent} holds). */
 export interface TurnConfig extends RetryOptions {
   readonly model: LanguageModelV3;
-  readonly tools?: readonly Tool[];
+  /**
+   * The tools the model may call: a list of `defineTool` tools, or a record by name whose values
+   * may also be AI SDK `tool()` objects (see {@link ToolList}).
+   */
+  readonly tools?: ToolList;
   readonly system?: string;
   readonly settings?: ModelSettings;
   readonly hooks?: TurnHooks;
@@ -137,8 +246,13 @@ export interface RunTurnOptions extends TurnConfig {
   readonly signal?: AbortSignal;
 }
 
-/** What a turn did. */
-export interface TurnResult {
+/**
+ * What a turn did. `messages`, `toolCalls` and `toolResults` are read back from the log
+ * between `startSeq` and `endSeq` (see {@link TurnRecord}): the assistant and tool messages the
+ * turn added, as the model sees them (a long tool output as its excerpt); every call the model
+ * asked for; every result, whole.
+ */
+export interface TurnResult extends TurnRecord {
   readonly turn: number;
   readonly reason: TurnEndReason;
   /** Model calls made (steps opened). */

@@ -2,7 +2,12 @@
  * The event envelope and the core vocabulary of a session log.
  */
 import type { JsonObject, JsonValue } from './json.js';
-import type { AssistantMessage, ToolMessage, UserMessage } from './messages.js';
+import type {
+  AssistantMessage,
+  ToolMessage,
+  ToolResultContentBlock,
+  UserMessage,
+} from './messages.js';
 
 /**
  * How a surface-eligible event entered the surface: `'append'` puts its seq at the tail;
@@ -168,8 +173,29 @@ export interface ToolCallData {
   readonly step: number;
   readonly callId: string;
   readonly name: string;
-  /** The raw JSON arguments as the model produced them. */
+  /**
+   * The raw JSON arguments the tool runs with: the model's, unless a `beforeToolCall` hook
+   * changed them (then `decision.originalArguments` holds the model's).
+   */
   readonly arguments: string;
+  /** What the writer's `beforeToolCall` hook decided, when it has one. */
+  readonly decision?: ToolCallDecisionRecord;
+}
+
+/**
+ * A `beforeToolCall` decision as logged: on the `tool/call` of a call that runs (`allow`,
+ * `modify`), on the `tool/result` of a denied one (`deny`, with no `tool/call`: nothing started).
+ */
+export type ToolCallDecisionRecord =
+  | { readonly action: 'allow' }
+  | { readonly action: 'modify'; readonly originalArguments: string }
+  | { readonly action: 'deny'; readonly reason: string };
+
+/** The result a tool produced, kept on a `tool/result` whose content an `afterToolCall` hook replaced. */
+export interface ReplacedToolResult {
+  readonly by: 'afterToolCall';
+  readonly content: readonly ToolResultContentBlock[];
+  readonly error?: ToolError;
 }
 
 /**
@@ -199,6 +225,10 @@ export interface ToolResultData {
   readonly step: number;
   readonly message: ToolMessage;
   readonly error?: ToolError;
+  /** A denial by the writer's `beforeToolCall` hook (`error.code` is `TOOL_DENIED`). */
+  readonly decision?: ToolCallDecisionRecord;
+  /** What the tool returned, when an `afterToolCall` hook replaced it with `message`'s content. */
+  readonly replaced?: ReplacedToolResult;
 }
 
 /**

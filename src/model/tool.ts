@@ -29,6 +29,8 @@ export const TOOL_ERROR = {
   notRun: 'TOOL_NOT_RUN',
   /** The output is over the session's data limits: not stored, the model gets an excerpt. */
   outputTooLarge: 'TOOL_OUTPUT_TOO_LARGE',
+  /** The writer's `beforeToolCall` hook denied the call (or it needs approval and none was asked); it never started. */
+  denied: 'TOOL_DENIED',
 } as const;
 
 /** What a tool receives besides its arguments. */
@@ -62,6 +64,11 @@ export interface Tool {
    * output stays whole in the log and the model gets a head/tail excerpt.
    */
   readonly maxOutputChars?: number;
+  /**
+   * Whether a call needs a `beforeToolCall` decision before it runs (a call that needs one in a
+   * turn without the hook is denied). Called with the parsed JSON arguments and the call id.
+   */
+  readonly needsApproval?: (input: JsonObject, callId: string) => boolean | Promise<boolean>;
   /** Parses, validates and executes one call; never throws. */
   run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
 }
