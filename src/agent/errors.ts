@@ -13,6 +13,8 @@ import { PalimpsestError } from '../core/index.js';
  * - `PROVIDER_NOT_INSTALLED`: `modelFromEnv` found a key for a provider whose package is missing.
  * - `NO_PROVIDER`: no provider is configured (no key in the environment, an unknown provider name).
  * - `NOT_DURABLE`: the turn requires a durability barrier (`durability: 'required'`) and has none.
+ * - `NOTHING_TO_RESUME`: `Agent.resume()` found the last turn completed (or no turn) and no
+ *   queued message.
  */
 export type AgentErrorCode =
   | 'TURN_IN_PROGRESS'
@@ -21,7 +23,8 @@ export type AgentErrorCode =
   | 'UNSUPPORTED_MODEL'
   | 'PROVIDER_NOT_INSTALLED'
   | 'NO_PROVIDER'
-  | 'NOT_DURABLE';
+  | 'NOT_DURABLE'
+  | 'NOTHING_TO_RESUME';
 
 /** A misuse of the agent API, with a stable `code`. */
 export class AgentError extends PalimpsestError {

@@ -16,7 +16,7 @@ export {
   type RetryOptions,
   toolCallInput,
 } from '../model/index.js';
-export { Agent, type AgentOptions } from './agent.js';
+export { Agent, type AgentOptions, type AgentRunOptions } from './agent.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {
   DEFAULT_MODELS,
@@ -31,6 +31,11 @@ export {
   PROVIDER_KEYS,
   type ProviderName,
 } from './model-from-env.js';
+export {
+  type ContextOverflowContext,
+  type ContextOverflowHandler,
+  isContextOverflow,
+} from './overflow.js';
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export type {
   InferArguments,
@@ -38,6 +43,12 @@ export type {
   StandardJsonSchema,
   ToolParameters,
 } from './schema.js';
+export {
+  type PendingMessages,
+  pendingMessages,
+  type QueuedMessage,
+  type QueueKind,
+} from './steering.js';
 export {
   defineTool,
   TOOL_ERROR,

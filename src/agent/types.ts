@@ -15,6 +15,7 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import type { ModelSettings, RetryOptions, Tool } from '../model/index.js';
+import type { ContextOverflowHandler } from './overflow.js';
 
 /** The default of `maxToolOutputChars`: about 10,000 tokens of English text. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 40_000;
@@ -128,6 +129,14 @@ export interface TurnConfig extends RetryOptions {
   readonly barrier?: Durable;
   /** What happens without a barrier (default `best-effort`); see {@link TurnDurability}. */
   readonly durability?: TurnDurability;
+  /**
+   * Makes room when the provider refuses a request as longer than the context window
+   * (`isContextOverflow`): the loop appends `request/overflow`, calls this, and when it resolves
+   * `true` retries the model call once, as the next step. Without it, or when it frees nothing or
+   * the retry overflows too, the turn ends `{kind: 'context-overflow'}`. Wire it to compaction:
+   * `onContextOverflow: compactOnOverflow({ model })` (`palimpsest/compaction`).
+   */
+  readonly onContextOverflow?: ContextOverflowHandler;
 }
 
 /** Everything one turn needs. */
