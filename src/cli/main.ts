@@ -100,6 +100,10 @@ function program(): Command {
       '--system <text>',
       'the system prompt (by default: a concise assistant with file tools)',
     )
+    .option(
+      '--resume',
+      'first continue what the session left unfinished (an interrupted turn, queued messages), then PROMPT or the conversation',
+    )
     .action(
       run((context, prompt: string | undefined, options: RunOptions) =>
         runCommand(context, prompt, options),

@@ -2,7 +2,7 @@
  * Runs the built `palimpsest` binary (dist/cli/main.js, built by test/build-once.ts) the way a
  * user's shell would: a separate process, stdout and stderr captured, no TTY.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,5 +51,73 @@ export function tempStores(): {
     dir,
     urls: { jsonl: `jsonl:${join(dir, 'sessions')}`, sqlite: `sqlite:${join(dir, 'sessions.db')}` },
     remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A running `palimpsest` process whose stdin the test writes line by line. */
+export interface LiveCli {
+  /** Writes `text` to the process's stdin. */
+  write(text: string): void;
+  /** Resolves once stdout or stderr so far matches `pattern` (rejects after `timeoutMs`). */
+  waitFor(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Ends stdin and resolves with the exit code and everything printed. */
+  exit(): Promise<CliRun>;
+}
+
+/** Spawns `palimpsest ...args` with piped stdio, provider keys removed unless `env` sets them. */
+export function liveCli(
+  args: readonly string[],
+  options: { cwd: string; env?: Record<string, string> },
+): LiveCli {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
+  for (const key of [
+    'DEEPSEEK_API_KEY',
+    'OPENAI_API_KEY',
+    'OPENAI_BASE_URL',
+    'ANTHROPIC_API_KEY',
+  ]) {
+    if (options.env?.[key] === undefined) delete env[key];
+  }
+  const child = spawn(process.execPath, [binary, ...args], {
+    cwd: options.cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const printed = { stdout: '', stderr: '' };
+  const waiters: Array<() => void> = [];
+  const wake = (): void => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  child.stdout.on('data', (data: Buffer) => {
+    printed.stdout += data.toString();
+    wake();
+  });
+  child.stderr.on('data', (data: Buffer) => {
+    printed.stderr += data.toString();
+    wake();
+  });
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  return {
+    write: (text) => child.stdin.write(text),
+    waitFor: (stream, pattern, timeoutMs = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`timed out waiting for ${pattern} on ${stream}: ${printed[stream]}`)),
+          timeoutMs,
+        );
+        const check = (): void => {
+          if (pattern.test(printed[stream])) {
+            clearTimeout(timer);
+            resolve();
+          } else waiters.push(check);
+        };
+        check();
+      }),
+    exit: async () => {
+      child.stdin.end();
+      const code = await exited;
+      return { code, ...printed };
+    },
   };
 }
