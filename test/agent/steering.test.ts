@@ -83,6 +83,12 @@ describe('Agent.steer', () => {
     expect(delivered?.sourceEventSeqs).toEqual([queuedAt]);
     expect(delivered?.data).toMatchObject({ source: { kind: 'steer', queued: queuedAt } });
     expect(pendingMessages(session).steers).toEqual([]);
+    // The transcript shows it where the model read it.
+    expect(
+      session
+        .transcript()
+        .map((entry) => (entry.message?.role === 'user' ? entry.message.source.kind : entry.type)),
+    ).toEqual(['user', 'assistant/message', 'tool/result', 'steer', 'assistant/message']);
     expectValidLog(session);
   });
 

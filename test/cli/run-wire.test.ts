@@ -199,6 +199,11 @@ describe('palimpsest run, typing while the agent works', () => {
     await store.close();
     expect(events.filter((event) => event.type === 'turn/start')).toHaveLength(1);
     expect(events.filter((event) => event.type === 'queue/steer')).toHaveLength(1);
+    // The transcript shows the steer where the model read it, after the first answer.
+    const shown = cli(['show', 'steered', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(shown.stdout).toMatch(
+      /user +first question[\s\S]*assistant[\s\S]*user +\(steered into the running turn\) only the short version[\s\S]*assistant/,
+    );
   });
 });
 
