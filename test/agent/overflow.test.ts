@@ -46,7 +46,17 @@ async function withHistory(): Promise<Session> {
   return session;
 }
 
-const writer = () => scriptedModel([{ text: 'Summary: the build failed on a type error.' }]);
+/** A turn on the wire model whose overflow handler compacts with a scripted summary. */
+function compactingTurn(session: Session) {
+  const writer = scriptedModel([{ text: 'Summary: the build failed on a type error.' }]);
+  return runTurn({
+    session,
+    model: compatible(),
+    input: 'How do I fix it?',
+    maxRetries: 0,
+    onContextOverflow: compactOnOverflow({ model: writer, keepRecentTokens: 0 }),
+  });
+}
 
 function messagesSent(index: number): number {
   const body = server.requests[index]?.body as { messages?: unknown[] } | undefined;
@@ -58,13 +68,7 @@ describe('a context-length refusal', () => {
     const session = await withHistory();
     server.enqueue('openai-compatible/context-length-400.http', 'openai-compatible/text.http');
     const start = session.seq;
-    const result = await runTurn({
-      session,
-      model: compatible(),
-      input: 'How do I fix it?',
-      maxRetries: 0,
-      onContextOverflow: compactOnOverflow({ model: writer(), keepRecentTokens: 0 }),
-    });
+    const result = await compactingTurn(session);
 
     expect(result.reason).toEqual({ kind: 'completed' });
     expect(result.steps).toBe(2);
@@ -104,13 +108,7 @@ describe('a context-length refusal', () => {
       'openai-compatible/context-length-400.http',
       'openai-compatible/context-length-400.http',
     );
-    const result = await runTurn({
-      session,
-      model: compatible(),
-      input: 'How do I fix it?',
-      maxRetries: 0,
-      onContextOverflow: compactOnOverflow({ model: writer(), keepRecentTokens: 0 }),
-    });
+    const result = await compactingTurn(session);
     expect(result.reason).toMatchObject({
       kind: 'context-overflow',
       compacted: true,

@@ -20,16 +20,7 @@ export function cli(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string>; input?: string } = {},
 ): CliRun {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
-  for (const key of [
-    'DEEPSEEK_API_KEY',
-    'OPENAI_API_KEY',
-    'OPENAI_BASE_URL',
-    'ANTHROPIC_API_KEY',
-    'PALIMPSEST_STORE',
-  ]) {
-    if (options.env?.[key] === undefined) delete env[key];
-  }
+  const env = cliEnv(options.env);
   const result = spawnSync(process.execPath, [binary, ...args], {
     cwd: options.cwd ?? process.cwd(),
     env,
@@ -38,6 +29,24 @@ export function cli(
     timeout: 60_000,
   });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * The environment of a binary run: this process's, without colour, and without the provider
+ * keys and store variable unless `overrides` sets them (a developer's own keys must not leak in).
+ */
+function cliEnv(overrides: Record<string, string> | undefined): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...overrides };
+  for (const key of [
+    'DEEPSEEK_API_KEY',
+    'OPENAI_API_KEY',
+    'OPENAI_BASE_URL',
+    'ANTHROPIC_API_KEY',
+    'PALIMPSEST_STORE',
+  ]) {
+    if (overrides?.[key] === undefined) delete env[key];
+  }
+  return env;
 }
 
 /** A temporary directory with a store URL of each embedded backend in it. */
@@ -69,18 +78,9 @@ export function liveCli(
   args: readonly string[],
   options: { cwd: string; env?: Record<string, string> },
 ): LiveCli {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
-  for (const key of [
-    'DEEPSEEK_API_KEY',
-    'OPENAI_API_KEY',
-    'OPENAI_BASE_URL',
-    'ANTHROPIC_API_KEY',
-  ]) {
-    if (options.env?.[key] === undefined) delete env[key];
-  }
   const child = spawn(process.execPath, [binary, ...args], {
     cwd: options.cwd,
-    env,
+    env: cliEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const printed = { stdout: '', stderr: '' };

@@ -228,19 +228,23 @@ describe('palimpsest run --resume', () => {
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
 
-    const resumed = cli(
-      [
-        'run',
-        '--session',
-        'crashed-run',
-        '--resume',
-        '--model',
-        'scripted',
-        '--store',
-        stores.urls.jsonl,
-      ],
-      { cwd: stores.dir },
-    );
+    const resume = () =>
+      cli(
+        [
+          'run',
+          '--session',
+          'crashed-run',
+          '--resume',
+          '--model',
+          'scripted',
+          '--store',
+          stores.urls.jsonl,
+        ],
+        {
+          cwd: stores.dir,
+        },
+      );
+    const resumed = resume();
     expect(resumed.stderr).toContain('repaired on open');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('offline scripted model');
@@ -250,19 +254,7 @@ describe('palimpsest run --resume', () => {
     const starts = events.filter((event) => event.type === 'turn/start').map((event) => event.data);
     expect(starts).toEqual([{ turn: 1 }, { turn: 2, resumes: 1 }]);
 
-    const again = cli(
-      [
-        'run',
-        '--session',
-        'crashed-run',
-        '--resume',
-        '--model',
-        'scripted',
-        '--store',
-        stores.urls.jsonl,
-      ],
-      { cwd: stores.dir },
-    );
+    const again = resume();
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(
       '--resume: expected an unfinished last turn or a queued message to resume in session crashed-run, found turn 2 completed',
