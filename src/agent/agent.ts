@@ -7,7 +7,14 @@ import { isDurable } from '../core/index.js';
 import { checkInput } from './checks.js';
 import { AgentError } from './errors.js';
 import { resumableTurn, resumeOpening } from './resume.js';
-import { deliver, enqueue, nextFollowUp, pendingMessages, type QueuedMessage } from './steering.js';
+import {
+  deliver,
+  enqueue,
+  nextFollowUp,
+  type PendingMessages,
+  pendingMessages,
+  type QueuedMessage,
+} from './steering.js';
 import { runTurn, startTurn, type TurnOpening } from './turn.js';
 import type { TurnConfig, TurnInput, TurnResult } from './types.js';
 
@@ -79,10 +86,7 @@ export class Agent {
   }
 
   /** The queued messages not delivered yet, read from the log. */
-  get pending(): {
-    readonly steers: readonly QueuedMessage[];
-    readonly followUps: readonly QueuedMessage[];
-  } {
+  get pending(): PendingMessages {
     return pendingMessages(this.session);
   }
 

@@ -84,7 +84,7 @@ function program(): Command {
   root
     .command('run')
     .description(
-      'run one turn with PROMPT, or a conversation without it; Ctrl-C cancels the running turn',
+      'run one turn with PROMPT, or a conversation without it (typing during a turn steers it); Ctrl-C cancels the running turn',
     )
     .argument('[prompt]', 'the message; omit it for an interactive conversation')
     .option('--session <id>', 'continue this session (created when new); a new id by default')
