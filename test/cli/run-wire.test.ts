@@ -6,7 +6,9 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { Agent } from '../../src/agent/index.js';
+import { openSession, openStore } from '../../src/store/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import {
   parseWireFixture,
   startWireServer,
@@ -208,6 +210,37 @@ describe('palimpsest run, typing while the agent works', () => {
 });
 
 describe('palimpsest run --resume', () => {
+  it('shows a steer nobody read yet as queued, and delivers it as the resumed turn’s input', async () => {
+    const store = await openStore(stores.urls.jsonl);
+    const session = await openSession(store, 'left-queued');
+    await new Agent({ session, model: scriptedModel([]) }).steer('check the logs first');
+    await session.close();
+    await store.close();
+    const shown = cli(['show', 'left-queued', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(shown.stdout).toMatch(
+      /user +check the logs first\n +\(queued steer, not yet read by the model\)/,
+    );
+
+    const resumed = cli(
+      [
+        'run',
+        '--session',
+        'left-queued',
+        '--resume',
+        '--model',
+        'scripted',
+        '--store',
+        stores.urls.jsonl,
+      ],
+      { cwd: stores.dir },
+    );
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain('↳ steering: check the logs first');
+    const after = cli(['show', 'left-queued', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(after.stdout).toContain('(steered into the running turn) check the logs first');
+    expect(after.stdout).not.toContain('not yet read by the model');
+  });
+
   it('continues the turn a killed writer left, without a new prompt', async () => {
     const child = spawn(
       process.execPath,
