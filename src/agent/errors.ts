@@ -15,6 +15,8 @@ import { PalimpsestError } from '../core/index.js';
  * - `NOT_DURABLE`: the turn requires a durability barrier (`durability: 'required'`) and has none.
  * - `INVALID_HOOK_RESULT`: `beforeToolCall` or `afterToolCall` returned something that is not a
  *   decision or a replacement.
+ * - `NOTHING_TO_RESUME`: `Agent.resume()` found the last turn completed (or no turn) and no
+ *   queued message.
  */
 export type AgentErrorCode =
   | 'TURN_IN_PROGRESS'
@@ -24,7 +26,8 @@ export type AgentErrorCode =
   | 'PROVIDER_NOT_INSTALLED'
   | 'NO_PROVIDER'
   | 'NOT_DURABLE'
-  | 'INVALID_HOOK_RESULT';
+  | 'INVALID_HOOK_RESULT'
+  | 'NOTHING_TO_RESUME';
 
 /** A misuse of the agent API, with a stable `code`. */
 export class AgentError extends PalimpsestError {

@@ -16,7 +16,7 @@ export {
   type RetryOptions,
   toolCallInput,
 } from '../model/index.js';
-export { Agent, type AgentOptions } from './agent.js';
+export { Agent, type AgentOptions, type AgentRunOptions } from './agent.js';
 export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {
@@ -32,6 +32,11 @@ export {
   PROVIDER_KEYS,
   type ProviderName,
 } from './model-from-env.js';
+export {
+  type ContextOverflowContext,
+  type ContextOverflowHandler,
+  isContextOverflow,
+} from './overflow.js';
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export {
   type InferArguments,
@@ -41,6 +46,12 @@ export {
   type ToolParameters,
   type TypedJsonSchema,
 } from './schema.js';
+export {
+  type PendingMessages,
+  pendingMessages,
+  type QueuedMessage,
+  type QueueKind,
+} from './steering.js';
 export {
   type TurnStreamEvent,
   type TurnStreamEventType,

@@ -16,7 +16,6 @@ import type {
   SessionEvent,
   SurfaceIntent,
   TurnEndReason,
-  UserContentBlock,
 } from '../core/index.js';
 import {
   endsInsideTurn,
@@ -41,7 +40,9 @@ import {
 } from '../model/index.js';
 import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
+import { type ContextOverflowHandler, handleOverflow, isContextOverflow } from './overflow.js';
 import { refuseTools, runTools } from './run-tools.js';
+import { deliverSteers, hasPendingSteers } from './steering.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
@@ -97,9 +98,37 @@ const busy = new WeakSet<Session>();
  * ```
  */
 export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
+  const content = checkInput(options.input);
+  return startTurn(options, {
+    open: (session) =>
+      session.append(
+        'user/message',
+        { id: newId(), role: 'user', content, source: { kind: 'user' } },
+        { surfaceOp: 'append' },
+      ),
+  });
+}
+
+/**
+ * How a turn begins: extra `turn/start` fields, and the event that opens it (the user's input,
+ * a delivered follow-up, a resume notice), or none when the first step boundary's steering
+ * messages are the turn's input.
+ */
+export interface TurnOpening {
+  readonly start?: { readonly resumes: number };
+  readonly open: (session: Session, turn: number) => SessionEvent | undefined;
+}
+
+/** What {@link startTurn} takes: a turn's options without the input its opening replaces. */
+export type TurnStartOptions = Omit<RunTurnOptions, 'input'>;
+
+/** Runs one turn that begins with `opening`; {@link runTurn} is this with the user's input. */
+export async function startTurn(
+  options: TurnStartOptions,
+  opening: TurnOpening,
+): Promise<TurnResult> {
   const { session } = options;
   checkModel(options.model);
-  const content = checkInput(options.input);
   const tools = indexTools(options.tools ?? []);
   const barrier = barrierOf(options);
   if (busy.has(session)) {
@@ -110,7 +139,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   }
   busy.add(session);
   try {
-    return await new TurnRun(options, tools, content, barrier).run();
+    return await new TurnRun(options, tools, opening, barrier).run();
   } finally {
     busy.delete(session);
   }
@@ -127,6 +156,9 @@ class TurnRun {
   private readonly toolList: readonly Tool[];
   private readonly runToolsAfter: ReadonlySet<string>;
   private readonly maxToolOutputChars: number;
+  private readonly onContextOverflow: ContextOverflowHandler | undefined;
+  /** The current step retries a model call that overflowed the context (once, then give up). */
+  private overflowRetry = false;
   /** Values of the caller's HTTP headers: credentials, redacted from anything logged. */
   private readonly secrets: readonly string[];
   private turn = 0;
@@ -140,9 +172,9 @@ class TurnRun {
   private stream = new StepStream();
 
   constructor(
-    private readonly options: RunTurnOptions,
+    private readonly options: TurnStartOptions,
     private readonly tools: ReadonlyMap<string, Tool>,
-    private readonly content: readonly UserContentBlock[],
+    private readonly opening: TurnOpening,
     private readonly barrier: Durable | undefined,
   ) {
     this.session = options.session;
@@ -157,19 +189,17 @@ class TurnRun {
       countArg('maxToolOutputChars', options.maxToolOutputChars, DEFAULT_TOOL_OUTPUT_CHARS),
     );
     this.secrets = Object.values(options.headers ?? {});
+    this.onContextOverflow = options.onContextOverflow;
   }
 
   async run(): Promise<TurnResult> {
     this.closeCrashedTurn();
     this.turn = lastTurnNumber(this.session) + 1;
-    const start = this.emit(this.session.append('turn/start', { turn: this.turn }));
-    this.emit(
-      this.session.append(
-        'user/message',
-        { id: newId(), role: 'user', content: this.content, source: { kind: 'user' } },
-        { surfaceOp: 'append' },
-      ),
+    const start = this.emit(
+      this.session.append('turn/start', { turn: this.turn, ...this.opening.start }),
     );
+    const first = this.opening.open(this.session, this.turn);
+    if (first !== undefined) this.emit(first);
     let reason: TurnEndReason;
     try {
       reason = await this.steps();
@@ -195,9 +225,16 @@ class TurnRun {
     for (;;) {
       if (this.signal.aborted) return abortReason(this.signal);
       if (this.step >= this.maxSteps) return { kind: 'max-steps', maxSteps: this.maxSteps };
+      // A step boundary: steering messages queued meanwhile enter the surface here, after
+      // every tool result of the last step and before the next request is built.
+      deliverSteers(this.session, this.emitEvent);
       this.step += 1;
       const end = await this.runStep();
-      if (end !== undefined) return end;
+      if (end === undefined) continue;
+      // The model answered, but the user steered while it did: one more step answers that.
+      if (isPlainCompletion(end) && !this.signal.aborted && hasPendingSteers(this.session))
+        continue;
+      return end;
     }
   }
 
@@ -248,11 +285,21 @@ class TurnRun {
         : undefined;
     if (cut !== undefined) {
       const kind = cut.kind === 'aborted' ? 'aborted' : 'error';
-      this.appendMessage(stream, kind, kind);
+      const { seq } = this.appendMessage(stream, kind, kind);
       this.emit(this.session.append('step/end', { turn, step }));
       this.stepOpen = false;
+      if (cut.kind === 'error' && isContextOverflow(cut.error)) {
+        const end = await handleOverflow(
+          { ...context, error: cut.error, messageSeq: seq, retried: this.overflowRetry },
+          this.onContextOverflow,
+          this.emitEvent,
+        );
+        this.overflowRetry = end === undefined;
+        return end;
+      }
       return cut;
     }
+    this.overflowRetry = false;
 
     const finishReason = stream.finishReason ?? 'unknown';
     const { message, seq: messageSeq } = this.appendMessage(stream, finishReason, undefined);
@@ -414,10 +461,19 @@ class TurnRun {
     }
   }
 
+  private readonly emitEvent = (event: SessionEvent): void => {
+    this.hooks.onEvent?.(event);
+  };
+
   private emit<E extends SessionEvent>(event: E): E {
     this.hooks.onEvent?.(event);
     return event;
   }
+}
+
+/** A turn end after which the model has nothing more to do: where a pending steer continues it. */
+function isPlainCompletion(reason: TurnEndReason): boolean {
+  return reason.kind === 'completed' && reason.finishReason === undefined;
 }
 
 /** The finish reasons after which tools run; refuses anything but an array of strings. */
@@ -432,7 +488,7 @@ function finishSet(value: readonly FinishReason[] | undefined): ReadonlySet<stri
 }
 
 /** The barrier the turn waits on, or `undefined`; refuses a missing one when it is required. */
-function barrierOf(options: RunTurnOptions): Durable | undefined {
+function barrierOf(options: TurnStartOptions): Durable | undefined {
   const durability = options.durability ?? 'best-effort';
   if (durability !== 'best-effort' && durability !== 'required') {
     throw invalidOption(

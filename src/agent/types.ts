@@ -19,6 +19,7 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import type { ModelSettings, RetryOptions } from '../model/index.js';
+import type { ContextOverflowHandler } from './overflow.js';
 import type { ToolList } from './tool-list.js';
 import type { TurnRecord } from './turn-record.js';
 
@@ -237,6 +238,14 @@ export interface TurnConfig extends RetryOptions {
   readonly barrier?: Durable;
   /** What happens without a barrier (default `best-effort`); see {@link TurnDurability}. */
   readonly durability?: TurnDurability;
+  /**
+   * Makes room when the provider refuses a request as longer than the context window
+   * (`isContextOverflow`): the loop appends `request/overflow`, calls this, and when it resolves
+   * `true` retries the model call once, as the next step. Without it, or when it frees nothing or
+   * the retry overflows too, the turn ends `{kind: 'context-overflow'}`. Wire it to compaction:
+   * `onContextOverflow: compactOnOverflow({ model })` (`palimpsest/compaction`).
+   */
+  readonly onContextOverflow?: ContextOverflowHandler;
 }
 
 /** Everything one turn needs. */

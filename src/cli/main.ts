@@ -90,7 +90,7 @@ function program(): Command {
   root
     .command('run')
     .description(
-      'run one turn with PROMPT, or a conversation without it; Ctrl-C cancels the running turn',
+      'run one turn with PROMPT, or a conversation without it (typing during a turn steers it); Ctrl-C cancels the running turn',
     )
     .argument('[prompt]', 'the message; omit it for an interactive conversation')
     .option('--session <id>', 'continue this session (created when new); a new id by default')
@@ -105,6 +105,10 @@ function program(): Command {
     .option(
       '--system <text>',
       'the system prompt (by default: a concise assistant with file tools)',
+    )
+    .option(
+      '--resume',
+      'first continue what the session left unfinished (an interrupted turn, queued messages), then PROMPT or the conversation',
     )
     .action(
       run((context, prompt: string | undefined, options: RunOptions) =>

@@ -26,9 +26,17 @@ export function messageBlock(
   maxLines = 0,
 ): string {
   const label = terminal.style(ROLE_STYLE[message.role], message.role.padEnd(9));
-  const lines = clipped(safe(messageText(message)), maxLines);
+  const lines = clipped(safe(`${queuedMark(message)}${messageText(message)}`), maxLines);
   const indent = ' '.repeat(8 + 10);
   return `${terminal.style('dim', `#${seq}`.padEnd(8))}${label} ${lines.join(`\n${indent}`)}`;
+}
+
+/** Says how a message typed while a turn ran reached the model (`Agent.steer`, `followUp`). */
+function queuedMark(message: Message): string {
+  if (message.role !== 'user') return '';
+  if (message.source.kind === 'steer') return '(steered into the running turn) ';
+  if (message.source.kind === 'follow-up') return '(follow-up) ';
+  return '';
 }
 
 /** Longest line a clipped block shows: a 10 MB single-line tool output is one line too. */

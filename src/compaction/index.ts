@@ -19,6 +19,9 @@ export {
   type AutoCompactionAction,
   type AutoCompactionOptions,
   autoCompaction,
+  compactOnOverflow,
+  type OverflowCompactionAction,
+  type OverflowCompactionOptions,
   type PolicyContext,
 } from './policy.js';
 export { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';

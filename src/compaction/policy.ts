@@ -6,7 +6,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Session } from '../core/index.js';
 import type { RetryOptions } from '../model/index.js';
-import { type CompactionResult, compact } from './compact.js';
+import { type CompactionResult, type CompactOptions, compact } from './compact.js';
 import { type ContextTokens, contextTokens } from './context.js';
 import { CompactionError, countOption } from './errors.js';
 import { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';
@@ -96,6 +96,74 @@ export function autoCompaction(
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     });
     options.onAction?.({ kind: 'compact', before: measured, result });
+  };
+}
+
+/** Options of {@link compactOnOverflow}: those of `compact`, and pruning first. */
+export interface OverflowCompactionOptions extends Omit<CompactOptions, 'signal' | 'trigger'> {
+  /** Prune old tool results before compacting (default true). */
+  readonly pruneFirst?: boolean;
+  readonly prune?: PruneOptions;
+  /** Told about the prune and the compaction it runs. */
+  readonly onAction?: (action: OverflowCompactionAction) => void;
+}
+
+/** What {@link compactOnOverflow} did after an overflow. */
+export type OverflowCompactionAction =
+  | { readonly kind: 'prune'; readonly result: PruneResult }
+  | { readonly kind: 'compact'; readonly result: CompactionResult };
+
+/**
+ * An `onContextOverflow` handler for the agent loop: when the provider refuses a request as
+ * longer than the context window, it prunes old tool results, then compacts (trigger
+ * `overflow`), and tells the loop whether it freed anything (the loop then retries the model
+ * call once). The agent and compaction never import each other, so the loop takes this as a
+ * callback; its context is {@link PolicyContext}, the loop's step context by shape.
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { runTurn } from 'palimpsest/agent';
+ * import { compactOnOverflow } from 'palimpsest/compaction';
+ * import { scriptedModel } from 'palimpsest/testing';
+ *
+ * const session = Session.create({ id: 'overflow-example' });
+ * const chat = scriptedModel([{ text: 'A long answer about the build. '.repeat(40) }], { loop: true });
+ * for (const input of ['Why did the build fail?', 'Where exactly?']) {
+ *   await runTurn({ session, model: chat, input });
+ * }
+ * // The provider refuses the third request as too long, then answers the compacted one.
+ * const tooLong = { message: 'maximum context length is 8192 tokens', status: 400, type: 'invalid_request_error' };
+ * const model = scriptedModel([{ error: tooLong }, { text: 'Fixed in src/config.ts.' }]);
+ * const writer = scriptedModel([{ text: 'Summary: the build failed on a type error.' }]);
+ * const result = await runTurn({
+ *   session,
+ *   model,
+ *   input: 'How do I fix it?',
+ *   onContextOverflow: compactOnOverflow({ model: writer, keepRecentTokens: 0 }),
+ * });
+ * console.log(result.reason.kind); // 'completed'
+ * console.log(result.steps); // 2: the refused call, then the retry after compaction
+ * console.log(session.events.filter((event) => event.type === 'request/overflow').length); // 1
+ * ```
+ */
+export function compactOnOverflow(
+  options: OverflowCompactionOptions,
+): (context: PolicyContext) => Promise<boolean> {
+  const { pruneFirst, prune, onAction, ...compactOptions } = options;
+  return async ({ session, signal }) => {
+    let freed = false;
+    if (pruneFirst !== false) {
+      const result = pruneToolResults(session, prune);
+      if (result.prunedSeqs.length > 0) {
+        freed = true;
+        onAction?.({ kind: 'prune', result });
+      }
+    }
+    if (signal.aborted) return freed;
+    const result = await compact(session, { ...compactOptions, signal, trigger: 'overflow' });
+    onAction?.({ kind: 'compact', result });
+    return freed || result.replaced;
   };
 }
 

@@ -14,8 +14,14 @@ export const TURN_END_KINDS = [
   'error',
   'max-tokens',
   'max-steps',
+  'context-overflow',
   'interrupted',
 ] as const;
+
+/** The `turn/end` kinds that carry a `ProviderFailure` as `reason.error`. */
+export function reasonNeedsError(kind: unknown): boolean {
+  return kind === 'error' || kind === 'context-overflow';
+}
 
 /** True for a safe integer ≥ 0 that is not `-0`. */
 export function isSeqLike(value: unknown): value is number {
@@ -85,8 +91,11 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       if (reason === undefined || !(TURN_END_KINDS as readonly unknown[]).includes(reason.kind)) {
         return { path: 'data.reason', reason: `expected {kind: ${TURN_END_KINDS.join(' | ')}}` };
       }
-      if (reason.kind === 'error' && typeof asObject(reason.error)?.message !== 'string') {
-        return { path: 'data.reason.error', reason: 'expected {message} for an error ending' };
+      if (reasonNeedsError(reason.kind) && typeof asObject(reason.error)?.message !== 'string') {
+        return {
+          path: 'data.reason.error',
+          reason: `expected {message} for an ${String(reason.kind)} ending`,
+        };
       }
       return undefined;
     }
@@ -110,14 +119,20 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       }
       return undefined;
     }
-    case 'request/retry': {
-      const issue = checkFields(data, ['turn', 'step', 'attempt', 'delayMs'], []);
+    case 'request/retry':
+    case 'request/overflow': {
+      const integers =
+        type === 'request/retry' ? ['turn', 'step', 'attempt', 'delayMs'] : ['turn', 'step'];
+      const issue = checkFields(data, integers, []);
       if (issue !== undefined) return issue;
       if (typeof asObject((data as JsonObject).error)?.message !== 'string') {
         return { path: 'data.error', reason: 'expected a provider failure {message}' };
       }
       return undefined;
     }
+    case 'queue/steer':
+    case 'queue/follow-up':
+      return checkMessageShape(data, 'user', 'data');
     case 'compaction/start':
     case 'compaction/end':
       return checkFields(data, [], ['id']);

@@ -99,11 +99,27 @@ export type TurnEndReason =
   | { readonly kind: 'error'; readonly error: ProviderFailure }
   | { readonly kind: 'max-tokens' }
   | { readonly kind: 'max-steps'; readonly maxSteps: number }
+  | {
+      /**
+       * The provider refused the request as longer than the model's context window, and it
+       * could not be made to fit: no `onContextOverflow` handler, a handler that freed nothing
+       * (`compacted: false`), or a retry after compaction that overflowed again
+       * (`compacted: true`).
+       */
+      readonly kind: 'context-overflow';
+      readonly error: ProviderFailure;
+      readonly compacted: boolean;
+    }
   | { readonly kind: 'interrupted' };
 
 /** `turn/start`: a turn (one user input and everything the agent does about it) begins. */
 export interface TurnStartData {
   readonly turn: number;
+  /**
+   * Present on a turn that continues an unfinished earlier turn without new user input
+   * (`Agent.resume()`): the number of that turn.
+   */
+  readonly resumes?: number;
 }
 
 /** `turn/end`: the turn is over. */
@@ -245,6 +261,27 @@ export interface RequestRetryData {
   readonly error: ProviderFailure;
 }
 
+/**
+ * `request/overflow`: the step's model call was refused as longer than the context window
+ * (`error`, e.g. `context_length_exceeded`). Appended after the failed step's `step/end`, citing
+ * its `assistant/message`, before the loop asks its overflow handler to make room (a compaction
+ * follows); the next step is the retry.
+ */
+export interface RequestOverflowData {
+  readonly turn: number;
+  readonly step: number;
+  readonly error: ProviderFailure;
+}
+
+/**
+ * `queue/steer` and `queue/follow-up`: a user message queued while a turn runs, recorded the
+ * moment it is queued so a crash never loses it. It is not on the surface: it enters it once, as
+ * a `user/message` with the same `id` and content, `source {kind: 'steer' | 'follow-up', queued:
+ * seq}`, citing the queue event in `sourceEventSeqs`. A queue event no `user/message` cites is
+ * pending.
+ */
+export type QueuedMessageData = UserMessage;
+
 /** `compaction/start` and `compaction/end`: the bracket around a compaction or a prune. */
 export interface CompactionBracketData {
   readonly id: string;
@@ -274,6 +311,9 @@ export interface SessionEventMap {
   'step/end': StepData;
   'request/header': RequestHeaderData;
   'request/retry': RequestRetryData;
+  'request/overflow': RequestOverflowData;
+  'queue/steer': QueuedMessageData;
+  'queue/follow-up': QueuedMessageData;
   'user/message': UserMessage;
   'context/message': UserMessage;
   /** A stream part; in a session loaded with elided chunks, possibly a stub (`isElidedChunk`). */
@@ -370,6 +410,9 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'step/end',
   'request/header',
   'request/retry',
+  'request/overflow',
+  'queue/steer',
+  'queue/follow-up',
   'user/message',
   'context/message',
   'assistant/chunk',

@@ -5,7 +5,7 @@
 import { deriveEventMessage } from './derive.js';
 import { isElidedChunk } from './elided.js';
 import { SessionValidationError } from './errors.js';
-import { TURN_END_KINDS } from './event-shapes.js';
+import { reasonNeedsError, TURN_END_KINDS } from './event-shapes.js';
 import type { SessionEvent } from './events.js';
 import type { JsonValue } from './json.js';
 import { asObject } from './messages.js';
@@ -20,7 +20,11 @@ import { foldSurface } from './surface.js';
  *   turn or count up from 1.
  * - `OUTSIDE_STEP`: a chunk, assistant message, tool call or tool result is not in the open
  *   step it names.
- * - `OUTSIDE_TURN`: a request header is logged outside a turn.
+ * - `OUTSIDE_TURN`: a request header or a `request/overflow` is logged outside a turn (an overflow
+ *   also inside a step: it follows the failed step's `step/end`).
+ * - `QUEUE_DELIVERY`: a `user/message` delivered from the queue (source kind `steer` or
+ *   `follow-up`) does not cite exactly one queue event of its kind, or a queue event is
+ *   delivered twice.
  * - `TOOL_CALL_NOT_REQUESTED`: a tool/call or tool/result for a call id the step's assistant
  *   message did not request.
  * - `DUPLICATE_TOOL_EVENT`: a second tool/call or tool/result for the same call id.
@@ -43,6 +47,7 @@ export type InvariantCode =
   | 'STEP_NUMBER'
   | 'OUTSIDE_STEP'
   | 'OUTSIDE_TURN'
+  | 'QUEUE_DELIVERY'
   | 'TOOL_CALL_NOT_REQUESTED'
   | 'DUPLICATE_TOOL_EVENT'
   | 'TOOL_CALL_UNANSWERED'
@@ -91,6 +96,7 @@ export function checkInvariants(
   let calls = new Map<string, StepCall>();
   let chunkSeqs = new Set<number>();
   const byType = new Map<number, string>();
+  const delivered = new Map<number, number>();
 
   const inStep = (event: SessionEvent): boolean => {
     const turn = intField(event, 'turn');
@@ -227,6 +233,18 @@ export function checkInvariants(
           report(event, 'MALFORMED_DATA', 'expected string provider and model fields');
         }
         break;
+      case 'request/overflow':
+        if (openTurn === undefined || openStep !== undefined) {
+          report(
+            event,
+            'OUTSIDE_TURN',
+            'a request/overflow belongs inside a turn, between the failed step and the retry',
+          );
+        }
+        break;
+      case 'user/message':
+        if (event.surfaceOp === 'append') checkDelivery(event, byType, delivered, report);
+        break;
       case 'assistant/chunk':
         if (isElidedChunk(event)) {
           // A stub has no turn and step to read: it is checked by its position alone (inside
@@ -327,11 +345,60 @@ export function checkInvariants(
   return Object.freeze(violations);
 }
 
+/** The queue event type each delivered source kind must cite. */
+const QUEUE_OF_SOURCE: Readonly<Record<string, string>> = {
+  steer: 'queue/steer',
+  'follow-up': 'queue/follow-up',
+};
+
+/**
+ * A `user/message` from the queue cites exactly its queue event, and a queue event is delivered
+ * once: the rule that makes a crash between queueing and delivery neither lose nor repeat it.
+ */
+function checkDelivery(
+  event: SessionEvent,
+  byType: ReadonlyMap<number, string>,
+  delivered: Map<number, number>,
+  report: (event: SessionEvent, code: InvariantCode, message: string) => void,
+): void {
+  const kind = asObject(asObject(event.data as JsonValue)?.source)?.kind;
+  const expected = typeof kind === 'string' ? QUEUE_OF_SOURCE[kind] : undefined;
+  const cited = (event.sourceEventSeqs ?? []).filter((seq) =>
+    byType.get(seq)?.startsWith('queue/'),
+  );
+  if (expected === undefined) {
+    if (cited.length > 0) {
+      report(
+        event,
+        'QUEUE_DELIVERY',
+        `cites queue event ${cited[0]}, but its source kind is ${JSON.stringify(kind)}, not 'steer' or 'follow-up'`,
+      );
+    }
+    return;
+  }
+  const sources = event.sourceEventSeqs ?? [];
+  const [seq] = sources;
+  if (sources.length !== 1 || seq === undefined || byType.get(seq) !== expected) {
+    report(
+      event,
+      'QUEUE_DELIVERY',
+      `a ${String(kind)} message must cite exactly one ${expected} event; found [${sources.slice(0, 5).join(', ')}]`,
+    );
+    return;
+  }
+  const before = delivered.get(seq);
+  if (before !== undefined) {
+    report(event, 'QUEUE_DELIVERY', `queue event ${seq} was already delivered at seq ${before}`);
+    return;
+  }
+  delivered.set(seq, event.seq);
+}
+
 function isTurnEndReason(value: JsonValue | undefined): boolean {
   const reason = asObject(value);
   if (reason === undefined || !(TURN_END_KINDS as readonly unknown[]).includes(reason.kind))
     return false;
-  return reason.kind !== 'error' || typeof asObject(reason.error)?.message === 'string';
+  return !reasonNeedsError(reason.kind) || typeof asObject(reason.error)?.message === 'string';
 }
 
 /**

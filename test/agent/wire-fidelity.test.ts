@@ -78,8 +78,10 @@ describe('usage and finish reasons are whole', () => {
     const session = Session.create();
     server.enqueue('openai-compatible/context-length-400.http');
     const result = await runTurn({ session, model: compatible(), input: 'a very long prompt' });
+    // Without an onContextOverflow handler the turn ends as an overflow nothing could fix.
     expect(result.reason).toMatchObject({
-      kind: 'error',
+      kind: 'context-overflow',
+      compacted: false,
       error: {
         status: 400,
         code: 'invalid_request_error',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
-import { cli, tempStores } from './helpers.js';
+import { cli, liveCli, tempStores } from './helpers.js';
 
 const stores = tempStores();
 afterAll(() => stores.remove());
@@ -202,12 +202,19 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(listed.find((session) => session.id === 'chat')?.turns).toBe(2);
   });
 
-  it('run without a prompt holds a conversation on stdin until an empty line', () => {
-    const conversation = cli(['run', '--session', 'talk', '--store', store], {
+  it('run without a prompt holds a conversation on stdin until an empty line', async () => {
+    const conversation = liveCli(['run', '--session', 'talk', '--store', store], {
       cwd: stores.dir,
-      input: 'first\nsecond\n\n',
     });
-    expect(conversation.code).toBe(0);
+    // Each line typed after the previous answer is a turn of its own (typed during a turn, a
+    // line steers it: run-wire.test.ts).
+    conversation.write('first\n');
+    await conversation.waitFor('stdout', /offline scripted model[\s\S]*\n/);
+    await conversation.waitFor('stderr', /type a message/);
+    conversation.write('second\n');
+    await conversation.waitFor('stdout', /(offline scripted model[\s\S]*){2}\n/);
+    conversation.write('\n');
+    expect((await conversation.exit()).code).toBe(0);
     const listed = JSON.parse(run('ls', '--json').stdout) as Array<{ id: string; turns: number }>;
     expect(listed.find((session) => session.id === 'talk')?.turns).toBe(2);
   });

@@ -6,13 +6,16 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../src/agent/index.js';
+import { openSession, openStore } from '../../src/store/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import {
   parseWireFixture,
   startWireServer,
   type WireServer,
   wireFixturesDir,
 } from '../agent/wire-server.js';
-import { binary, cli, tempStores } from './helpers.js';
+import { binary, cli, liveCli, tempStores } from './helpers.js';
 
 const stores = tempStores();
 let server: WireServer;
@@ -155,5 +158,145 @@ describe('palimpsest run on an OpenAI-compatible server', () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('expected --model openai-compatible:NAME');
+  });
+});
+
+describe('palimpsest run, typing while the agent works', () => {
+  it('steers the running turn: a line typed during the answer reaches the model at the next step', async () => {
+    // A slow answer (a pause before each SSE event), then the answer to the steer.
+    server.enqueue(
+      { fixture: 'openai-compatible/text.http', delayMs: 150 },
+      'openai-compatible/text.http',
+    );
+    const before = server.requests.length;
+    const conversation = liveCli(
+      [
+        'run',
+        '--session',
+        'steered',
+        '--base-url',
+        `${server.baseURL}/v1`,
+        '--model',
+        'openai-compatible:m',
+        '--store',
+        stores.urls.jsonl,
+      ],
+      { cwd: stores.dir, env: { OPENAI_API_KEY: 'test-key' } },
+    );
+    conversation.write('first question\n');
+    await conversation.waitFor('stderr', /type a message/);
+    while (server.requests.length === before) await new Promise((r) => setTimeout(r, 10));
+    conversation.write('only the short version\n');
+    await conversation.waitFor('stderr', /↳ queued \(#\d+\): the agent reads it at its next step/);
+    await conversation.waitFor('stderr', /↳ steering: only the short version/);
+    const ran = await conversation.exit();
+    expect(ran.code).toBe(0);
+    expect(server.requests.length).toBe(before + 2);
+    const body = server.lastRequest().body as { messages: { role: string; content: unknown }[] };
+    expect(body.messages.at(-1)).toEqual({ role: 'user', content: 'only the short version' });
+    expect(body.messages.at(-2)?.role).toBe('assistant');
+
+    const store = await openStore(stores.urls.jsonl);
+    const { events } = await store.load('steered');
+    await store.close();
+    expect(events.filter((event) => event.type === 'turn/start')).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'queue/steer')).toHaveLength(1);
+    // The transcript shows the steer where the model read it, after the first answer.
+    const shown = cli(['show', 'steered', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(shown.stdout).toMatch(
+      /user +first question[\s\S]*assistant[\s\S]*user +\(steered into the running turn\) only the short version[\s\S]*assistant/,
+    );
+  });
+});
+
+describe('palimpsest run --resume', () => {
+  it('shows a steer nobody read yet as queued, and delivers it as the resumed turn’s input', async () => {
+    const store = await openStore(stores.urls.jsonl);
+    const session = await openSession(store, 'left-queued');
+    await new Agent({ session, model: scriptedModel([]) }).steer('check the logs first');
+    await session.close();
+    await store.close();
+    const shown = cli(['show', 'left-queued', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(shown.stdout).toMatch(
+      /user +check the logs first\n +\(queued steer, not yet read by the model\)/,
+    );
+
+    const resumed = cli(
+      [
+        'run',
+        '--session',
+        'left-queued',
+        '--resume',
+        '--model',
+        'scripted',
+        '--store',
+        stores.urls.jsonl,
+      ],
+      { cwd: stores.dir },
+    );
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain('↳ steering: check the logs first');
+    const after = cli(['show', 'left-queued', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(after.stdout).toContain('(steered into the running turn) check the logs first');
+    expect(after.stdout).not.toContain('not yet read by the model');
+  });
+
+  it('continues the turn a killed writer left, without a new prompt', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, '../agent/crash-child.ts'),
+        join(stores.dir, 'sessions'),
+        'crashed-run',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (data: Buffer) => {
+        if (data.toString().includes('TOOL_STARTED')) resolve();
+      }),
+    );
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const resume = () =>
+      cli(
+        [
+          'run',
+          '--session',
+          'crashed-run',
+          '--resume',
+          '--model',
+          'scripted',
+          '--store',
+          stores.urls.jsonl,
+        ],
+        {
+          cwd: stores.dir,
+        },
+      );
+    const resumed = resume();
+    expect(resumed.stderr).toContain('repaired on open');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('offline scripted model');
+    const store = await openStore(stores.urls.jsonl);
+    const { events } = await store.load('crashed-run');
+    await store.close();
+    const starts = events.filter((event) => event.type === 'turn/start').map((event) => event.data);
+    expect(starts).toEqual([{ turn: 1 }, { turn: 2, resumes: 1 }]);
+
+    const again = resume();
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(
+      '--resume: expected an unfinished last turn or a queued message to resume in session crashed-run, found turn 2 completed',
+    );
+  }, 30_000);
+
+  it('needs --session', () => {
+    const refused = cli(['run', '--resume', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('expected --session ID with --resume');
   });
 });

@@ -243,4 +243,51 @@ describe('checkInvariants', () => {
     ]);
     expect(violations[0]?.message).toContain('(INVALID_ENVELOPE)');
   });
+
+  it('reports a queued message delivered twice, or a delivery that cites no queue event of its kind', () => {
+    const queued = {
+      id: 'q1',
+      role: 'user',
+      content: [{ type: 'text', text: 'x' }],
+      source: { kind: 'user' },
+    };
+    const delivered = (kind: string) => ({
+      ...queued,
+      source: { kind, queued: 0 },
+    });
+    const log = raw([
+      { type: 'queue/steer', data: queued },
+      { type: 'user/message', data: delivered('steer'), surfaceOp: 'append', sourceEventSeqs: [0] },
+      { type: 'user/message', data: delivered('steer'), surfaceOp: 'append', sourceEventSeqs: [0] },
+      {
+        type: 'user/message',
+        data: delivered('follow-up'),
+        surfaceOp: 'append',
+        sourceEventSeqs: [0],
+      },
+      { type: 'user/message', data: delivered('user'), surfaceOp: 'append', sourceEventSeqs: [0] },
+    ]);
+    expect(checkInvariants(log).map(({ code, seq }) => `${code}@${seq}`)).toEqual([
+      'QUEUE_DELIVERY@2',
+      'QUEUE_DELIVERY@3',
+      'QUEUE_DELIVERY@4',
+    ]);
+  });
+
+  it('reports a request/overflow outside a turn or inside a step', () => {
+    const overflow = {
+      type: 'request/overflow',
+      data: { turn: 1, step: 1, error: { message: 'too long' } },
+    };
+    expect(codes(raw([overflow]))).toEqual(['OUTSIDE_TURN']);
+    expect(
+      codes(
+        raw([
+          { type: 'turn/start', data: { turn: 1 } },
+          { type: 'step/start', data: { turn: 1, step: 1 } },
+          overflow,
+        ]),
+      ),
+    ).toEqual(['OUTSIDE_TURN']);
+  });
 });

@@ -326,6 +326,19 @@ describe('data shapes of log-only core events', () => {
     ['request/retry', { turn: 1, step: 1, attempt: 1, delayMs: -1, error: {} }, 'data.delayMs'],
     ['request/retry', { turn: 1, step: 1, attempt: 1, delayMs: 10, error: 'busy' }, 'data.error'],
     ['compaction/start', {}, 'data.id'],
+    ['turn/end', { turn: 1, reason: { kind: 'context-overflow' } }, 'data.reason.error'],
+    ['request/overflow', { turn: 1, error: { message: 'too long' } }, 'data.step'],
+    ['request/overflow', { turn: 1, step: 1, error: {} }, 'data.error'],
+    [
+      'queue/steer',
+      { id: 'q', role: 'user', content: 'hi', source: { kind: 'user' } },
+      'data.content',
+    ],
+    [
+      'queue/follow-up',
+      { id: 'q', role: 'assistant', content: [], source: { kind: 'user' } },
+      'data.role',
+    ],
   ];
   for (const [type, data, path] of cases) {
     it(`refuses ${type} with ${JSON.stringify(data)} at ${path}`, () => {

@@ -3,6 +3,7 @@
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
+import { pendingMessages } from '../../agent/index.js';
 import { contextTokens } from '../../compaction/context.js';
 import { KNOWN_TYPES } from '../../core/events.js';
 import {
@@ -212,6 +213,15 @@ export async function showCommand(
   const maxLines = options.full === true ? 0 : 40;
   for (const entry of transcript)
     context.terminal.line(transcriptBlock(context.terminal, entry, maxLines));
+  // Typed while a turn ran and not read by the model yet (a crash, a cancelled turn): the
+  // reader sees them too, marked as waiting, at the end where they will enter.
+  const { steers, followUps } = pendingMessages(session);
+  for (const queued of [...steers, ...followUps].sort((a, b) => a.seq - b.seq)) {
+    const what = queued.kind === 'steer' ? 'steer' : 'follow-up';
+    context.terminal.line(
+      `${messageBlock(context.terminal, queued.seq, queued.message, maxLines)}\n${' '.repeat(18)}${context.terminal.style('dim', `(queued ${what}, not yet read by the model)`)}`,
+    );
+  }
 }
 
 /** `palimpsest surface ID [--at SEQ]` */

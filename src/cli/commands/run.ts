@@ -4,7 +4,7 @@
  * cancels the running turn (the session stays valid), and Ctrl-C at the prompt exits.
  */
 import { createInterface } from 'node:readline/promises';
-import { type RetryInfo, runTurn, type TurnResult } from '../../agent/index.js';
+import { Agent, AgentError, type RetryInfo, type TurnResult } from '../../agent/index.js';
 import type { SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
@@ -22,7 +22,11 @@ export interface RunOptions {
   readonly model?: string;
   readonly baseUrl?: string;
   readonly system?: string;
+  readonly resume?: boolean;
 }
+
+/** One turn of the command: the user's input, or `undefined` to resume what is unfinished. */
+type TurnRunner = (input: string | undefined, controller: AbortController) => Promise<TurnResult>;
 
 export async function runCommand(
   context: CliContext,
@@ -30,6 +34,12 @@ export async function runCommand(
   options: RunOptions,
 ): Promise<number> {
   const { terminal } = context;
+  if (options.resume === true && options.session === undefined) {
+    throw new CliError(
+      'expected --session ID with --resume (a new session has nothing to resume)',
+      EXIT.usage,
+    );
+  }
   const picked = await resolveModel(modelSpec(options), OFFLINE_ANSWER, {
     env:
       options.baseUrl === undefined
@@ -56,21 +66,21 @@ export async function runCommand(
           ),
         );
       }
-      const system = options.system ?? SYSTEM;
-      const tools = builtinTools(process.cwd());
-      const turn = async (input: string, controller: AbortController): Promise<TurnResult> => {
-        const result = await runTurn({
-          session,
-          model,
-          tools,
-          system,
-          input,
-          signal: controller.signal,
-          hooks: {
-            onEvent: (event) => stream(context, event),
-            onRetry: (retry) => announceRetry(context, retry),
-          },
-        });
+      const agent = new Agent({
+        session,
+        model,
+        tools: builtinTools(process.cwd()),
+        system: options.system ?? SYSTEM,
+        hooks: {
+          onEvent: (event) => stream(context, event),
+          onRetry: (retry) => announceRetry(context, retry),
+        },
+      });
+      const turn: TurnRunner = async (input, controller) => {
+        const signal = { signal: controller.signal };
+        const result = await (input === undefined
+          ? resume(agent, signal)
+          : agent.run(input, signal));
         terminal.out.write('\n');
         if (result.reason.kind !== 'completed') {
           terminal.note(
@@ -83,23 +93,56 @@ export async function runCommand(
         return result;
       };
       try {
+        let code: number = EXIT.ok;
+        if (options.resume === true) code = exitCodeOf(await single(turn, undefined));
         if (prompt !== undefined) {
-          const controller = new AbortController();
-          const onSigint = (): void => controller.abort('interrupted with Ctrl-C');
-          process.once('SIGINT', onSigint);
-          try {
-            return exitCodeOf(await turn(prompt, controller));
-          } finally {
-            process.off('SIGINT', onSigint);
-          }
+          return code === EXIT.ok ? exitCodeOf(await single(turn, prompt)) : code;
         }
-        return await conversation(context, session, turn);
+        if (code !== EXIT.ok) return code;
+        return await conversation(context, session, agent, turn);
       } finally {
+        announceQueue(context, agent);
         await session.close();
       }
     },
     context.storeUrl,
     { create: true },
+  );
+}
+
+/** One turn outside a conversation: Ctrl-C cancels it. */
+async function single(turn: TurnRunner, input: string | undefined): Promise<TurnResult> {
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort('interrupted with Ctrl-C');
+  process.once('SIGINT', onSigint);
+  try {
+    return await turn(input, controller);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** `Agent.resume()`, with nothing to resume as a usage error that says what was found. */
+async function resume(agent: Agent, options: { signal: AbortSignal }): Promise<TurnResult> {
+  try {
+    return await agent.resume(options);
+  } catch (error) {
+    if (AgentError.isInstance(error) && error.code === 'NOTHING_TO_RESUME') {
+      throw new CliError(`--resume: ${error.message}`, EXIT.usage);
+    }
+    throw error;
+  }
+}
+
+/** Steering messages still queued when the command ends enter the session's next turn. */
+function announceQueue(context: CliContext, agent: Agent): void {
+  const { steers } = agent.pending;
+  if (steers.length === 0) return;
+  context.terminal.note(
+    context.terminal.style(
+      'yellow',
+      `${steers.length} steering message(s) still queued in session ${safeLine(agent.session.header.id, 80)}: they enter its next turn (palimpsest run --session ${safeLine(agent.session.header.id, 80)} --resume)`,
+    ),
   );
 }
 
@@ -123,13 +166,16 @@ function modelSpec(options: RunOptions): string | undefined {
 }
 
 /**
- * The interactive loop. Lines typed while a turn runs wait their turn (the line iterator buffers
- * them); Ctrl-C cancels the running turn, or ends the conversation at the prompt.
+ * The conversation on stdin. A line typed while no turn runs starts one; a line typed while a
+ * turn runs steers it (`Agent.steer`: durable at once, seen by the model at the turn's next step
+ * boundary). An empty line or the end of input ends the conversation, once the running turn is
+ * over; Ctrl-C cancels the running turn, or ends the conversation at the prompt.
  */
 async function conversation(
   context: CliContext,
   session: LiveSession,
-  turn: (input: string, controller: AbortController) => Promise<TurnResult>,
+  agent: Agent,
+  turn: TurnRunner,
 ): Promise<number> {
   const { terminal } = context;
   const interactive = process.stdin.isTTY === true;
@@ -138,41 +184,77 @@ async function conversation(
     output: terminal.err,
     terminal: interactive,
   });
-  let running: AbortController | undefined;
-  let interruptedAtPrompt = false;
-  const interrupt = (): void => {
-    if (running !== undefined) running.abort('interrupted with Ctrl-C');
-    else {
-      interruptedAtPrompt = true;
-      lines.close();
-    }
-  };
-  // In terminal mode readline turns Ctrl-C into its own event; piped, the process gets SIGINT.
-  lines.on('SIGINT', interrupt);
-  process.on('SIGINT', interrupt);
-  terminal.note(
-    terminal.style(
-      'dim',
-      'type a message; an empty line or Ctrl-D ends the conversation, Ctrl-C cancels a turn',
-    ),
-  );
   lines.setPrompt(terminal.style('cyan', 'you> '));
-  if (interactive) lines.prompt();
-  try {
-    for await (const input of lines) {
-      if (input.trim() === '') break;
-      running = new AbortController();
-      await turn(input, running);
-      running = undefined;
-      if (interactive) lines.prompt();
-    }
-  } finally {
-    process.off('SIGINT', interrupt);
-    lines.close();
-  }
+  let running: AbortController | undefined;
+  let ending = false;
+  let finished = false;
+  let interruptedAtPrompt = false;
+  let interrupt = (): void => {};
+  const code = await new Promise<number>((resolve, reject) => {
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      lines.close();
+      // An empty line or end of input ends the conversation; Ctrl-C interrupts it (docs/cli.md).
+      resolve(interruptedAtPrompt ? EXIT.interrupted : EXIT.ok);
+    };
+    const start = (input: string): void => {
+      const controller = new AbortController();
+      running = controller;
+      turn(input, controller).then(() => {
+        running = undefined;
+        if (ending) finish();
+        else if (interactive) lines.prompt();
+      }, reject);
+    };
+    const steer = (input: string): void => {
+      agent
+        .steer(input)
+        .then(
+          (queued) =>
+            terminal.note(
+              terminal.style(
+                'dim',
+                `↳ queued (#${queued.seq}): the agent reads it at its next step`,
+              ),
+            ),
+          reject,
+        );
+    };
+    interrupt = (): void => {
+      if (running !== undefined) running.abort('interrupted with Ctrl-C');
+      else {
+        interruptedAtPrompt = true;
+        ending = true;
+        finish();
+      }
+    };
+    // In terminal mode readline turns Ctrl-C into its own event; piped, the process gets SIGINT.
+    lines.on('SIGINT', interrupt);
+    process.on('SIGINT', interrupt);
+    // Only now that Ctrl-C has a handler: before it, a SIGINT would kill the process outright.
+    terminal.note(
+      terminal.style(
+        'dim',
+        'type a message; typing while the agent works steers it; an empty line or Ctrl-D ends the conversation, Ctrl-C cancels a turn',
+      ),
+    );
+    lines.on('line', (input) => {
+      if (ending) return;
+      if (input.trim() === '') {
+        ending = true;
+        if (running === undefined) finish();
+      } else if (running === undefined) start(input);
+      else steer(input);
+    });
+    lines.on('close', () => {
+      ending = true;
+      if (running === undefined) finish();
+    });
+    if (interactive) lines.prompt();
+  }).finally(() => process.off('SIGINT', interrupt));
   terminal.note(terminal.style('dim', `${session.seq} events recorded in session ${session.id}`));
-  // An empty line or end of input ends the conversation; Ctrl-C interrupts it (docs/cli.md).
-  return interruptedAtPrompt ? EXIT.interrupted : EXIT.ok;
+  return code;
 }
 
 function stream(context: CliContext, event: SessionEvent): void {
@@ -183,6 +265,14 @@ function stream(context: CliContext, event: SessionEvent): void {
     if (chunk.type === 'text-delta') terminal.out.write(safe(chunk.delta));
     else if (chunk.type === 'reasoning-delta')
       terminal.err.write(terminal.style('dim', safe(chunk.delta)));
+  } else if (event.type === 'user/message') {
+    const source = (event.data as { source: { kind: string } }).source;
+    if (source.kind === 'steer') {
+      const text = (event.data as { content: { type: string; text?: string }[] }).content
+        .map((block) => block.text ?? '')
+        .join(' ');
+      terminal.note(terminal.style('cyan', `\n↳ steering: ${safeLine(text, 160)}`));
+    }
   } else if (event.type === 'tool/call') {
     const call = event.data as { name: string; arguments: string };
     terminal.note(
@@ -223,6 +313,7 @@ function exitCodeOf(result: TurnResult): number {
     case 'aborted':
       return EXIT.interrupted;
     case 'error':
+    case 'context-overflow':
       return EXIT.model;
     default:
       return EXIT.ok;

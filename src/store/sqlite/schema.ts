@@ -133,6 +133,11 @@ export const SEEDED_TYPES = [
   // Added later, so last: a code never moves. A database seeded before it gives the type the
   // next free code on first use, as it does any application type.
   'request/retry',
+  // Steering, follow-ups and context overflow: appended after request/retry, for the same
+  // reason. No SCHEMA_VERSION bump: the codes of a database live in its own table.
+  'request/overflow',
+  'queue/steer',
+  'queue/follow-up',
 ] as const;
 
 /**
