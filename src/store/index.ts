@@ -25,11 +25,13 @@ export {
   FormatVersionError,
   InvalidSessionIdError,
   InvalidStoreError,
+  LeaseLostError,
   LimitExceededError,
   LockedError,
   type LockOwner,
   NotFoundError,
   StorageError,
+  StoreUnavailableError,
   UnsafeFileError,
   WriterFailedError,
 } from './errors.js';
