@@ -23,6 +23,8 @@ export interface PgQueryable {
 export interface PgPoolClient extends PgQueryable {
   /** Returns the client to the pool; with an error, the pool discards it. */
   release(error?: Error | boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A notification delivered to a listening client. */

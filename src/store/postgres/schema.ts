@@ -22,9 +22,9 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Checks a schema name; `InvalidStoreError` for anything but a plain lowercase identifier. */
 export function checkSchemaName(name: unknown): string {
-  if (typeof name !== 'string' || !SCHEMA_NAME.test(name)) {
+  if (typeof name !== 'string' || !SCHEMA_NAME.test(name) || name.startsWith('pg_')) {
     throw new InvalidStoreError(
-      `postgres schema must be a lowercase identifier (letters, digits, _; at most 63), found ${JSON.stringify(String(name)).slice(0, 80)}`,
+      `postgres schema must be a lowercase identifier (letters, digits, _; at most 63; not starting with pg_, which PostgreSQL reserves), found ${JSON.stringify(String(name)).slice(0, 80)}`,
     );
   }
   return name;
@@ -105,6 +105,8 @@ export async function ensureSchema(
   create: boolean,
 ): Promise<void> {
   const client = await pool.connect();
+  const ignore = (): void => {};
+  client.on('error', ignore);
   let failed: Error | undefined;
   try {
     if (!create) {
@@ -125,6 +127,7 @@ export async function ensureSchema(
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {
+    client.removeListener('error', ignore);
     client.release(failed);
   }
 }

@@ -447,12 +447,17 @@ export class PostgresStore implements SessionStore {
       let client: PgPoolClient | undefined;
       try {
         client = await this.#pool.connect();
+        // A connection that drops between two queries is reported as an event of the client
+        // (which would be an uncaught error with no listener); the next query rejects anyway.
+        client.on('error', ignore);
         started = true;
         const result = await work(client, attempt > 0);
+        client.removeListener('error', ignore);
         client.release();
         return result;
       } catch (error) {
         const lost = isConnectionFailure(error);
+        client?.removeListener('error', ignore);
         client?.release(lost ? toError(error) : undefined);
         if (!lost) throw asStorageError(action, this.location, error);
         if (Date.now() + pause > deadline) {
@@ -497,6 +502,8 @@ function encode(event: SessionEvent): EncodedEvent {
 export function notification(id: string, next: number): string {
   return `${id.length}:${id} ${next}`;
 }
+
+function ignore(): void {}
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
