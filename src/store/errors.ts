@@ -228,6 +228,18 @@ export class UnsafeFileError extends PalimpsestError {
   }
 }
 
+/** There is no store where one was to be opened without creating it; nothing was created. */
+export class StoreNotFoundError extends PalimpsestError {
+  static override readonly kind: string = 'StoreNotFoundError';
+  declare readonly code: 'STORE_NOT_FOUND';
+  constructor(
+    readonly location: string,
+    detail: string,
+  ) {
+    super('STORE_NOT_FOUND', `there is no store at ${location} (${detail}); nothing was created`);
+  }
+}
+
 /** A store URL or option that cannot be used. */
 export class InvalidStoreError extends PalimpsestError {
   static override readonly kind: string = 'InvalidStoreError';

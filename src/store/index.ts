@@ -31,6 +31,7 @@ export {
   type LockOwner,
   NotFoundError,
   StorageError,
+  StoreNotFoundError,
   StoreUnavailableError,
   UnsafeFileError,
   WriterFailedError,

@@ -47,6 +47,7 @@ const samples = {
   ClosedError: (m: Samples) => new m.ClosedError('the store'),
   InvalidStoreError: (m: Samples) => new m.InvalidStoreError('bad url'),
   UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),
+  StoreNotFoundError: (m: Samples) => new m.StoreNotFoundError('postgres://h/db', 'no tables'),
   LeaseLostError: (m: Samples) => new m.LeaseLostError('s', owner),
   StoreUnavailableError: (m: Samples) =>
     new m.StoreUnavailableError('append', 'postgres://h/db', 'unknown', {

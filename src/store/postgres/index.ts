@@ -8,8 +8,9 @@
  *
  * @packageDocumentation
  */
-import { InvalidStoreError } from '../errors.js';
-import { loadPgDriver, type PgPool } from './driver.js';
+import { InvalidStoreError, StoreUnavailableError } from '../errors.js';
+import { asStorageError } from '../store-rules.js';
+import { isConnectionFailure, loadPgDriver, type PgPool } from './driver.js';
 import { checkSchemaName, DEFAULT_SCHEMA, describeLocation, ensureSchema } from './schema.js';
 import { PostgresStore } from './store.js';
 
@@ -28,8 +29,8 @@ export interface PostgresStoreOptions {
   /** Open for reading only: no schema is created, and every write is refused. */
   readonly readOnly?: boolean;
   /**
-   * Whether a schema that does not exist yet is created (default `true`). With `false` a missing
-   * store is an `InvalidStoreError` and nothing is created.
+   * Whether a schema that does not exist yet is created (default `true`). With `false` (and with
+   * `readOnly`) a missing store is a `StoreNotFoundError` and nothing is created.
    */
   readonly create?: boolean;
   /** How long a lease lasts without a heartbeat, in ms (default 15,000). */
@@ -94,11 +95,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool.on('error', () => {});
   }
   const readOnly = options.readOnly === true;
-  try {
-    await ensureSchema(pool, schema, location, !readOnly && options.create !== false);
-  } catch (error) {
-    if (ownsPool) await pool.end().catch(() => {});
-    throw error;
+  const deadline = Date.now() + retryMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+    try {
+      await ensureSchema(pool, schema, location, !readOnly && options.create !== false);
+      break;
+    } catch (error) {
+      // A server that is starting or restarting is waited for, within the retry bound.
+      if (isConnectionFailure(error) && Date.now() + pause <= deadline) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        continue;
+      }
+      if (ownsPool) await pool.end().catch(() => {});
+      if (isConnectionFailure(error)) {
+        throw new StoreUnavailableError('open the store', location, 'none', { cause: error });
+      }
+      throw asStorageError('open the store', location, error);
+    }
   }
   return new PostgresStore(pool, ownsPool, location, {
     schema,

@@ -8,7 +8,7 @@
  * bytes an append stored. Ids sort as JavaScript compares strings (UTF-16 code units), through
  * `id_order`, the id's UTF-16BE bytes, so `list` pages agree with every other backend.
  */
-import { FormatVersionError, InvalidStoreError } from '../errors.js';
+import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../errors.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
 /** Version of the layout below; bumped on any change, and a database of another is refused. */
@@ -148,9 +148,7 @@ async function checkVersion(
 ): Promise<void> {
   const found = tables ?? (await tablesOf(client, schema));
   if (found.length === 0) {
-    throw new InvalidStoreError(
-      `${location} holds no palimpsest store (schema '${schema}' has no tables)`,
-    );
+    throw new StoreNotFoundError(location, `schema '${schema}' has no palimpsest tables`);
   }
   if (!found.includes('meta')) {
     throw new InvalidStoreError(

@@ -14,6 +14,7 @@ import {
   LeaseLostError,
   LockedError,
   openSession,
+  StoreNotFoundError,
   StoreUnavailableError,
 } from '../../../src/store/index.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/index.js';
@@ -126,7 +127,7 @@ describePg('the schema', () => {
         schema,
         ...options,
       }).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(InvalidStoreError);
+      expect(refused).toBeInstanceOf(StoreNotFoundError);
     }
     const { rows } = await withClient((client) =>
       client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]),
