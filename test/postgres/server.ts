@@ -105,7 +105,22 @@ export async function startPostgres(): Promise<PostgresServer> {
     port,
     dataDir,
     restartImmediate: () => {
-      run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', '-t', '60', '-o', options, 'restart']);
+      // With its log file named, as at start: the server must not inherit pg_ctl's stdout, which
+      // execFileSync would otherwise wait on for as long as the server runs.
+      run('pg_ctl', [
+        '-D',
+        dataDir,
+        '-l',
+        join(root, 'server.log'),
+        '-m',
+        'immediate',
+        '-w',
+        '-t',
+        '60',
+        '-o',
+        options,
+        'restart',
+      ]);
     },
     stop: () => {
       try {
