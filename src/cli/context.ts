@@ -48,7 +48,10 @@ export class CliContext {
     options: { readonly create?: boolean; readonly readOnly?: boolean } = {},
   ): Promise<T> {
     if (options.create !== true) assertStoreExists(url);
-    const store = await openStore(url, options.readOnly === true ? { readOnly: true } : {});
+    const store = await openStore(url, {
+      ...(options.readOnly === true ? { readOnly: true } : {}),
+      postgres: { create: options.create === true },
+    });
     try {
       return await work(store);
     } finally {
@@ -59,7 +62,8 @@ export class CliContext {
 
 function assertStoreExists(url: string): void {
   const { scheme, path } = parseStoreUrl(url);
-  if (scheme !== 'memory' && !existsSync(path)) {
+  // A database server's store is checked by opening it (a missing schema is refused then).
+  if (scheme !== 'memory' && scheme !== 'postgres' && !existsSync(path)) {
     throw new CliError(
       `there is no store at ${url} (nothing was created; palimpsest demo or palimpsest run records a session there, or pass --store)`,
       EXIT.notFound,

@@ -45,6 +45,11 @@ export function describeFailure(error: unknown): { code: number; message: string
           code: EXIT.corrupt,
           message: `${error.message} (the log is damaged before its last batch; nothing was changed — restore it from a backup, or run palimpsest salvage on the session: it copies the acknowledged events before the damage into a new session, and log --salvage or show --salvage read them)`,
         };
+      case 'STORE_NOT_FOUND':
+        return {
+          code: EXIT.notFound,
+          message: `${error.message} (only run, demo and the target of convert create a store)`,
+        };
       case 'UNSAFE_FILE':
         return { code: EXIT.corrupt, message: error.message };
       case 'LOCKED':

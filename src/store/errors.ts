@@ -228,12 +228,69 @@ export class UnsafeFileError extends PalimpsestError {
   }
 }
 
+/** There is no store where one was to be opened without creating it; nothing was created. */
+export class StoreNotFoundError extends PalimpsestError {
+  static override readonly kind: string = 'StoreNotFoundError';
+  declare readonly code: 'STORE_NOT_FOUND';
+  constructor(
+    readonly location: string,
+    detail: string,
+  ) {
+    super('STORE_NOT_FOUND', `there is no store at ${location} (${detail}); nothing was created`);
+  }
+}
+
 /** A store URL or option that cannot be used. */
 export class InvalidStoreError extends PalimpsestError {
   static override readonly kind: string = 'InvalidStoreError';
   declare readonly code: 'INVALID_STORE';
   constructor(message: string, options?: { cause?: unknown }) {
     super('INVALID_STORE', message, options);
+  }
+}
+
+/**
+ * The session's lease was taken over by another writer (this one stopped heartbeating past the
+ * lease's bound, or was thought dead): the append was refused and nothing was written. A writer
+ * fenced off this way must reopen the session, which loads what the new holder wrote.
+ */
+export class LeaseLostError extends PalimpsestError {
+  static override readonly kind: string = 'LeaseLostError';
+  declare readonly code: 'LEASE_LOST';
+  constructor(
+    readonly sessionId: string,
+    /** The writer that holds the lease now, when there is one. */
+    readonly holder: LockOwner | undefined,
+  ) {
+    super(
+      'LEASE_LOST',
+      `the lease of session '${short(sessionId)}' was taken over${holder === undefined ? '' : ` by pid ${holder.pid} on ${holder.host} (since ${new Date(holder.since).toISOString()})`}; this writer was fenced off and nothing was written; reopen the session to continue`,
+    );
+  }
+}
+
+/**
+ * The store could not be reached within its retry bound (the connection was lost, the server is
+ * restarting). Retryable: nothing is known to be half-applied, but whether the last append landed
+ * is unknown until a load shows it (`outcome: 'unknown'`), or it is known not to have (`'none'`).
+ */
+export class StoreUnavailableError extends PalimpsestError {
+  static override readonly kind: string = 'StoreUnavailableError';
+  declare readonly code: 'STORE_UNAVAILABLE';
+  /** Retrying later may succeed. */
+  readonly retryable = true;
+  constructor(
+    what: string,
+    readonly location: string,
+    /** Whether the operation may have taken effect. */
+    readonly outcome: 'unknown' | 'none',
+    options: { cause: unknown },
+  ) {
+    super(
+      'STORE_UNAVAILABLE',
+      `${what}: ${location} is unreachable (${causeText(options.cause)})${outcome === 'unknown' ? '; whether it took effect is unknown until the session is loaded again' : '; nothing was written'}`,
+      options,
+    );
   }
 }
 

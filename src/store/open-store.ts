@@ -1,16 +1,20 @@
 /**
- * Store URLs: `jsonl:./dir` (the default), `sqlite:./file.db`, `memory:`.
+ * Store URLs: `jsonl:./dir` (the default), `sqlite:./file.db`, `postgres://user@host/db?schema=s`,
+ * `memory:`.
  */
 import type { SessionStore } from './contract.js';
 import { InvalidStoreError } from './errors.js';
 import type { JsonlStoreOptions } from './jsonl/index.js';
 import { MemoryStore } from './memory.js';
+import type { PostgresStoreOptions } from './postgres/index.js';
 import type { SqliteStoreOptions } from './sqlite/index.js';
 
 /** Backend options for {@link openStore}; each applies only to its own scheme. */
 export interface OpenStoreOptions {
   readonly jsonl?: JsonlStoreOptions;
   readonly sqlite?: SqliteStoreOptions;
+  /** Options of a `postgres://` store (the URL gives the connection and the schema). */
+  readonly postgres?: Omit<PostgresStoreOptions, 'pool' | 'connectionString' | 'schema'>;
   /**
    * Open for reading only, whatever the backend (overrides the backends' own `readOnly`):
    * nothing is created and no stored byte is changed; every write is refused.
@@ -22,9 +26,12 @@ export interface OpenStoreOptions {
 export const DEFAULT_STORE_URL = 'jsonl:./.palimpsest/sessions';
 
 /** The schemes of store URLs. */
-export type StoreScheme = 'jsonl' | 'sqlite' | 'memory';
+export type StoreScheme = 'jsonl' | 'sqlite' | 'postgres' | 'memory';
 
-/** A store URL taken apart: its scheme and what follows the colon (a path, for files). */
+/**
+ * A store URL taken apart: its scheme and what follows the colon (a path, for files; the whole
+ * URL for PostgreSQL, whose `schema` query parameter names the store's schema).
+ */
 export interface StoreUrl {
   readonly scheme: StoreScheme;
   readonly path: string;
@@ -46,9 +53,17 @@ export function parseStoreUrl(url: string): StoreUrl {
       return { scheme, path: rest };
     case 'memory':
       return { scheme, path: rest };
+    case 'postgres':
+    case 'postgresql':
+      if (!rest.startsWith('//')) {
+        throw new InvalidStoreError(
+          `store URL '${url.slice(0, 80)}' is not a PostgreSQL URL; expected postgres://user@host:port/database`,
+        );
+      }
+      return { scheme: 'postgres', path: url };
     default:
       throw new InvalidStoreError(
-        `unknown store URL '${url.slice(0, 80)}'; expected jsonl:<directory>, sqlite:<file> or memory:`,
+        `unknown store URL '${url.slice(0, 80)}'; expected jsonl:<directory>, sqlite:<file>, postgres://user@host/database or memory:`,
       );
   }
 }
@@ -73,9 +88,34 @@ export async function openStore(
       const { openSqliteStore } = await import('./sqlite/index.js');
       return openSqliteStore(path, withReadOnly(options.sqlite, options.readOnly));
     }
+    case 'postgres': {
+      const { openPostgresStore } = await import('./postgres/index.js');
+      const { connectionString, schema } = splitSchema(path);
+      return openPostgresStore({
+        ...options.postgres,
+        connectionString,
+        ...(schema === undefined ? {} : { schema }),
+        ...(options.readOnly === undefined ? {} : { readOnly: options.readOnly }),
+      });
+    }
     case 'memory':
       return new MemoryStore();
   }
+}
+
+/** The `schema` query parameter of a PostgreSQL URL, taken out (the server would refuse it). */
+function splitSchema(url: string): { connectionString: string; schema?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (error) {
+    throw new InvalidStoreError(`store URL is not a valid PostgreSQL URL`, { cause: error });
+  }
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  return schema === undefined
+    ? { connectionString: parsed.toString() }
+    : { connectionString: parsed.toString(), schema };
 }
 
 function withReadOnly<T extends { readonly readOnly?: boolean }>(

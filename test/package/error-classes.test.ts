@@ -9,6 +9,7 @@ import * as compaction from '../../src/compaction/index.js';
 import * as core from '../../src/core/index.js';
 import * as store from '../../src/store/index.js';
 import * as jsonl from '../../src/store/jsonl/index.js';
+import * as postgres from '../../src/store/postgres/index.js';
 import * as sqlite from '../../src/store/sqlite/index.js';
 import * as testing from '../../src/testing/index.js';
 
@@ -17,6 +18,7 @@ const entryPoints = {
   './store': store,
   './jsonl': jsonl,
   './sqlite': sqlite,
+  './postgres': postgres,
   './agent': agent,
   './compaction': compaction,
   './testing': testing,
@@ -45,6 +47,12 @@ const samples = {
   ClosedError: (m: Samples) => new m.ClosedError('the store'),
   InvalidStoreError: (m: Samples) => new m.InvalidStoreError('bad url'),
   UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),
+  StoreNotFoundError: (m: Samples) => new m.StoreNotFoundError('postgres://h/db', 'no tables'),
+  LeaseLostError: (m: Samples) => new m.LeaseLostError('s', owner),
+  StoreUnavailableError: (m: Samples) =>
+    new m.StoreUnavailableError('append', 'postgres://h/db', 'unknown', {
+      cause: new Error('ECONNRESET'),
+    }),
   AgentError: (m: Samples) => new m.AgentError('INVALID_INPUT', 'empty input'),
   CompactionError: (m: Samples) => new m.CompactionError('BUSY', 'busy'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;

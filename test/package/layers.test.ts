@@ -24,7 +24,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */
 const PACKAGES: Readonly<Record<string, readonly string[]>> = {
   core: [],
-  store: ['better-sqlite3'],
+  store: ['better-sqlite3', 'pg'],
   model: ['@ai-sdk/provider'],
   agent: [
     '@ai-sdk/provider',
@@ -44,6 +44,7 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
  */
 const CONFINED: Readonly<Record<string, string>> = {
   'better-sqlite3': 'store/sqlite/',
+  pg: 'store/postgres/',
 };
 
 interface Import {

@@ -1,0 +1,150 @@
+/**
+ * Rows of the PostgreSQL store and their decoding: each row checked as it is turned back into an
+ * event (its seq where the log says, its JSON columns parseable), so that damage, or rows another
+ * program wrote, is a `CorruptLogError` naming the row, never a shorter or different session.
+ */
+import { CitedSeqs, elidedChunk, type SessionEvent } from '../../core/index.js';
+import { CorruptLogError } from '../errors.js';
+
+/** A row of `events` as a load selects it; `data` is null for a body left out. */
+export interface EventRow {
+  readonly seq: string | number;
+  readonly type: string;
+  readonly time: string | number;
+  readonly data: string | null;
+  readonly data_bytes?: number | null;
+  readonly source_event_seqs: string | null;
+  readonly surface_op: string | null;
+}
+
+/** Where rows come from, for messages. */
+export interface RowSite {
+  readonly location: string;
+  readonly id: string;
+}
+
+/** The events of rows in seq order, and the seqs of the finished chunks left as stubs. */
+export interface DecodedRows {
+  readonly events: SessionEvent[];
+  readonly elided: number[];
+  /** With `salvage`: the first damage, which ended `events`. */
+  readonly damage?: CorruptLogError;
+}
+
+/**
+ * Decodes a session's rows, which must be exactly seqs `0..recordedLength-1`. With `salvage`,
+ * the first problem ends the events there and is returned instead of thrown.
+ */
+export function decodeRows(
+  site: RowSite,
+  rows: readonly EventRow[],
+  recordedLength: number,
+  salvage: boolean,
+): DecodedRows {
+  const events: SessionEvent[] = [];
+  const elided: number[] = [];
+  try {
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      const expected = events.length;
+      if (seq !== expected) {
+        throw corruptRow(
+          site,
+          expected,
+          seq > expected
+            ? `session '${site.id}' has no event with seq ${expected} (the next row has seq ${seq})`
+            : `session '${site.id}' has an event row with seq ${seq} out of order`,
+        );
+      }
+      if (seq >= recordedLength) {
+        throw corruptRow(
+          site,
+          seq,
+          `session '${site.id}' has an event row beyond its recorded length of ${recordedLength}`,
+        );
+      }
+      if (row.data === null) {
+        elided.push(seq);
+        events.push(elidedChunk(seq, Number(row.time), row.data_bytes ?? 0));
+      } else {
+        events.push(decodeRow(site, row));
+      }
+    }
+    if (events.length < recordedLength) {
+      throw corruptRow(
+        site,
+        events.length,
+        `session '${site.id}' records ${recordedLength} events but the rows end at seq ${events.length}`,
+      );
+    }
+  } catch (error) {
+    if (!salvage || !CorruptLogError.isInstance(error)) throw error;
+    return { events, elided, damage: error };
+  }
+  return { events, elided };
+}
+
+/** One event of its row (its body present). */
+export function decodeRow(site: RowSite, row: EventRow): SessionEvent {
+  const seq = Number(row.seq);
+  const data = parseColumn(site, row.data ?? '', seq, 'data');
+  const surfaceOp =
+    row.surface_op === null ? undefined : parseColumn(site, row.surface_op, seq, 'surface_op');
+  if (
+    surfaceOp !== undefined &&
+    typeof surfaceOp !== 'string' &&
+    (typeof surfaceOp !== 'object' || surfaceOp === null)
+  ) {
+    throw corruptRow(site, seq, `the surface_op of session '${site.id}' is not a surface op`);
+  }
+  const sources =
+    row.source_event_seqs === null
+      ? undefined
+      : parseColumn(site, row.source_event_seqs, seq, 'source_event_seqs');
+  if (sources !== undefined && !Array.isArray(sources)) {
+    throw corruptRow(site, seq, `the source_event_seqs of session '${site.id}' is not an array`);
+  }
+  return {
+    seq,
+    time: Number(row.time),
+    type: row.type,
+    data,
+    ...(surfaceOp === undefined ? {} : { surfaceOp }),
+    ...(sources === undefined ? {} : { sourceEventSeqs: sources }),
+  } as SessionEvent;
+}
+
+/** The elided seqs no message of `events` cites: chunks of an open stream, to load in full. */
+export function unfinishedChunks(
+  events: readonly SessionEvent[],
+  elided: readonly number[],
+): number[] {
+  const cited = new CitedSeqs();
+  for (const event of events) cited.cite(event);
+  return elided.filter((seq) => !cited.has(seq));
+}
+
+function parseColumn(site: RowSite, text: string, seq: number, column: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CorruptLogError(
+      {
+        file: site.location,
+        row: seq,
+        reason: `the ${column} of session '${site.id}' is not valid JSON`,
+      },
+      { cause: error },
+    );
+  }
+}
+
+/** A `CorruptLogError` at the row of `seq`. */
+export function corruptRow(site: RowSite, seq: number, reason: string): CorruptLogError {
+  return new CorruptLogError({ file: site.location, row: seq, reason });
+}
+
+/** The key `list` sorts ids by: UTF-16BE code units, as JavaScript compares strings. */
+export function idOrder(id: string): Buffer {
+  return Buffer.from(id, 'utf16le').swap16();
+}

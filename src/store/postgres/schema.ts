@@ -1,0 +1,170 @@
+/**
+ * The PostgreSQL layout of a store: one schema (namespace) per store, created on first use in one
+ * transaction, and versioned in its `meta` table with the bump-and-reject policy of the SQLite
+ * backend: a schema of another version is refused and left untouched.
+ *
+ * Event data, sources and surface ops are `text` holding the JSON palimpsest wrote, never `jsonb`
+ * (which rejects `\u0000` escapes and lone surrogates and reorders keys): a load returns the very
+ * bytes an append stored. Ids sort as JavaScript compares strings (UTF-16 code units), through
+ * `id_order`, the id's UTF-16BE bytes, so `list` pages agree with every other backend.
+ */
+import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../errors.js';
+import type { PgPool, PgQueryable } from './driver.js';
+
+/** Version of the layout below; bumped on any change, and a database of another is refused. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** The schema a store uses when the URL or options name none. */
+export const DEFAULT_SCHEMA = 'palimpsest';
+
+/** A schema name: a lowercase SQL identifier, quoted anyway. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Checks a schema name; `InvalidStoreError` for anything but a plain lowercase identifier. */
+export function checkSchemaName(name: unknown): string {
+  if (typeof name !== 'string' || !SCHEMA_NAME.test(name) || name.startsWith('pg_')) {
+    throw new InvalidStoreError(
+      `postgres schema must be a lowercase identifier (letters, digits, _; at most 63; not starting with pg_, which PostgreSQL reserves), found ${JSON.stringify(String(name)).slice(0, 80)}`,
+    );
+  }
+  return name;
+}
+
+/** The DDL of a new store in schema `s` (quoted). */
+function ddl(s: string): string {
+  return `
+CREATE SCHEMA IF NOT EXISTS ${s};
+CREATE TABLE ${s}.meta (
+  key text PRIMARY KEY,
+  value text NOT NULL
+);
+CREATE TABLE ${s}.sessions (
+  key bigserial PRIMARY KEY,
+  id text COLLATE "C" NOT NULL UNIQUE,
+  id_order bytea NOT NULL,
+  created_at bigint NOT NULL,
+  parent_session text COLLATE "C",
+  header text NOT NULL,
+  next_seq bigint NOT NULL DEFAULT 0,
+  updated_at bigint NOT NULL
+);
+CREATE INDEX sessions_newest ON ${s}.sessions (created_at DESC, id_order);
+CREATE INDEX sessions_children ON ${s}.sessions (parent_session, created_at DESC, id_order)
+  WHERE parent_session IS NOT NULL;
+CREATE TABLE ${s}.events (
+  session_key bigint NOT NULL REFERENCES ${s}.sessions (key) ON DELETE CASCADE,
+  seq bigint NOT NULL,
+  type text NOT NULL,
+  time bigint NOT NULL,
+  data text NOT NULL,
+  source_event_seqs text,
+  surface_op text,
+  PRIMARY KEY (session_key, seq)
+);
+CREATE TABLE ${s}.leases (
+  session_id text COLLATE "C" PRIMARY KEY,
+  owner text NOT NULL,
+  token text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', '${POSTGRES_SCHEMA_VERSION}');
+`;
+}
+
+/** The schema name quoted as an identifier. */
+export function quoted(schema: string): string {
+  return `"${schema}"`;
+}
+
+/** How the store names itself in messages: the URL without credentials, and the schema. */
+export function describeLocation(connection: string | undefined, schema: string): string {
+  if (connection === undefined) return `postgres:(pool)?schema=${schema}`;
+  try {
+    const url = new URL(connection);
+    url.password = '';
+    url.username = url.username === '' ? '' : url.username;
+    url.search = '';
+    return `${url.toString().replace(/\/$/, '')}?schema=${schema}`;
+  } catch {
+    return `postgres:(connection string)?schema=${schema}`;
+  }
+}
+
+/**
+ * Creates the store's schema if it does not exist, and checks the version of one that does. Two
+ * processes opening a new store at once are serialised by a transaction-level advisory lock, so
+ * exactly one creates it.
+ *
+ * @throws FormatVersionError for another schema version; InvalidStoreError for a schema that
+ *   holds tables but no palimpsest version.
+ */
+export async function ensureSchema(
+  pool: PgPool,
+  schema: string,
+  location: string,
+  create: boolean,
+): Promise<void> {
+  const client = await pool.connect();
+  const ignore = (): void => {};
+  client.on('error', ignore);
+  let failed: Error | undefined;
+  try {
+    if (!create) {
+      await checkVersion(client, schema, location);
+      return;
+    }
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`palimpsest:${schema}`]);
+    const exists = await tablesOf(client, schema);
+    if (exists.length === 0) {
+      await client.query(ddl(quoted(schema)));
+    } else {
+      await checkVersion(client, schema, location, exists);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    failed = error instanceof Error ? error : new Error(String(error));
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.removeListener('error', ignore);
+    client.release(failed);
+  }
+}
+
+async function tablesOf(client: PgQueryable, schema: string): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
+    [schema],
+  );
+  return rows.map((row) => row.name);
+}
+
+async function checkVersion(
+  client: PgQueryable,
+  schema: string,
+  location: string,
+  tables?: readonly string[],
+): Promise<void> {
+  const found = tables ?? (await tablesOf(client, schema));
+  if (found.length === 0) {
+    throw new StoreNotFoundError(location, `schema '${schema}' has no palimpsest tables`);
+  }
+  if (!found.includes('meta')) {
+    throw new InvalidStoreError(
+      `schema '${schema}' of ${location} holds tables (${found.slice(0, 5).join(', ')}) but no palimpsest version; pick another schema`,
+    );
+  }
+  const { rows } = await client.query<{ value: string }>(
+    `SELECT value FROM ${quoted(schema)}.meta WHERE key = 'schema_version'`,
+  );
+  const version = Number(rows[0]?.value);
+  if (!Number.isSafeInteger(version)) {
+    throw new InvalidStoreError(
+      `schema '${schema}' of ${location} has no valid palimpsest schema version`,
+    );
+  }
+  if (version !== POSTGRES_SCHEMA_VERSION) {
+    throw new FormatVersionError(location, version, POSTGRES_SCHEMA_VERSION, 'schema version');
+  }
+}

@@ -1,0 +1,516 @@
+/**
+ * The PostgreSQL store: the `SessionStore` contract for a fleet of workers sharing one database.
+ *
+ * - Optimistic concurrency: an append locks the session's row (`SELECT ... FOR UPDATE`), checks
+ *   `expectedSeq` against `next_seq`, inserts its rows (`(session, seq)` is the primary key) and
+ *   advances `next_seq`, all in one transaction: two racing workers get one winner and one
+ *   `ConflictError`, never a gap or a duplicate.
+ * - One writer per session across hosts, by lease (`leases.ts`): a lease row naming its owner, a
+ *   token unique to each acquisition, and an expiry the holder's heartbeat keeps pushing back. An
+ *   append checks, inside its transaction and under a share lock of the lease row, that the
+ *   lease is still its own: a writer whose lease was taken over is fenced off (`LeaseLostError`).
+ * - Connection loss: an append that loses its connection retries within `retryMs`; a retry first
+ *   reads what the session holds, so a batch the server committed before the client heard is
+ *   recognised (the same rows at the same seqs) and applied exactly once.
+ * - Every committed append notifies `palimpsest_<schema>` with the session and its new length,
+ *   for `watch`.
+ */
+import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import type {
+  AppendOptions,
+  DamagedSession,
+  ListOptions,
+  LoadedSession,
+  LoadOptions,
+  SessionLock,
+  SessionPage,
+  SessionStore,
+  SessionSummary,
+  TornTail,
+} from '../contract.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  CorruptLogError,
+  FormatVersionError,
+  InvalidStoreError,
+  LockedError,
+  type LockOwner,
+  NotFoundError,
+  StoreUnavailableError,
+} from '../errors.js';
+import { currentOwner } from '../lock-owner.js';
+import {
+  asStorageError,
+  assertOpen,
+  checkBatch,
+  checkListOptions,
+  checkSessionId,
+  checkTornTail,
+  decodeStoredHeader,
+  encodeCursor,
+  shortId,
+} from '../store-rules.js';
+import {
+  isConnectionFailure,
+  type PgPool,
+  type PgPoolClient,
+  type PgQueryable,
+  sqlState,
+} from './driver.js';
+import { Leases } from './leases.js';
+import { decodeRow, decodeRows, type EventRow, idOrder, unfinishedChunks } from './rows.js';
+import { quoted } from './schema.js';
+
+/** The settings a store was opened with, resolved. */
+export interface PostgresSettings {
+  readonly schema: string;
+  readonly readOnly: boolean;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly retryMs: number;
+}
+
+/** Rows per INSERT statement: 7 parameters a row stays far below the protocol's 65,535. */
+const ROWS_PER_INSERT = 1000;
+/** First pause before a retry after a lost connection; doubled up to the cap. */
+const RETRY_FIRST_MS = 50;
+const RETRY_CAP_MS = 1000;
+
+interface SessionRow {
+  readonly key: string;
+  readonly id: string;
+  readonly header: string;
+  readonly created_at: string;
+  readonly next_seq: string;
+  readonly updated_at: string;
+}
+
+/** One event as stored: the column values of its row. */
+interface EncodedEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly time: number;
+  readonly data: string;
+  readonly sources: string | null;
+  readonly surfaceOp: string | null;
+}
+
+/** A store of sessions in one PostgreSQL schema. Open it with `openPostgresStore`. */
+export class PostgresStore implements SessionStore {
+  readonly location: string;
+  readonly settings: PostgresSettings;
+  /** The channel every committed append notifies, with `<id length>:<id> <next seq>`. */
+  readonly channel: string;
+  readonly #pool: PgPool;
+  readonly #ownsPool: boolean;
+  readonly #s: string;
+  readonly #leases: Leases;
+  #closed = false;
+
+  /** Use `openPostgresStore`: it creates or checks the schema first. */
+  constructor(pool: PgPool, ownsPool: boolean, location: string, settings: PostgresSettings) {
+    this.#pool = pool;
+    this.#ownsPool = ownsPool;
+    this.location = location;
+    this.settings = settings;
+    this.#s = quoted(settings.schema);
+    this.channel = `palimpsest_${settings.schema}`;
+    this.#leases = new Leases(pool, this.#s, settings, location);
+  }
+
+  async create(header: SessionHeader): Promise<void> {
+    this.#assertWritable();
+    checkSessionId(header.id);
+    const valid = validateHeader(header);
+    const text = JSON.stringify(valid);
+    await this.#retrying(`create session '${shortId(valid.id)}'`, async (client, retry) => {
+      try {
+        await client.query(
+          `INSERT INTO ${this.#s}.sessions (id, id_order, created_at, parent_session, header, next_seq, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6)`,
+          [
+            valid.id,
+            idOrder(valid.id),
+            valid.createdAt,
+            valid.parentSession ?? null,
+            text,
+            Date.now(),
+          ],
+        );
+      } catch (error) {
+        if (sqlState(error) !== '23505') throw error;
+        // A retry finding the very header it sent finds its own first attempt.
+        if (retry) {
+          const { rows } = await client.query<{ header: string; next_seq: string }>(
+            `SELECT header, next_seq FROM ${this.#s}.sessions WHERE id = $1`,
+            [valid.id],
+          );
+          if (rows[0]?.header === text && rows[0].next_seq === '0') return;
+        }
+        throw new AlreadyExistsError(valid.id, this.location);
+      }
+    });
+  }
+
+  async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
+    this.#assertWritable();
+    checkSessionId(id);
+    checkBatch(id, events, options);
+    const expected = options.expectedSeq;
+    const encoded = events.map(encode);
+    await this.#retrying(`append to session '${shortId(id)}'`, (client, retry) =>
+      this.#transaction(client, async () => {
+        const position = await this.#position(client, id, true);
+        if (position.next !== expected) {
+          if (retry && position.next === expected + encoded.length && encoded.length > 0) {
+            if (await this.#holds(client, position.key, encoded)) return;
+          }
+          throw new ConflictError(id, expected, position.next);
+        }
+        if (encoded.length === 0) return;
+        await this.#leases.checkWriter(client, id);
+        for (let from = 0; from < encoded.length; from += ROWS_PER_INSERT) {
+          await this.#insert(client, position.key, encoded.slice(from, from + ROWS_PER_INSERT));
+        }
+        const next = expected + encoded.length;
+        await client.query(
+          `UPDATE ${this.#s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3`,
+          [next, Date.now(), position.key],
+        );
+        await client.query('SELECT pg_notify($1, $2)', [this.channel, notification(id, next)]);
+      }),
+    );
+  }
+
+  async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {
+    this.#assertOpen();
+    checkSessionId(id);
+    const salvage = options.salvage === true;
+    const elide = options.elideFinishedChunks === true && !salvage;
+    return this.#retrying(`load session '${shortId(id)}'`, (client) =>
+      this.#snapshot(client, async () => {
+        const { rows: found } = await client.query<SessionRow>(
+          `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE id = $1`,
+          [id],
+        );
+        const row = found[0];
+        if (row === undefined) throw new NotFoundError(id, this.location);
+        const header = this.#header(row);
+        const { rows } = await client.query<EventRow>(
+          elide
+            ? `SELECT seq, type, time, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN NULL ELSE data END AS data, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 ORDER BY seq`
+            : `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 ORDER BY seq`,
+          [row.key],
+        );
+        const site = { location: this.location, id };
+        const decoded = decodeRows(site, rows, Number(row.next_seq), salvage);
+        const { events } = decoded;
+        const unfinished = unfinishedChunks(events, decoded.elided);
+        if (unfinished.length > 0) {
+          const { rows: bodies } = await client.query<EventRow>(
+            `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
+            [row.key, unfinished],
+          );
+          for (const body of bodies) events[Number(body.seq)] = decodeRow(site, body);
+        }
+        return decoded.damage === undefined
+          ? { header, events }
+          : { header, events, damage: decoded.damage };
+      }),
+    );
+  }
+
+  async list(options: ListOptions = {}): Promise<SessionPage> {
+    this.#assertOpen();
+    const request = checkListOptions(options);
+    const { limit } = request;
+    const after = request.after?.header;
+    const { rows } = await this.#retrying('list sessions', (client) =>
+      after === undefined
+        ? client.query<SessionRow>(
+            `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions ORDER BY created_at DESC, id_order ASC LIMIT $1`,
+            [limit + 1],
+          )
+        : client.query<SessionRow>(
+            `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE created_at < $1 OR (created_at = $1 AND id_order > $2) ORDER BY created_at DESC, id_order ASC LIMIT $3`,
+            [after.createdAt, idOrder(after.id), limit + 1],
+          ),
+    );
+    const sessions: SessionSummary[] = [];
+    const damaged: DamagedSession[] = [];
+    for (const row of rows.slice(0, limit)) {
+      try {
+        sessions.push({
+          header: this.#header(row),
+          updatedAt: Number(row.updated_at),
+          eventCount: Number(row.next_seq),
+        });
+      } catch (error) {
+        if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error))
+          throw error;
+        damaged.push({ id: row.id, error });
+      }
+    }
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    const page = damaged.length === 0 ? { sessions } : { sessions, damaged };
+    return last === undefined
+      ? page
+      : {
+          ...page,
+          nextCursor: encodeCursor({ header: { createdAt: Number(last.created_at), id: last.id } }),
+        };
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertWritable();
+    checkSessionId(id);
+    await this.#retrying(`delete session '${shortId(id)}'`, (client, retry) =>
+      this.#transaction(client, async () => {
+        const { rows } = await client.query<{ key: string }>(
+          `SELECT key FROM ${this.#s}.sessions WHERE id = $1 FOR UPDATE`,
+          [id],
+        );
+        const row = rows[0];
+        if (row === undefined) {
+          // A retry that finds nothing finds its own first attempt done.
+          if (retry) return;
+          throw new NotFoundError(id, this.location);
+        }
+        const holder = await this.#leases.liveHolder(client, id);
+        if (holder !== undefined) throw new LockedError(id, holder);
+        await client.query(`DELETE FROM ${this.#s}.events WHERE session_key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${this.#s}.sessions WHERE key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1`, [id]);
+      }),
+    );
+  }
+
+  async lock(id: string): Promise<SessionLock> {
+    this.#assertWritable();
+    checkSessionId(id);
+    const owner = currentOwner();
+    return this.#retrying(`lock session '${shortId(id)}'`, (client) =>
+      this.#leases.acquire(client, id, owner),
+    );
+  }
+
+  /**
+   * Checks the arguments and the lease, and drops nothing: each batch is one transaction, so a
+   * database never has a torn tail.
+   */
+  async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
+    this.#assertWritable();
+    checkSessionId(id);
+    checkTornTail(id, tail, lock);
+    await this.#retrying(`discard the torn tail of session '${shortId(id)}'`, (client) =>
+      this.#leases.checkHeld(client, id, lock.owner),
+    );
+  }
+
+  /** Stops the heartbeats, releases the leases this store holds, and ends its own pool. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    let failure: unknown;
+    try {
+      await this.#leases.releaseAll();
+    } catch (error) {
+      // A lease left behind expires within its bound.
+      failure = error;
+    }
+    if (this.#ownsPool) {
+      try {
+        await this.#pool.end();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw asStorageError('close', this.location, failure);
+  }
+
+  /** Whether the rows at `encoded`'s seqs hold exactly `encoded` (a retried batch that landed). */
+  async #holds(
+    client: PgQueryable,
+    key: string,
+    encoded: readonly EncodedEvent[],
+  ): Promise<boolean> {
+    const first = encoded[0] as EncodedEvent;
+    const { rows } = await client.query<EventRow>(
+      `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+      [key, first.seq, first.seq + encoded.length],
+    );
+    return (
+      rows.length === encoded.length &&
+      rows.every((row, i) => {
+        const event = encoded[i] as EncodedEvent;
+        return (
+          Number(row.seq) === event.seq &&
+          row.type === event.type &&
+          Number(row.time) === event.time &&
+          row.data === event.data &&
+          row.source_event_seqs === event.sources &&
+          row.surface_op === event.surfaceOp
+        );
+      })
+    );
+  }
+
+  async #insert(client: PgQueryable, key: string, rows: readonly EncodedEvent[]): Promise<void> {
+    const values: unknown[] = [key];
+    const tuples: string[] = [];
+    for (const row of rows) {
+      const n = values.length;
+      tuples.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`);
+      values.push(row.seq, row.type, row.time, row.data, row.sources, row.surfaceOp);
+    }
+    await client.query(
+      `INSERT INTO ${this.#s}.events (session_key, seq, type, time, data, source_event_seqs, surface_op) VALUES ${tuples.join(', ')}`,
+      values,
+    );
+  }
+
+  /** The session's key and next seq, the row locked for the transaction when `forUpdate`. */
+  async #position(
+    client: PgQueryable,
+    id: string,
+    forUpdate: boolean,
+  ): Promise<{ key: string; next: number }> {
+    const { rows } = await client.query<{ key: string; next_seq: string }>(
+      `SELECT key, next_seq FROM ${this.#s}.sessions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    const row = rows[0];
+    if (row === undefined) throw new NotFoundError(id, this.location);
+    return { key: row.key, next: Number(row.next_seq) };
+  }
+
+  #header(row: SessionRow): SessionHeader {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(row.header);
+    } catch (error) {
+      throw new CorruptLogError(
+        {
+          file: this.location,
+          reason: `the header of session '${shortId(row.id)}' is not valid JSON`,
+        },
+        { cause: error },
+      );
+    }
+    return decodeStoredHeader(parsed, {
+      where: { file: this.location },
+      expectedId: row.id,
+      subject: `the header of session '${shortId(row.id)}'`,
+    });
+  }
+
+  /** Runs `work` in a transaction on `client`, rolled back when it throws. */
+  async #transaction<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
+    await client.query('BEGIN');
+    try {
+      const result = await work();
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Runs `work` in a read-only snapshot: every read sees the same committed state. */
+  async #snapshot<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      const result = await work();
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `work` on a pooled client, again on a fresh one (with `retry` set) while the connection
+   * is lost, until `retryMs` has passed: then `StoreUnavailableError`. Other failures pass
+   * through as typed errors.
+   */
+  async #retrying<T>(
+    action: string,
+    work: (client: PgPoolClient, retry: boolean) => Promise<T>,
+  ): Promise<T> {
+    const deadline = Date.now() + this.settings.retryMs;
+    let pause = RETRY_FIRST_MS;
+    let started = false;
+    for (let attempt = 0; ; attempt++) {
+      this.#assertOpen();
+      let client: PgPoolClient | undefined;
+      try {
+        client = await this.#pool.connect();
+        // A connection that drops between two queries is reported as an event of the client
+        // (which would be an uncaught error with no listener); the next query rejects anyway.
+        client.on('error', ignore);
+        started = true;
+        const result = await work(client, attempt > 0);
+        client.removeListener('error', ignore);
+        client.release();
+        return result;
+      } catch (error) {
+        const lost = isConnectionFailure(error);
+        client?.removeListener('error', ignore);
+        client?.release(lost ? toError(error) : undefined);
+        if (!lost) throw asStorageError(action, this.location, error);
+        if (Date.now() + pause > deadline) {
+          throw new StoreUnavailableError(action, this.location, started ? 'unknown' : 'none', {
+            cause: error,
+          });
+        }
+        await sleep(pause);
+        pause = Math.min(pause * 2, RETRY_CAP_MS);
+      }
+    }
+  }
+
+  #assertOpen(): void {
+    assertOpen(this.#closed, this.location);
+  }
+
+  #assertWritable(): void {
+    this.#assertOpen();
+    if (this.settings.readOnly) {
+      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+    }
+  }
+}
+
+function encode(event: SessionEvent): EncodedEvent {
+  const data = JSON.stringify(event.data) as string | undefined;
+  if (data === undefined) {
+    throw new InvalidStoreError(`event ${event.seq} (${event.type}) has no JSON data`);
+  }
+  return {
+    seq: event.seq,
+    type: event.type,
+    time: event.time,
+    data,
+    sources: event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs),
+    surfaceOp: event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp),
+  };
+}
+
+/** The payload of an append's notification: the id (length-prefixed, ids may hold spaces) and its new length. */
+export function notification(id: string, next: number): string {
+  return `${id.length}:${id} ${next}`;
+}
+
+function ignore(): void {}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export type { LockOwner };

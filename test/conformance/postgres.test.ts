@@ -1,0 +1,52 @@
+/** The SessionStore contract suite against PostgreSQL: a fresh schema of a real server per test. */
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { describePg, dropSchema, freshSchema, pgUrl, withClient } from '../postgres/helpers.js';
+import { runStoreContract } from './contract.js';
+
+describePg('postgres', () => {
+  runStoreContract('postgres', async () => {
+    const schema = freshSchema('conformance');
+    const open = () => openPostgresStore({ connectionString: pgUrl, schema, maxConnections: 4 });
+    const sql = (text: string, values: unknown[]) =>
+      withClient(async (client) => {
+        await client.query(text, values);
+      });
+    return {
+      store: await open(),
+      reopen: open,
+      cleanup: () => dropSchema(schema),
+      plantVersion: async (id, version) => {
+        await withClient(async (client) => {
+          const { rows } = await client.query(
+            `SELECT header FROM "${schema}".sessions WHERE id = $1`,
+            [id],
+          );
+          const header = JSON.parse(rows[0].header as string) as Record<string, unknown>;
+          await client.query(`UPDATE "${schema}".sessions SET header = $1 WHERE id = $2`, [
+            JSON.stringify({ ...header, version }),
+            id,
+          ]);
+        });
+      },
+      plantDamagedHeader: (id) =>
+        sql(`UPDATE "${schema}".sessions SET header = '{' WHERE id = $1`, [id]),
+      // PostgreSQL keeps no checksum of ours: damage it can see is JSON that no longer parses.
+      plantDamagedEvent: (id, seq) =>
+        sql(
+          `UPDATE "${schema}".events SET data = left(data, 2) WHERE seq = $1 AND session_key = (SELECT key FROM "${schema}".sessions WHERE id = $2)`,
+          [seq, id],
+        ),
+      fingerprint: (id) =>
+        withClient(async (client) => {
+          const session = await client.query(`SELECT * FROM "${schema}".sessions WHERE id = $1`, [
+            id,
+          ]);
+          const events = await client.query(
+            `SELECT * FROM "${schema}".events WHERE session_key = (SELECT key FROM "${schema}".sessions WHERE id = $1) ORDER BY seq`,
+            [id],
+          );
+          return JSON.stringify([session.rows, events.rows]);
+        }),
+    };
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * A worker of the fleet test: forever takes a random session of the PostgreSQL store, records
+ * a few turns in it, and lets it go. Every durable batch is logged (one line, fsynced) to LOG
+ * with the lease token it was written under, so the test can check what was acknowledged.
+ * Usage: fleet-worker.ts URL SCHEMA WORKER SESSIONS LOG
+ */
+import { appendFileSync, closeSync, fsyncSync, openSync } from 'node:fs';
+import pg from 'pg';
+import { lastTurnNumber } from '../../../src/core/index.js';
+import { LockedError, openSession } from '../../../src/store/index.js';
+import { openPostgresStore } from '../../../src/store/postgres/index.js';
+
+const [url, schema, worker, sessions, logFile] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const log = openSync(logFile, 'a');
+const record = (line: object): void => {
+  appendFileSync(log, `${JSON.stringify(line)}\n`);
+  fsyncSync(log);
+};
+const store = await openPostgresStore({
+  connectionString: url,
+  schema,
+  leaseMs: 2_000,
+  heartbeatMs: 500,
+  retryMs: 15_000,
+  maxConnections: 3,
+});
+const raw = new pg.Pool({ connectionString: url, max: 1 });
+raw.on('error', () => {});
+/** The token of the lease this worker holds on `id`, read back from the lease row. */
+async function leaseToken(id: string): Promise<string> {
+  const { rows } = await raw.query(
+    `SELECT token, owner FROM "${schema}".leases WHERE session_id = $1`,
+    [id],
+  );
+  const row = rows[0] as { token: string; owner: string } | undefined;
+  if (row === undefined || (JSON.parse(row.owner) as { pid: number }).pid !== process.pid) {
+    throw new Error(`worker ${worker} holds no lease row of ${id}`);
+  }
+  return row.token;
+}
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let n = 0;
+for (;;) {
+  const id = `s${String(Math.floor(Math.random() * Number(sessions))).padStart(2, '0')}`;
+  let session: Awaited<ReturnType<typeof openSession>>;
+  try {
+    session = await openSession(store, id);
+  } catch (error) {
+    if (!LockedError.isInstance(error))
+      record({ worker, id, openError: String((error as Error).message).slice(0, 200) });
+    await pause(20);
+    continue;
+  }
+  let token = '?';
+  try {
+    token = await leaseToken(id);
+    for (let turns = 1 + Math.floor(Math.random() * 4); turns > 0; turns--) {
+      const turn = lastTurnNumber(session) + 1;
+      const first = session.seq;
+      const mark = `${worker}-${n++}`;
+      session.append('turn/start', { turn });
+      session.append(
+        'user/message',
+        {
+          id: mark,
+          role: 'user',
+          content: [{ type: 'text', text: mark }],
+          source: { kind: 'user' },
+        },
+        { surfaceOp: 'append' },
+      );
+      session.append('turn/end', { turn, reason: { kind: 'completed' } });
+      await session.flush();
+      record({ worker, id, token, first, last: session.seq - 1, mark });
+      await pause(Math.random() * 30);
+    }
+    await session.close();
+  } catch (error) {
+    record({ worker, id, token, writeError: String((error as Error).message).slice(0, 200) });
+    await session.close().catch(() => {});
+  }
+}
+closeSync(log);
