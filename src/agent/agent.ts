@@ -122,7 +122,8 @@ export class Agent {
 
   /**
    * Runs one turn with `input` and streams its events as they are recorded; see
-   * {@link streamTurn}.
+   * {@link streamTurn}. Steering messages enter it as they do a {@link Agent.run} turn;
+   * follow-ups stay queued for the next `run` or `resume` (a stream is one turn).
    *
    * ```ts
    * const stream = agent.stream('What is in README.md?');
