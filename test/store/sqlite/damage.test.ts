@@ -11,7 +11,7 @@ import { PalimpsestError, type SessionEvent } from '../../../src/core/index.js';
 import { CorruptLogError } from '../../../src/store/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
 import { LEDGER_SUFFIX } from '../../../src/store/sqlite/ledger.js';
-import { random } from '../../crash/workload.js';
+import { random } from '../../reliability/lib/workload.js';
 import { events, header, useTempDir } from './helpers.js';
 
 const tempDir = useTempDir();

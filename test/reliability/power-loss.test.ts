@@ -12,8 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { checkInvariants } from '../../src/core/index.js';
 import { openSession } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
-import { CrashFs } from './crash-fs.js';
-import { random, recordTurns } from './workload.js';
+import { CrashFs } from './lib/crash-fs.js';
+import { random, recordTurns } from './lib/workload.js';
 
 const IMAGES = Number(process.env.PALIMPSEST_POWER_LOSS_IMAGES ?? 400);
 

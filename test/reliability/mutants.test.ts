@@ -21,6 +21,7 @@ import {
   type SessionStore,
 } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
+import { childScript } from './lib/results.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -60,10 +61,9 @@ async function secondWriterProblem(
   wrap: (store: SessionStore) => SessionStore,
 ): Promise<string | undefined> {
   const dir = join(tempRoot(), 'sessions');
-  const writer = join(import.meta.dirname, '../crash/writer.ts');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', writer, 'jsonl', dir, 'lock:after-acquire', '1', '1'],
+    [childScript('writer'), 'jsonl', dir, 'lock:after-acquire', '1', '1'],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -77,7 +77,7 @@ async function secondWriterProblem(
     });
     const store = wrap(await openJsonlStore(dir));
     try {
-      const second = await openSession(store, 'crash');
+      const second = await openSession(store, 'crash-0');
       await second.close();
       return 'a second writer opened the session while the first was alive';
     } catch (error) {
