@@ -53,6 +53,8 @@ export async function runAndKill(options: {
   failpointWaitMs?: number;
   /** Runs a deliberately broken store in the child (see writer.ts). */
   mutant?: string;
+  /** With `random`: runs once the child has opened its sessions, then the kill follows. */
+  whileRunning?: () => Promise<void>;
 }): Promise<KillOutcome> {
   const child = spawn(
     process.execPath,
@@ -122,11 +124,16 @@ export async function runAndKill(options: {
           clearTimeout(timer);
           kill(child, resolve);
         } else if (line.startsWith('OPEN ') && ++opened === options.sessions) {
-          armAfterOpen(
-            options.failpoint === 'random'
-              ? Math.floor(options.randomDelayMs)
-              : (options.failpointWaitMs ?? 200),
-          );
+          const during = options.whileRunning;
+          if (during !== undefined) {
+            clearTimeout(timer);
+            void during().finally(() => kill(child, resolve));
+          } else
+            armAfterOpen(
+              options.failpoint === 'random'
+                ? Math.floor(options.randomDelayMs)
+                : (options.failpointWaitMs ?? 200),
+            );
         }
       }
     });
