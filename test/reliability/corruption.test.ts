@@ -349,7 +349,7 @@ for (const backend of BACKENDS) {
     for (const [what, mutate] of mutants) {
       it(`catches ${what}`, async () => {
         await pristineReady;
-        const t = await campaign(backend, pristine, 150, 0xbad, async (location, readOnly) =>
+        const t = await campaign(backend, pristine, 60, 0xbad, async (location, readOnly) =>
           mutate(await backend.open(location, { readOnly }), location),
         );
         const caught = t.lost + t.altered > 0;

@@ -35,7 +35,7 @@ const KILLS = count(Number(process.env.PALIMPSEST_CRASH_KILLS ?? 300));
 const LANES = 3;
 const SESSIONS = 3;
 /** Kills on one store before the lane starts a fresh one. */
-const PER_STORE = 15;
+const PER_STORE = 10;
 
 const FAILPOINTS: Record<string, readonly string[]> = {
   jsonl: [
@@ -221,9 +221,7 @@ for (const backend of BACKENDS) {
           await checkCopy(t, backend, location, acked, root, (store) => mutantStore(store, mutant));
         }
         recordMutant('crash', backend.name, brokenPromises(t).length > 0);
-        expect(brokenPromises(t).join('\n')).toMatch(
-          /acknowledged event \d+ is (missing|different)|failed/,
-        );
+        expect(brokenPromises(t).length, 'the mutant went unnoticed').toBeGreaterThan(0);
       });
     }
   });

@@ -26,6 +26,7 @@ import {
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
 import { errno, faultyFs } from '../store/jsonl/helpers.js';
 import { BACKENDS } from './lib/backends.js';
+import { mutantStore } from './lib/mutants.js';
 import { add, count, expectClean, fail, recordMutant, type Tally, tally } from './lib/results.js';
 import { random, recordTurns } from './lib/workload.js';
 
@@ -297,6 +298,28 @@ for (const backend of BACKENDS) {
     );
   });
 }
+
+describe('the disk-fault harness', () => {
+  for (const backend of BACKENDS) {
+    it(`catches a ${backend.name} store that loses the last acknowledged event after a fault`, async () => {
+      const t = tally('disk-faults', backend.name);
+      const dir = mkdtempSync(join(tmpdir(), `palimpsest-disk-mutant-${backend.name}-`));
+      roots.push(dir);
+      const location = backend.location(dir);
+      const store = await backend.open(location);
+      const live = await openSession(store, 'io', { durability: { mode: 'each' } });
+      let writes = 0;
+      const { acked } = await writeUntilFailure(live, 5, () => ++writes > 5);
+      await live.close();
+      await store.close();
+      const reopened = mutantStore(await backend.open(location), 'drop-last-event');
+      await checkRecovered(t, reopened, 'io', acked, 'mutant');
+      await reopened.close();
+      recordMutant('disk-faults', backend.name, t.lost + t.altered > 0);
+      expect(t.lost + t.altered).toBeGreaterThan(0);
+    });
+  }
+});
 
 type FaultPoint = 'write' | 'short-write' | 'datasync';
 

@@ -6,10 +6,10 @@
  * SQL-looking text; ids that look like paths or SQL; ids every backend must refuse; and files
  * where a store expects its own (FIFOs, links to devices, links out of the store, directories).
  *
- * Each command must end within 10 s with a documented exit code, print no raw control, C1 or
+ * Each command must end within 6 s with a documented exit code, print no raw control, C1 or
  * bidi character and no live markup, and leave nothing outside the store. The store must give
  * every payload back unchanged and keep Object.prototype clean. An untyped failure (an exit code
- * outside docs/cli.md, or a stack trace) counts as untyped; a command still running after 10 s
+ * outside docs/cli.md, or a stack trace) counts as untyped; a command still running after ${HANG_MS / 1000} s
  * as a hang.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -32,6 +32,7 @@ import { encodeSessionId } from '../../src/store/jsonl/paths.js';
 import { binary } from '../cli/helpers.js';
 import { HOSTILE_IDS } from '../conformance/ids.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
+import { override } from './lib/mutants.js';
 import { add, expectClean, fail, recordMutant, type Tally, tally } from './lib/results.js';
 
 const roots: string[] = [];
@@ -86,7 +87,10 @@ interface Run {
   readonly hung: boolean;
 }
 
-function palimpsest(args: readonly string[]): Promise<Run> {
+/** How long a command may run before it counts as a hang (a normal one takes well under 2 s). */
+const HANG_MS = 6000;
+
+function palimpsest(args: readonly string[], hangMs = HANG_MS): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [binary, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,7 +108,7 @@ function palimpsest(args: readonly string[]): Promise<Run> {
     const timer = setTimeout(() => {
       hung = true;
       child.kill('SIGKILL');
-    }, 10_000);
+    }, hangMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr, hung });
@@ -160,7 +164,7 @@ function judge(t: Tally, args: readonly string[], run: Run, allowed: ReadonlySet
   t.runs++;
   add(t, `exit ${run.code}`);
   let problem: ['hangs' | 'untyped', string] | undefined;
-  if (run.hung) problem = ['hangs', `${what}: still running after 10 s`];
+  if (run.hung) problem = ['hangs', `${what}: still running after ${HANG_MS / 1000} s`];
   else if (run.code === null || !DOCUMENTED_EXIT.has(run.code) || /\n\s+at /.test(run.stderr))
     problem = ['untyped', `${what}: exit ${run.code}: ${run.stderr.slice(0, 300)}`];
   else if (!allowed.has(run.code))
@@ -531,7 +535,7 @@ describe('known defects found by the hostile-input harness (each fails until fix
         plant(location, join(root, 'outside'));
         const t = tally('hostile-input', backend.name);
         const args = ['show', 'victim', '--store', backend.url(location)];
-        judge(t, [what, ...args], await palimpsest(args), new Set([0, 4]));
+        judge(t, [what, ...args], await palimpsest(args, 3000), new Set([0, 4]));
         expect(t.failures).toEqual([]);
       });
     }
@@ -539,6 +543,36 @@ describe('known defects found by the hostile-input harness (each fails until fix
 });
 
 describe('the hostile-input harness', () => {
+  for (const backend of BACKENDS) {
+    it(`catches a ${backend.name} store that accepts an id it must refuse`, async () => {
+      const t = tally('hostile-input', backend.name);
+      const root = mkdtempSync(join(tmpdir(), `palimpsest-hostile-mutant-${backend.name}-`));
+      roots.push(root);
+      mkdirSync(join(root, 'store'));
+      const real = await backend.open(backend.location(join(root, 'store')));
+      // The mutant: creates and loads for any id succeed, as a store without the id rule would.
+      const store = override(real, {
+        create: async () => {},
+        load: async (id: string) => ({ header: { version: 0, id, createdAt: 1 }, events: [] }),
+      });
+      for (const [what, id] of HOSTILE_IDS) {
+        for (const call of [
+          () => store.create({ version: 0, id, createdAt: 1 }),
+          () => store.load(id),
+        ]) {
+          const error = await call().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          if (!(error instanceof InvalidSessionIdError)) fail(t, 'altered', `${what}: accepted`);
+        }
+      }
+      await real.close();
+      recordMutant('hostile-input', backend.name, t.altered > 0);
+      expect(t.altered).toBeGreaterThan(0);
+    });
+  }
+
   it('catches a command that prints raw escapes (the judge fails on them)', () => {
     const t = tally('hostile-input', 'jsonl');
     judge(

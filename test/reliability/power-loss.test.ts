@@ -39,7 +39,7 @@ import {
 } from './lib/results.js';
 import { crashSessionId, random, recordTurns } from './lib/workload.js';
 
-const IMAGES = count(Number(process.env.PALIMPSEST_POWER_LOSS_IMAGES ?? 600));
+const IMAGES = count(Number(process.env.PALIMPSEST_POWER_LOSS_IMAGES ?? 500));
 const SQLITE_RUNS = count(8);
 const COPIES_PER_RUN = 10;
 const SESSIONS = 3;

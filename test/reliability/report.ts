@@ -26,7 +26,7 @@ const WHAT: Record<Category, string> = {
   concurrency:
     '2, 4 and 8 writer processes on one session through the single-writer lock, 4 through optimistic appends with expectedSeq, and 4 and 8 on sessions of their own in one store: each acknowledged event present once at its seq, batches contiguous, lock windows never overlapping; and the time to take over the lock of a holder killed with SIGKILL.',
   'hostile-input':
-    'Sessions carrying terminal escapes, markup, NUL, U+2028, __proto__ keys and SQL-looking text, ids that look like paths or SQL, ids every backend must refuse, and FIFOs, device links, directories and links out of the store where a store expects its own files; every CLI command that reads a store must end within 10 s with a documented exit code, print nothing raw, and write nothing outside the store.',
+    'Sessions carrying terminal escapes, markup, NUL, U+2028, __proto__ keys and SQL-looking text, ids that look like paths or SQL, ids every backend must refuse, and FIFOs, device links, directories and links out of the store where a store expects its own files; every CLI command that reads a store must end within 6 s with a documented exit code, print nothing raw, and write nothing outside the store.',
 };
 
 /** What each backend detects and what it cannot (consistent with docs/durability.md). */
