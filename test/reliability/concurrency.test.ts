@@ -10,9 +10,8 @@
  * The harness is shown to catch a store that ignores `expectedSeq` and a lock that always grants.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { LockedError, openSession } from '../../src/store/index.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import type { StoreMutant } from './lib/mutants.js';
@@ -23,18 +22,15 @@ import {
   expectClean,
   fail,
   recordMutant,
-  scratchRoot,
   type Tally,
   tally,
+  useScratch,
 } from './lib/results.js';
 
 const RUN_MS = count(1500);
 const TAKEOVERS = count(10);
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
+const scratch = useScratch();
 
 interface WriterReport {
   readonly acks: { seq: number; tag: string; batch: string }[];
@@ -106,8 +102,7 @@ async function scenario(
   shared: boolean,
   mutant?: StoreMutant,
 ): Promise<void> {
-  const dir = mkdtempSync(join(scratchRoot(), `palimpsest-concurrency-${backend.name}-`));
-  roots.push(dir);
+  const dir = scratch(`concurrency-${backend.name}`);
   const location = backend.location(dir);
   if (backend.name === 'jsonl') mkdirSync(location, { recursive: true });
   // The store (the database file) exists before the writers race to open it.
@@ -239,8 +234,7 @@ for (const backend of BACKENDS) {
 
     it(`takes over a dead writer's lock (${TAKEOVERS} kills of the holder)`, async () => {
       const t = tally('concurrency', backend.name);
-      const dir = mkdtempSync(join(scratchRoot(), `palimpsest-takeover-${backend.name}-`));
-      roots.push(dir);
+      const dir = scratch(`takeover-${backend.name}`);
       const location = backend.location(dir);
       const times: number[] = [];
       for (let n = 0; n < TAKEOVERS; n++)

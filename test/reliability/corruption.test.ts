@@ -16,9 +16,9 @@
  * The harness is shown to catch loaders that skip checksum verification, and stores that drop
  * or silently change the last event.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/core/index.js';
 import { CorruptLogError, openSession, type SessionStore } from '../../src/store/index.js';
 import { loadDriver } from '../../src/store/sqlite/schema.js';
@@ -36,9 +36,9 @@ import {
   expectClean,
   fail,
   recordMutant,
-  scratchRoot,
   type Tally,
   tally,
+  useScratch,
 } from './lib/results.js';
 import { random, recordTurns } from './lib/workload.js';
 
@@ -46,10 +46,7 @@ const CASES = count(Number(process.env.PALIMPSEST_CORRUPTION_CASES ?? 2000));
 const SESSIONS = 6;
 const MAX_RSS = 2 * 1024 ** 3;
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
+const scratch = useScratch();
 
 /** The files of a pristine store, in memory, and what was acknowledged. */
 interface Pristine {
@@ -212,15 +209,14 @@ async function campaign(
   open: (location: string, readOnly: boolean) => Promise<SessionStore>,
 ): Promise<Tally> {
   const t = tally('corruption', backend.name);
-  const scratch = mkdtempSync(join(scratchRoot(), `palimpsest-corruption-${backend.name}-`));
-  roots.push(scratch);
+  const caseRoot = scratch(`corruption-${backend.name}`);
   const next = random(seed);
   let maxRss = 0;
   for (let n = 0; n < cases; n++) {
     const image = pristine.images[n % pristine.images.length] as ReadonlyMap<string, Buffer>;
     const file = target(image, next);
     const damaged = damage(Buffer.from(image.get(file) as Buffer), file, next);
-    const dir = join(scratch, `case-${n}`);
+    const dir = join(caseRoot, `case-${n}`);
     mkdirSync(dir);
     const location = backend.location(dir);
     if (backend.name === 'jsonl') mkdirSync(location);
@@ -312,8 +308,7 @@ for (const backend of BACKENDS) {
   describe(`corruption: ${backend.name}`, () => {
     let pristine: Pristine;
     const pristineReady = (async () => {
-      const dir = mkdtempSync(join(scratchRoot(), `palimpsest-pristine-${backend.name}-`));
-      roots.push(dir);
+      const dir = scratch(`pristine-${backend.name}`);
       pristine = await writePristine(backend, dir);
     })();
 

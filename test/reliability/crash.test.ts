@@ -12,7 +12,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../src/store/index.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import { mutantStore, type StoreMutant } from './lib/mutants.js';
@@ -25,9 +25,9 @@ import {
   expectClean,
   fail,
   recordMutant,
-  scratchRoot,
   type Tally,
   tally,
+  useScratch,
 } from './lib/results.js';
 import { crashSessionId } from './lib/workload.js';
 
@@ -79,16 +79,7 @@ const ONCE = new Set([
   'lock:after-acquire',
 ]);
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-function tempRoot(name: string): string {
-  const root = mkdtempSync(join(scratchRoot(), `palimpsest-${name}-`));
-  roots.push(root);
-  return root;
-}
+const tempRoot = useScratch();
 
 /**
  * Checks every session of the store at `location` on a copy (the next child must still find,

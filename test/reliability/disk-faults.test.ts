@@ -12,7 +12,7 @@
  * after a failed fdatasync no later append is accepted by the same store.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,16 +27,24 @@ import { openJsonlStore } from '../../src/store/jsonl/index.js';
 import { errno, faultyFs } from '../store/jsonl/helpers.js';
 import { BACKENDS } from './lib/backends.js';
 import { mutantStore } from './lib/mutants.js';
-import { add, count, expectClean, fail, recordMutant, type Tally, tally } from './lib/results.js';
+import {
+  add,
+  count,
+  expectClean,
+  fail,
+  recordMutant,
+  type Tally,
+  tally,
+  useScratch,
+} from './lib/results.js';
 import { random, recordTurns } from './lib/workload.js';
 
 const FACADE_CASES = count(120);
 
 const mounts: string[] = [];
-const roots: string[] = [];
+const scratch = useScratch(tmpdir());
 afterAll(() => {
   for (const mount of mounts) spawnQuiet('umount', ['-l', mount]);
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
 function spawnQuiet(command: string, args: string[]): boolean {
@@ -51,8 +59,7 @@ function spawnQuiet(command: string, args: string[]): boolean {
 /** A fresh tmpfs of `kib` KiB, or undefined when this process may not mount one. */
 function smallFileSystem(kib: number): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'palimpsest-disk-'));
-  roots.push(dir);
+  const dir = scratch('disk');
   if (!spawnQuiet('mount', ['-t', 'tmpfs', '-o', `size=${kib}k,mode=0700`, 'tmpfs', dir]))
     return undefined;
   mounts.push(dir);
@@ -303,8 +310,7 @@ describe('the disk-fault harness', () => {
   for (const backend of BACKENDS) {
     it(`catches a ${backend.name} store that loses the last acknowledged event after a fault`, async () => {
       const t = tally('disk-faults', backend.name);
-      const dir = mkdtempSync(join(tmpdir(), `palimpsest-disk-mutant-${backend.name}-`));
-      roots.push(dir);
+      const dir = scratch(`disk-mutant-${backend.name}`);
       const location = backend.location(dir);
       const store = await backend.open(location);
       const live = await openSession(store, 'io', { durability: { mode: 'each' } });
@@ -332,8 +338,7 @@ async function facadeCases(
   mutant?: 'keep-writing-after-fsync-error',
 ): Promise<Tally> {
   const t = tally('disk-faults', 'jsonl');
-  const root = mkdtempSync(join(tmpdir(), 'palimpsest-facade-'));
-  roots.push(root);
+  const root = scratch('facade');
   const next = random(0xfa17);
   for (let n = 0; n < cases; n++) {
     const dir = join(root, `case-${n}`);
@@ -405,8 +410,7 @@ describe('disk faults through the fault-injecting facade: jsonl', () => {
     // harness counts torn bytes after a failed append as a broken promise, so planting one must
     // register: write half a batch by hand after the failure and reopen.
     const t = tally('disk-faults', 'jsonl');
-    const dir = mkdtempSync(join(tmpdir(), 'palimpsest-facade-mutant-'));
-    roots.push(dir);
+    const dir = scratch('facade-mutant');
     const store = await openJsonlStore(dir);
     const live = await openSession(store, 'io', { durability: { mode: 'each' } });
     let writes = 0;

@@ -16,7 +16,6 @@ import { execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -25,7 +24,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PalimpsestError, Session } from '../../src/core/index.js';
 import { InvalidSessionIdError, openSession, type SessionStore } from '../../src/store/index.js';
 import { encodeSessionId } from '../../src/store/jsonl/paths.js';
@@ -33,12 +32,17 @@ import { binary } from '../cli/helpers.js';
 import { HOSTILE_IDS } from '../conformance/ids.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import { override } from './lib/mutants.js';
-import { add, expectClean, fail, recordMutant, type Tally, tally } from './lib/results.js';
+import {
+  add,
+  expectClean,
+  fail,
+  recordMutant,
+  type Tally,
+  tally,
+  useScratch,
+} from './lib/results.js';
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
+const scratch = useScratch(tmpdir());
 
 /** Terminal and markup payloads (after vercel/ai PR #20052 and the viewer/markdown bugs). */
 const PAYLOADS: readonly string[] = [
@@ -281,8 +285,7 @@ for (const backend of BACKENDS) {
   describe(`hostile input: ${backend.name}`, () => {
     it('payloads come back unchanged, keep Object.prototype clean, and every command prints them inert', async () => {
       const t = tally('hostile-input', backend.name);
-      const root = mkdtempSync(join(tmpdir(), `palimpsest-hostile-${backend.name}-`));
-      roots.push(root);
+      const root = scratch(`hostile-${backend.name}`);
       const location = backend.location(join(root, 'store'));
       mkdirSync(join(root, 'store'));
       const store = await backend.open(location);
@@ -320,12 +323,12 @@ for (const backend of BACKENDS) {
         fail(t, 'altered', 'Object.prototype was polluted');
       await store.close();
       const outside = tree(root).filter((path) => !path.startsWith('store'));
-      const scratch = join(root, 'scratch');
-      mkdirSync(scratch);
+      const converted = join(root, 'scratch');
+      mkdirSync(converted);
       const url = backend.url(location);
       const commands = sessions.flatMap((session, i) =>
         // Every command on the payload session; the commonest ones on the path-like ids.
-        commandsFor(session.header.id, session.seq - 1, url, scratch).filter(
+        commandsFor(session.header.id, session.seq - 1, url, converted).filter(
           (args) => i === 0 || PATH_ID_COMMANDS.has(`${args[0]} ${args[2]}`),
         ),
       );
@@ -353,8 +356,7 @@ for (const backend of BACKENDS) {
 
     it('ids every backend must refuse are refused by the store and the CLI, with nothing written', async () => {
       const t = tally('hostile-input', backend.name);
-      const root = mkdtempSync(join(tmpdir(), `palimpsest-hostile-ids-${backend.name}-`));
-      roots.push(root);
+      const root = scratch(`hostile-ids-${backend.name}`);
       mkdirSync(join(root, 'store'));
       const location = backend.location(join(root, 'store'));
       const store = await backend.open(location);
@@ -412,8 +414,7 @@ for (const backend of BACKENDS) {
     it('files where the store expects its own end every command at once with a typed refusal', async () => {
       const t = tally('hostile-input', backend.name);
       for (const [what, plant, known] of hostileFiles(backend)) {
-        const root = mkdtempSync(join(tmpdir(), `palimpsest-hostile-files-${backend.name}-`));
-        roots.push(root);
+        const root = scratch(`hostile-files-${backend.name}`);
         mkdirSync(join(root, 'store'));
         const location = backend.location(join(root, 'store'));
         const store = await backend.open(location);
@@ -525,8 +526,7 @@ describe('known defects found by the hostile-input harness (each fails until fix
     for (const [what, plant, known] of hostileFiles(backend)) {
       if (known === undefined) continue;
       it.fails(`KNOWN DEFECT (${backend.name}): ${known}`, async () => {
-        const root = mkdtempSync(join(tmpdir(), `palimpsest-known-${backend.name}-`));
-        roots.push(root);
+        const root = scratch(`known-${backend.name}`);
         mkdirSync(join(root, 'store'));
         const location = backend.location(join(root, 'store'));
         const store = await backend.open(location);
@@ -546,8 +546,7 @@ describe('the hostile-input harness', () => {
   for (const backend of BACKENDS) {
     it(`catches a ${backend.name} store that accepts an id it must refuse`, async () => {
       const t = tally('hostile-input', backend.name);
-      const root = mkdtempSync(join(tmpdir(), `palimpsest-hostile-mutant-${backend.name}-`));
-      roots.push(root);
+      const root = scratch(`hostile-mutant-${backend.name}`);
       mkdirSync(join(root, 'store'));
       const real = await backend.open(backend.location(join(root, 'store')));
       // The mutant: creates and loads for any id succeed, as a store without the id rule would.

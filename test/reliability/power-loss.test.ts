@@ -16,9 +16,9 @@
  * is then opened for writing, repaired, and checked like a crash. The harness catches a store
  * that drops or alters the last event.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkInvariants, PalimpsestError } from '../../src/core/index.js';
 import { CorruptLogError, openSession, type SessionStore } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
@@ -33,9 +33,9 @@ import {
   expectClean,
   fail,
   recordMutant,
-  scratchRoot,
   type Tally,
   tally,
+  useScratch,
 } from './lib/results.js';
 import { crashSessionId, random, recordTurns } from './lib/workload.js';
 
@@ -44,10 +44,7 @@ const SQLITE_RUNS = count(8);
 const COPIES_PER_RUN = 10;
 const SESSIONS = 3;
 
-const roots: string[] = [];
-afterAll(() => {
-  for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
+const scratch = useScratch();
 
 /** Runs `images` crash cycles with one seed; `mutate` sets mutant switches on the file system. */
 async function jsonlPowerLoss(
@@ -279,8 +276,7 @@ async function sqlitePowerLoss(
 ): Promise<void> {
   const backend = BACKENDS.find((entry) => entry.name === 'sqlite');
   if (backend === undefined) throw new Error('no sqlite backend');
-  const root = mkdtempSync(join(scratchRoot(), 'palimpsest-power-sqlite-'));
-  roots.push(root);
+  const root = scratch('power-sqlite');
   for (let run = 0; run < runs; run++) {
     const { snapshots, acked } = await sqliteSnapshots(root, run, copies);
     for (const snapshot of snapshots) {

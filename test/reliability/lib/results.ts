@@ -5,9 +5,9 @@
  * them. A tally that lost, altered, hid an untyped error or hung fails its test: the report
  * only ever shows zeros there for a green run.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 
 export const CATEGORIES = [
   'crash',
@@ -180,4 +180,20 @@ export function count(n: number): number {
 /** A scratch root in memory when the machine has one (/dev/shm), else the temp directory. */
 export function scratchRoot(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : (process.env.TMPDIR ?? '/tmp');
+}
+
+/**
+ * Temporary directories removed after the calling file's tests: `scratch(name)` makes one
+ * under `base` (memory-backed /dev/shm by default).
+ */
+export function useScratch(base: string = scratchRoot()): (name: string) => string {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+  return (name) => {
+    const dir = mkdtempSync(join(base, `palimpsest-${name}-`));
+    made.push(dir);
+    return dir;
+  };
 }
