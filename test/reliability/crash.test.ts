@@ -125,6 +125,7 @@ async function lane(
   const reached = new Set<string>();
   let location = '';
   let acked: Acknowledged = new Map();
+  let turn = 0;
   const createPoints = CREATE_FAILPOINTS[backend.name] ?? [];
   const points = FAILPOINTS[backend.name] ?? ['random'];
   for (let kill = 0; kill < kills; kill++) {
@@ -137,7 +138,9 @@ async function lane(
       location = backend.location(dir);
       acked = new Map();
     }
-    const failpoint = createPoints[k] ?? (points[(k + lane) % points.length] as string);
+    // Named failpoints in turn (a counter of their own, so every one comes up whatever the
+    // store rotation), each create failpoint on the first kills of a fresh store.
+    const failpoint = createPoints[k] ?? (points[(lane + turn++) % points.length] as string);
     const childStarted = Date.now();
     const outcome = await runAndKill({
       script: childScript('writer'),
