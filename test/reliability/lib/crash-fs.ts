@@ -8,7 +8,12 @@
  * since the directory's last fsync may or may not have survived.
  */
 import { dirname } from 'node:path';
-import type { FsFacade, FsFileHandle, FsOpenFlags, FsStats } from '../../src/store/jsonl/index.js';
+import type {
+  FsFacade,
+  FsFileHandle,
+  FsOpenFlags,
+  FsStats,
+} from '../../../src/store/jsonl/index.js';
 
 type VolatileOp =
   | { readonly kind: 'write'; readonly position: number; readonly bytes: Uint8Array }

@@ -3,7 +3,7 @@
  * a tool "runs", as an agent loop would), tool results, and now and then a compaction. It calls
  * `durable()` wherever an agent needs durability before going on.
  */
-import type { Session } from '../../src/core/index.js';
+import type { Session } from '../../../src/core/index.js';
 
 /** A small deterministic PRNG (mulberry32), so a seed reproduces a workload. */
 export function random(seed: number): () => number {
@@ -15,6 +15,11 @@ export function random(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The id of the n-th session a crash writer records. */
+export function crashSessionId(n: number): string {
+  return `crash-${n}`;
 }
 
 const model = { kind: 'model', provider: 'crash', model: 'test' } as const;
