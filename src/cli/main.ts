@@ -154,12 +154,19 @@ function program(): Command {
     .option('--from <seq>', 'from this event')
     .option('--to <seq>', 'up to this event')
     .option('--salvage', 'of a damaged session, print the acknowledged events before the damage')
+    .option('-f, --follow', 'then print each event as it is committed, until Ctrl-C')
     .action(
       run(
         (
           context,
           id: string,
-          options: { type?: string; from?: string; to?: string; salvage?: boolean },
+          options: {
+            type?: string;
+            from?: string;
+            to?: string;
+            salvage?: boolean;
+            follow?: boolean;
+          },
         ) => logCommand(context, id, options),
       ),
     );

@@ -119,6 +119,14 @@ export interface LoadOptions {
   readonly salvage?: boolean;
 }
 
+/** Options of {@link SessionStore.watch}. */
+export interface WatchOptions {
+  /** The first seq to yield (default 0: the whole log, then what follows). */
+  readonly fromSeq?: number;
+  /** Ends the watch: the iteration finishes (no error) once it aborts. */
+  readonly signal?: AbortSignal;
+}
+
 /** Options of {@link SessionStore.append}. */
 export interface AppendOptions {
   /** The seq the caller believes is next in the store; the batch's first event must carry it. */
@@ -183,6 +191,15 @@ export interface SessionStore {
    * tail (a database) checks the same and drops nothing.
    */
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void>;
+
+  /**
+   * Follows a session: yields its committed events from `fromSeq` on, in order and each exactly
+   * once, those stored first and then each batch as it commits (by any writer, in any process),
+   * until `signal` aborts or the consumer stops. Only acknowledged events are yielded, never a
+   * batch still being written. Rejects with `NotFoundError` for a session that does not exist
+   * (or is deleted while watched) and `CorruptLogError` for damage, like `load`.
+   */
+  watch(id: string, options?: WatchOptions): AsyncIterable<SessionEvent>;
 
   /** Releases resources (file handles, connections). Later calls reject with `ClosedError`. */
   close(): Promise<void>;

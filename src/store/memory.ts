@@ -19,6 +19,7 @@ import type {
   SessionPage,
   SessionStore,
   TornTail,
+  WatchOptions,
 } from './contract.js';
 import {
   AlreadyExistsError,
@@ -29,6 +30,7 @@ import {
   NotFoundError,
 } from './errors.js';
 import { assertOpen, checkBatch, checkSessionId, checkTornTail, pageOf } from './store-rules.js';
+import { follow, Wakeups } from './watch.js';
 
 interface StoredEntry {
   readonly header: string;
@@ -53,6 +55,8 @@ export class MemoryStore implements SessionStore {
   readonly location = 'memory:';
   readonly #sessions: Map<string, StoredEntry>;
   readonly #locks: Map<string, LockOwner>;
+  /** Wakes the watchers of every store sharing these sessions on each append. */
+  readonly #appended: Wakeups;
   #closed = false;
 
   /**
@@ -63,6 +67,7 @@ export class MemoryStore implements SessionStore {
     const shared = options.sharedWith;
     this.#sessions = shared === undefined ? new Map() : shared.#sessions;
     this.#locks = shared === undefined ? new Map() : shared.#locks;
+    this.#appended = shared === undefined ? new Wakeups() : shared.#appended;
   }
 
   async create(header: SessionHeader): Promise<void> {
@@ -91,6 +96,28 @@ export class MemoryStore implements SessionStore {
       entry.chunks.push(elidable(events[i] as SessionEvent, lines[i] as string));
     }
     entry.updatedAt = Date.now();
+    this.#appended.notify();
+  }
+
+  watch(id: string, options: WatchOptions = {}): AsyncIterable<SessionEvent> {
+    return follow(
+      async () => {
+        this.#assertOpen();
+        this.#entry(id);
+        return {
+          read: async (from) =>
+            this.#entry(id)
+              .lines.slice(from)
+              .map((line) => JSON.parse(line) as SessionEvent),
+          changed: async (signal) => {
+            await this.#appended.wait(signal, 1000);
+          },
+          close: async () => {},
+        };
+      },
+      this.location,
+      options,
+    );
   }
 
   async load(id: string, options: LoadOptions = {}): Promise<LoadedSession> {

@@ -33,6 +33,7 @@ import { describeDamagedListing } from './damage.js';
 import { rejection } from './helpers.js';
 import { describeIdRules } from './ids.js';
 import { describeSalvage } from './salvage.js';
+import { describeWatch } from './watch.js';
 
 /** A store under test and the means to restart it. */
 export interface StoreFixture {
@@ -181,6 +182,10 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
     describeDamagedListing(
       () => store,
       () => fixture.plantDamagedHeader?.bind(fixture),
+    );
+    describeWatch(
+      () => store,
+      () => fixture.reopen(),
     );
     describeSalvage(
       () => store,

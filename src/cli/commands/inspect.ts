@@ -260,35 +260,55 @@ export async function surfaceCommand(
 export async function logCommand(
   context: CliContext,
   id: string,
-  options: { type?: string; from?: string; to?: string; salvage?: boolean },
+  options: { type?: string; from?: string; to?: string; salvage?: boolean; follow?: boolean },
 ): Promise<void> {
+  if (options.follow === true && (options.to !== undefined || options.salvage === true)) {
+    throw new CliError(
+      '--follow reads the log as it grows: it takes neither --to nor --salvage',
+      EXIT.usage,
+    );
+  }
   const session = await loadStored(context, id, options.salvage === true);
   const from = parseCount('--from', options.from) ?? 0;
   const to = parseCount('--to', options.to) ?? session.seq - 1;
   if (options.type !== undefined) checkTypeFilter(session, options.type);
-  const events = session.events.filter(
-    (event) =>
-      event.seq >= from &&
-      event.seq <= to &&
-      (options.type === undefined || matchesType(event.type, options.type)),
-  );
+  const shown = (event: SessionEvent): boolean =>
+    event.seq >= from && (options.type === undefined || matchesType(event.type, options.type));
+  for (const event of session.events)
+    if (event.seq <= to && shown(event)) printEvent(context, event);
+  if (options.follow !== true) return;
+  // Ctrl-C ends the follow, which is how it is meant to end: exit code 0.
+  const stop = new AbortController();
+  const onInterrupt = (): void => stop.abort();
+  process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onInterrupt);
+  try {
+    await context.withReader(async (store) => {
+      for await (const event of store.watch(id, { fromSeq: session.seq, signal: stop.signal })) {
+        if (shown(event)) printEvent(context, event);
+      }
+    });
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
+    process.removeListener('SIGTERM', onInterrupt);
+  }
+}
+
+/** One event of `log`: a line, or with `--json` the stored JSON (one event per line). */
+function printEvent(context: CliContext, event: SessionEvent): void {
   if (context.json) {
-    // One event per line (JSON Lines) for jq and friends: the stored JSON, unsafe characters
-    // escaped, which leaves the same values.
-    for (const event of events) context.terminal.out.write(`${jsonText(event, 0)}\n`);
+    // JSON Lines for jq and friends: unsafe characters escaped, which leaves the same values.
+    context.terminal.out.write(`${jsonText(event, 0)}\n`);
     return;
   }
-  for (const event of events) {
-    const op =
-      typeof event.surfaceOp === 'object'
-        ? ` [replace #${event.surfaceOp.start}…#${event.surfaceOp.end}]`
-        : '';
-    const sources =
-      event.sourceEventSeqs === undefined ? '' : ` ← ${seqList(event.sourceEventSeqs)}`;
-    context.terminal.line(
-      `${context.terminal.style('dim', `#${event.seq}`.padEnd(8))}${timeText(event.time)}  ${eventLine(event, 90)}${op}${sources}`,
-    );
-  }
+  const op =
+    typeof event.surfaceOp === 'object'
+      ? ` [replace #${event.surfaceOp.start}…#${event.surfaceOp.end}]`
+      : '';
+  const sources = event.sourceEventSeqs === undefined ? '' : ` ← ${seqList(event.sourceEventSeqs)}`;
+  context.terminal.line(
+    `${context.terminal.style('dim', `#${event.seq}`.padEnd(8))}${timeText(event.time)}  ${eventLine(event, 90)}${op}${sources}`,
+  );
 }
 
 /** `--type tool` matches `tool/call` and `tool/result`; `--type tool/call` matches exactly. */

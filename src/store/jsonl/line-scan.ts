@@ -32,6 +32,8 @@ export interface LineScanEnd {
   readonly committedEnd: number;
   /** Bytes scanned (the file size as read). */
   readonly size: number;
+  /** The 1-based line number at `committedEnd` (the reference reader counts lines). */
+  readonly committedLine?: number;
   readonly tornTail?: TornTail;
 }
 
@@ -60,6 +62,7 @@ export async function scanLines(
   );
   const batch: BatchState = { events: [], checksum: 0, bytes: 0 };
   let committedEnd = start.committedEnd;
+  let committedLine = start.lineNumber;
   let end = start.offset;
   let damage: { line: RawLine; problem: string } | undefined;
   const acknowledged = (problem: string, reason: string): CorruptLogError =>
@@ -110,6 +113,7 @@ export async function scanLines(
       batch.checksum = 0;
       batch.bytes = 0;
       committedEnd = end;
+      committedLine = line.number + 1;
     } else if (verdict.kind === 'damage') {
       damage = { line, problem: verdict.problem };
       // A well-formed marker that does not match its batch still closes that batch.
@@ -127,7 +131,7 @@ export async function scanLines(
   }
   const pending = batch.events;
   const size = end;
-  if (damage === undefined && pending.length === 0) return { committedEnd, size };
+  if (damage === undefined && pending.length === 0) return { committedEnd, size, committedLine };
   const reason =
     damage === undefined
       ? `${pending.length} event line(s) after the last commit marker (a batch that never completed)`
@@ -135,6 +139,7 @@ export async function scanLines(
   return {
     committedEnd,
     size,
+    committedLine,
     tornTail: {
       committedSeq: events.length,
       reason,

@@ -22,6 +22,7 @@ import type {
   SessionStore,
   SessionSummary,
   TornTail,
+  WatchOptions,
 } from '../contract.js';
 import {
   AlreadyExistsError,
@@ -40,6 +41,7 @@ import {
   pageOf,
   shortId,
 } from '../store-rules.js';
+import { follow } from '../watch.js';
 import { encodeBatch } from './format.js';
 import {
   errnoCode,
@@ -69,6 +71,7 @@ import {
 import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
 import { scanLog } from './scan.js';
+import { jsonlLogSource } from './watch.js';
 import { JsonlWriter } from './writer.js';
 
 const LIST_CONCURRENCY = 16;
@@ -251,6 +254,25 @@ export class JsonlStore implements SessionStore {
         await handle.close();
       }
     });
+  }
+
+  watch(id: string, options: WatchOptions = {}): AsyncIterable<SessionEvent> {
+    return follow(
+      () =>
+        this.#run(`watch session '${shortId(id)}'`, async () => {
+          checkSessionId(id);
+          const file = sessionPaths(this.directory, id).log;
+          const handle = await openExisting(this.#fs, this.location, id, file, 'r');
+          try {
+            return await jsonlLogSource(handle, file, id, this.#options.maxLineBytes);
+          } catch (error) {
+            await handle.close();
+            throw error;
+          }
+        }),
+      this.location,
+      options,
+    );
   }
 
   /**

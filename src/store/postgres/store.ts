@@ -27,6 +27,7 @@ import type {
   SessionStore,
   SessionSummary,
   TornTail,
+  WatchOptions,
 } from '../contract.js';
 import {
   AlreadyExistsError,
@@ -51,6 +52,7 @@ import {
   encodeCursor,
   shortId,
 } from '../store-rules.js';
+import { follow } from '../watch.js';
 import {
   isConnectionFailure,
   type PgPool,
@@ -59,6 +61,7 @@ import {
   sqlState,
 } from './driver.js';
 import { Leases } from './leases.js';
+import { Listener } from './listener.js';
 import { decodeRow, decodeRows, type EventRow, idOrder, unfinishedChunks } from './rows.js';
 import { quoted } from './schema.js';
 
@@ -71,6 +74,8 @@ export interface PostgresSettings {
   readonly retryMs: number;
 }
 
+/** Rows a watch reads at a time. */
+const WATCH_PAGE = 10_000;
 /** Rows per INSERT statement: 7 parameters a row stays far below the protocol's 65,535. */
 const ROWS_PER_INSERT = 1000;
 /** First pause before a retry after a lost connection; doubled up to the cap. */
@@ -217,6 +222,46 @@ export class PostgresStore implements SessionStore {
           ? { header, events }
           : { header, events, damage: decoded.damage };
       }),
+    );
+  }
+
+  /**
+   * Follows a session through LISTEN/NOTIFY on {@link PostgresStore.channel}, with a catch-up
+   * read after every notification, reconnect and poll (see `listener.ts`), so no event is missed
+   * or repeated across reconnects.
+   */
+  watch(id: string, options: WatchOptions = {}): AsyncIterable<SessionEvent> {
+    return follow(
+      async () => {
+        this.#assertOpen();
+        checkSessionId(id);
+        const key = await this.#retrying(
+          `watch session '${shortId(id)}'`,
+          async (client) => (await this.#position(client, id, false)).key,
+        );
+        const listener = new Listener(
+          this.#pool,
+          this.channel,
+          notification(id, 0).replace(/0$/, ''),
+        );
+        const site = { location: this.location, id };
+        return {
+          read: (from) =>
+            this.#retrying(`watch session '${shortId(id)}'`, async (client) => {
+              const position = await this.#position(client, id, false);
+              if (position.key !== key) throw new NotFoundError(id, this.location);
+              const { rows } = await client.query<EventRow>(
+                `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq >= $2 ORDER BY seq LIMIT ${WATCH_PAGE}`,
+                [key, from],
+              );
+              return rows.map((row) => decodeRow(site, row));
+            }),
+          changed: (signal) => listener.wait(signal),
+          close: () => listener.close(),
+        };
+      },
+      this.location,
+      options,
     );
   }
 

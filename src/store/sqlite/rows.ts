@@ -277,6 +277,13 @@ function checkRow(context: RowContext, row: EventRow): void {
   }
 }
 
+/** One event of its row, checked against the row's checksum. */
+export function decodeCheckedRow(context: RowContext, row: EventRow): SessionEvent {
+  const event = decodeEventRow(context, row);
+  checkRow(context, row);
+  return event;
+}
+
 /** One event of its row. */
 export function decodeEventRow(context: RowContext, row: EventRow): SessionEvent {
   const { file, id } = context;

@@ -16,6 +16,7 @@ export interface Statements {
   readonly advance: SqliteStatement;
   readonly session: SqliteStatement;
   readonly events: SqliteStatement;
+  readonly eventsFrom: SqliteStatement;
   readonly eventsEliding: SqliteStatement;
   readonly eventData: SqliteStatement;
   readonly keys: SqliteStatement;
@@ -56,6 +57,9 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     session: db.prepare(`${summary} WHERE id = ?`),
     events: db.prepare(
       'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? ORDER BY seq',
+    ),
+    eventsFrom: db.prepare(
+      'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
     ),
     // The data of a chunk without sources is left out: its length is read from the record
     // header (octet_length does not load the value), and its checksum is computed where the

@@ -14,6 +14,7 @@ import type {
   SessionStore,
   SessionSummary,
   TornTail,
+  WatchOptions,
 } from '../contract.js';
 import {
   AlreadyExistsError,
@@ -35,6 +36,7 @@ import {
   checkTornTail,
   encodeCursor,
 } from '../store-rules.js';
+import { follow, Wakeups } from '../watch.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
@@ -46,6 +48,7 @@ import {
 } from './open.js';
 import {
   type DataRow,
+  decodeCheckedRow,
   decodeEventRows,
   decodeHeaderRow,
   type EventRow,
@@ -63,6 +66,11 @@ interface SessionPosition {
   readonly key: number;
   readonly next_seq: number;
 }
+
+/** How often a watch polls `PRAGMA data_version` for commits of other connections, ms. */
+const WATCH_POLL_MS = 50;
+/** Rows a watch reads at a time. */
+const WATCH_PAGE = 10_000;
 
 /** Where a salvaging load leaves its result, for when the transaction's end fails after it. */
 interface SalvageSlot {
@@ -101,6 +109,8 @@ export class SqliteStore implements SessionStore {
   readonly #typeNames = new Map<number, string>();
   /** Locks this store took and still holds: session id → stored owner JSON. */
   readonly #held = new Map<string, string>();
+  /** Wakes this store's watchers when it commits (its own commits leave data_version as it is). */
+  readonly #committed = new Wakeups();
   #closed = false;
 
   private constructor(
@@ -179,6 +189,7 @@ export class SqliteStore implements SessionStore {
       }
       const { key, learned } = this.#append.immediate(id, events, expected);
       for (const [type, code] of learned) this.#learnType(type, code);
+      this.#committed.notify();
       this.#ledger?.committed(key, expected + events.length);
       this.#failpoint('append:after-commit');
     } catch (error) {
@@ -195,6 +206,52 @@ export class SqliteStore implements SessionStore {
     } catch (error) {
       throw this.#loadError(`load session '${id}'`, error);
     }
+  }
+
+  /**
+   * Follows a session: reads the rows after the last one yielded (each checked against its
+   * checksum), whenever this store commits or `PRAGMA data_version` says another connection did;
+   * the version is polled every {@link WATCH_POLL_MS}.
+   */
+  watch(id: string, options: WatchOptions = {}): AsyncIterable<SessionEvent> {
+    return follow(
+      async () => {
+        this.#assertOpen();
+        checkSessionId(id);
+        const key = this.#keyOf(id);
+        const version = (): unknown => this.#db.pragma('data_version', { simple: true });
+        const context: RowContext = { file: this.#file, id, key, typeName: this.#typeNameOf };
+        return {
+          read: async (from) => {
+            this.#assertOpen();
+            if (this.#keyOf(id) !== key) throw new NotFoundError(id, this.location);
+            try {
+              const rows = this.#sql.eventsFrom.all(key, from, WATCH_PAGE) as EventRow[];
+              return rows.map((row) => decodeCheckedRow(context, row));
+            } catch (error) {
+              throw this.#loadError(`watch session '${id}'`, error);
+            }
+          },
+          changed: async (signal) => {
+            const seen = version();
+            while (!signal.aborted) {
+              if (await this.#committed.wait(signal, WATCH_POLL_MS)) return;
+              if (this.#closed || version() !== seen) return;
+            }
+          },
+          close: async () => {},
+        };
+      },
+      this.location,
+      options,
+    );
+  }
+
+  /** The key of a session's row; `NotFoundError` when there is none. */
+  #keyOf(id: string): number {
+    const row = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+    if (row === undefined) throw new NotFoundError(id, this.location);
+    return row.key;
   }
 
   async list(options: ListOptions = {}): Promise<SessionPage> {

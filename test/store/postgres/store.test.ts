@@ -290,3 +290,40 @@ describePg('a lost connection', () => {
     expect((await store.load('s')).events).toHaveLength(5);
   });
 });
+
+describePg('watch', () => {
+  it('sees each of 10,000 events exactly once, in order, across a forced reconnect of its listening connection', async () => {
+    const reader = await open();
+    const writer = await open({ schema: reader.settings.schema });
+    await writer.create(header('tail'));
+    const stop = new AbortController();
+    const seen: number[] = [];
+    let terminated = 0;
+    const watching = (async () => {
+      for await (const event of reader.watch('tail', { signal: stop.signal })) {
+        seen.push(event.seq);
+        if (seen.length === 10_000) stop.abort();
+      }
+    })();
+    for (let from = 0; from < 10_000; from += 100) {
+      await writer.append('tail', notes(from, 100), { expectedSeq: from });
+      if (from === 3_000) {
+        const { rows } = await withClient((client) =>
+          client.query(
+            "SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()",
+          ),
+        );
+        terminated = rows.length;
+      }
+    }
+    await Promise.race([
+      watching,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`saw ${seen.length} events`)), 60_000),
+      ),
+    ]);
+    expect(terminated).toBeGreaterThan(0);
+    expect(seen).toHaveLength(10_000);
+    expect(seen.every((seq, i) => seq === i)).toBe(true);
+  });
+});
