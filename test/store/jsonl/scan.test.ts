@@ -65,7 +65,9 @@ async function reference(file: string): Promise<unknown> {
       { file, maxLineBytes: MAX_LINE, offset: headerEnd, lineNumber: 2, committedEnd: headerEnd },
       events,
     );
-    return { events, ...end };
+    // The line count at the committed end is the reference reader's own (for `watch`).
+    const { committedLine: _line, ...rest } = end;
+    return { events, ...rest };
   } catch (error) {
     return error;
   } finally {

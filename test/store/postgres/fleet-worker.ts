@@ -4,7 +4,7 @@
  * with the lease token it was written under, so the test can check what was acknowledged.
  * Usage: fleet-worker.ts URL SCHEMA WORKER SESSIONS LOG
  */
-import { appendFileSync, closeSync, fsyncSync, openSync } from 'node:fs';
+import { appendFileSync, fsyncSync, openSync } from 'node:fs';
 import pg from 'pg';
 import { lastTurnNumber } from '../../../src/core/index.js';
 import { LockedError, openSession } from '../../../src/store/index.js';
@@ -86,4 +86,3 @@ for (;;) {
     await session.close().catch(() => {});
   }
 }
-closeSync(log);
