@@ -19,6 +19,12 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The sorted sample's value at quantile `q` (nearest rank). */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+}
+
 /** Relative spread of a sample: (max - min) / median. */
 export function spread(values: readonly number[]): number {
   return (Math.max(...values) - Math.min(...values)) / median(values);

@@ -45,12 +45,13 @@ export interface MachineInfo {
 }
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
-export const SECTIONS = ['core', 'store', 'agent', 'compaction'] as const;
+export const SECTIONS = ['core', 'store', 'postgres', 'agent', 'compaction'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
   core: 'Core benchmark',
   store: 'Store benchmark',
+  postgres: 'PostgreSQL store benchmark',
   agent: 'Agent loop benchmark',
   compaction: 'Compaction benchmark',
 };
@@ -88,6 +89,29 @@ export function machineInfo(): MachineInfo {
 }
 
 // ---- number formatting ----
+
+/** A goal's verdict. */
+export function verdict(pass: boolean): Verdict {
+  return pass ? 'pass' : 'miss';
+}
+
+/** An integer with thousands separators. */
+export function formatCount(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+/** A fraction as a whole percentage. */
+export function formatPercent(value: number): string {
+  return `${(value * 100).toFixed(0)}%`;
+}
+
+/** A progress line on stderr, stamped with the seconds since `startedNs`. */
+export function progressReporter(startedNs: bigint): (message: string) => void {
+  return (message) => {
+    const seconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
+    process.stderr.write(`[${seconds.toFixed(1).padStart(6)} s] ${message}\n`);
+  };
+}
 
 /** A duration in ns, in the most readable unit. */
 export function formatDuration(ns: number): string {
@@ -136,7 +160,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts) , `npm run bench:agent` (bench/agent.ts) and `npm run bench:compaction` (bench/compaction.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts) and `npm run bench:compaction` (bench/compaction.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -147,6 +171,7 @@ const PAGE_INTRO = [
   '',
   `- [${SECTION_TITLES.core}](#core-benchmark): \`Session.append\`, the surface, derivation, seeding (\`npm run bench:core\`).`,
   `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
+  `- [${SECTION_TITLES.postgres}](#postgresql-store-benchmark): batched appends through \`palimpsest/postgres\` beside raw \`pg\` inserts, durable latency, flatness over a long session, resume of a 200k-event session, concurrent writers (\`npm run bench:postgres\`).`,
   `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
   `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
 ].join('\n');

@@ -46,23 +46,27 @@ import {
   gcAvailable,
   median,
   pairedTimed,
+  quantile,
   sink,
   spread,
   timeNs,
   timeNsAsync,
 } from './measure.js';
 import {
+  formatCount as count,
   type DetailTable,
   formatBytes,
   formatDuration,
   formatRate,
   formatRatio,
   machineInfo,
+  formatPercent as percent,
+  progressReporter,
   type Report,
   renderMarkdown,
   renderText,
   type SummaryRow,
-  type Verdict,
+  verdict,
   writeSection,
 } from './report.js';
 import type { AppendChildResult, ResumeChildResult } from './store-child.js';
@@ -85,28 +89,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const CHILD = resolve(here, 'store-child.ts');
 const SESSION = 'bench';
 
-function progress(message: string): void {
-  const seconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
-  process.stderr.write(`[${seconds.toFixed(1).padStart(6)} s] ${message}\n`);
-}
-
-function verdict(pass: boolean): Verdict {
-  return pass ? 'pass' : 'miss';
-}
-
-function count(value: number): string {
-  return value.toLocaleString('en-US');
-}
-
-function percent(value: number): string {
-  return `${(value * 100).toFixed(0)}%`;
-}
-
-/** The sorted sample's value at quantile `q` (nearest rank). */
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
-}
+const progress = progressReporter(startedNs);
 
 function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -30,8 +30,11 @@ export function checkSchemaName(name: unknown): string {
   return name;
 }
 
-/** The DDL of a new store in schema `s` (quoted). */
-function ddl(s: string): string {
+/**
+ * The DDL of a new store in schema `s` (quoted). Exported so that the PostgreSQL benchmark's raw
+ * floor inserts into tables made by the very same statements.
+ */
+export function schemaDdl(s: string): string {
   return `
 CREATE SCHEMA IF NOT EXISTS ${s};
 CREATE TABLE ${s}.meta (
@@ -117,7 +120,7 @@ export async function ensureSchema(
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`palimpsest:${schema}`]);
     const exists = await tablesOf(client, schema);
     if (exists.length === 0) {
-      await client.query(ddl(quoted(schema)));
+      await client.query(schemaDdl(quoted(schema)));
     } else {
       await checkVersion(client, schema, location, exists);
     }
