@@ -69,8 +69,16 @@ export interface SessionSummary {
 export interface ListOptions {
   /** Most sessions per page (default 100). */
   readonly limit?: number;
-  /** `nextCursor` of the previous page. */
+  /** `nextCursor` of the previous page (with the same filters). */
   readonly cursor?: string;
+  /** Only sessions created after this time (`createdAt >` it, epoch ms). */
+  readonly createdAfter?: number;
+  /** Only sessions created before this time (`createdAt <` it, epoch ms). */
+  readonly createdBefore?: number;
+  /** Only sessions forked (or salvaged) from this one: `header.parentSession` equal to it. */
+  readonly parentSession?: string;
+  /** Only sessions whose id starts with this text (case-sensitive, no wildcards). */
+  readonly idPrefix?: string;
 }
 
 /**
@@ -86,8 +94,9 @@ export interface DamagedSession {
 }
 
 /**
- * A page of sessions, newest first (by `createdAt`, then id). Damaged sessions are never left
- * out silently: each is reported in `damaged` of exactly one page (the page its row falls in,
+ * A page of sessions, newest first (by `createdAt`, then id), those the filters of
+ * {@link ListOptions} admit. Damaged sessions are never left out silently (nor by a filter,
+ * which cannot read their headers): each is reported in `damaged` of exactly one page (the page its row falls in,
  * or the first page when the store cannot place it), and a caller that walks every page sees
  * every one of them.
  */

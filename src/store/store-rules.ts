@@ -112,27 +112,70 @@ export function checkBatch(
 /** Sessions per page of `list` when the caller sets no limit. */
 export const DEFAULT_PAGE = 100;
 
-/** The page a `list` call asks for: its size and the sort key it starts after. */
+/** The filters of a `list` call, checked (each absent when not asked for). */
+export interface ListFilter {
+  readonly createdAfter?: number;
+  readonly createdBefore?: number;
+  readonly parentSession?: string;
+  readonly idPrefix?: string;
+}
+
+/** The page a `list` call asks for: its size, the sort key it starts after, its filters. */
 export interface ListRequest {
   readonly limit: number;
   readonly after: CursorKey | undefined;
+  readonly filter: ListFilter;
 }
 
-/** Checks `list` options before anything is read; `InvalidStoreError` for a bad limit or cursor. */
+/**
+ * Checks `list` options before anything is read; `InvalidStoreError` for a bad limit, cursor
+ * or filter.
+ */
 export function checkListOptions(options: ListOptions): ListRequest {
   const limit = options.limit ?? DEFAULT_PAGE;
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new InvalidStoreError(`list limit must be a positive integer, found ${String(limit)}`);
   }
+  const filter: { -readonly [K in keyof ListFilter]: ListFilter[K] } = {};
+  for (const key of ['createdAfter', 'createdBefore'] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value)) {
+      throw new InvalidStoreError(
+        `list ${key} must be an integer epoch ms, found ${String(value)}`,
+      );
+    }
+    filter[key] = value;
+  }
+  for (const key of ['parentSession', 'idPrefix'] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || (key === 'parentSession' && value === '')) {
+      throw new InvalidStoreError(`list ${key} must be a non-empty string, found ${String(value)}`);
+    }
+    filter[key] = value;
+  }
   return {
     limit,
     after: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
+    filter,
   };
 }
 
-/** Sorts newest first (createdAt, then id) and cuts one page after `cursor`. */
-export function pageOf(summaries: SessionSummary[], options: ListOptions): SessionPage {
-  const { limit, after } = checkListOptions(options);
+/** Whether a session's header passes the filters of a `list` call. */
+export function passesFilter(header: SessionHeader, filter: ListFilter): boolean {
+  return (
+    (filter.createdAfter === undefined || header.createdAt > filter.createdAfter) &&
+    (filter.createdBefore === undefined || header.createdAt < filter.createdBefore) &&
+    (filter.parentSession === undefined || header.parentSession === filter.parentSession) &&
+    (filter.idPrefix === undefined || header.id.startsWith(filter.idPrefix))
+  );
+}
+
+/** Filters, sorts newest first (createdAt, then id) and cuts one page after `cursor`. */
+export function pageOf(all: SessionSummary[], options: ListOptions): SessionPage {
+  const { limit, after, filter } = checkListOptions(options);
+  const summaries = all.filter((summary) => passesFilter(summary.header, filter));
   summaries.sort(newestFirst);
   let start = 0;
   if (after !== undefined) {

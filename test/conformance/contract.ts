@@ -30,6 +30,7 @@ import {
 } from '../../src/store/index.js';
 import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
 import { describeDamagedListing } from './damage.js';
+import { describeListFilters } from './filters.js';
 import { rejection } from './helpers.js';
 import { describeIdRules } from './ids.js';
 import { describeSalvage } from './salvage.js';
@@ -183,6 +184,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
       () => store,
       () => fixture.plantDamagedHeader?.bind(fixture),
     );
+    describeListFilters(() => store);
     describeWatch(
       () => store,
       () => fixture.reopen(),

@@ -270,16 +270,35 @@ export class PostgresStore implements SessionStore {
     const request = checkListOptions(options);
     const { limit } = request;
     const after = request.after?.header;
+    const { filter } = request;
+    const values: unknown[] = [];
+    const param = (value: unknown): string => {
+      values.push(value);
+      return `$${values.length}`;
+    };
+    const conditions: string[] = [];
+    if (after !== undefined) {
+      const createdAt = param(after.createdAt);
+      conditions.push(
+        `(created_at < ${createdAt} OR (created_at = ${createdAt} AND id_order > ${param(idOrder(after.id))}))`,
+      );
+    }
+    if (filter.createdAfter !== undefined)
+      conditions.push(`created_at > ${param(filter.createdAfter)}`);
+    if (filter.createdBefore !== undefined)
+      conditions.push(`created_at < ${param(filter.createdBefore)}`);
+    if (filter.parentSession !== undefined)
+      conditions.push(`parent_session = ${param(filter.parentSession)}`);
+    // LIKE with every wildcard escaped: a prefix match the index on id (collation C) serves.
+    if (filter.idPrefix !== undefined) {
+      conditions.push(
+        `id LIKE ${param(`${filter.idPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`,
+      );
+    }
+    const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
+    const sql = `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions${where} ORDER BY created_at DESC, id_order ASC LIMIT ${param(limit + 1)}`;
     const { rows } = await this.#retrying('list sessions', (client) =>
-      after === undefined
-        ? client.query<SessionRow>(
-            `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions ORDER BY created_at DESC, id_order ASC LIMIT $1`,
-            [limit + 1],
-          )
-        : client.query<SessionRow>(
-            `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE created_at < $1 OR (created_at = $1 AND id_order > $2) ORDER BY created_at DESC, id_order ASC LIMIT $3`,
-            [after.createdAt, idOrder(after.id), limit + 1],
-          ),
+      client.query<SessionRow>(sql, values),
     );
     const sessions: SessionSummary[] = [];
     const damaged: DamagedSession[] = [];

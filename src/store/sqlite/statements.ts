@@ -2,6 +2,8 @@
  * The statements of the SQLite store, prepared once per connection, and the SQL functions they
  * call.
  */
+
+import type { ListFilter } from '../store-rules.js';
 import { dataChecksum } from './rows.js';
 import type { SqliteDatabase, SqliteStatement } from './schema.js';
 
@@ -21,7 +23,8 @@ export interface Statements {
   readonly eventData: SqliteStatement;
   readonly keys: SqliteStatement;
   readonly firstPage: SqliteStatement;
-  readonly pageAfter: SqliteStatement;
+  /** The statement of a `list` page with these filters (and after a cursor), prepared once. */
+  page(filter: ListFilter, afterCursor: boolean): SqliteStatement;
   readonly lockRow: SqliteStatement;
   readonly putLock: SqliteStatement;
   readonly dropLock: SqliteStatement;
@@ -42,6 +45,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
   db.function(DATA_CRC, { deterministic: true }, (data) => dataChecksum(String(data)));
   const summary = 'SELECT key, id, header, created_at, next_seq, updated_at, crc FROM sessions';
   const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
+  const pages = new Map<string, SqliteStatement>();
   return {
     insertSession: db.prepare(
       'INSERT INTO sessions (id, created_at, header, next_seq, updated_at, crc) VALUES (?, ?, ?, 0, ?, ?) RETURNING key',
@@ -77,9 +81,27 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     ),
     keys: db.prepare('SELECT key FROM sessions'),
     firstPage: db.prepare(`${summary} ${order}`),
-    pageAfter: db.prepare(
-      `${summary} WHERE created_at < @createdAt OR (created_at = @createdAt AND ${ID_ORDER}(id) > ${ID_ORDER}(@id)) ${order}`,
-    ),
+    page: (filter, afterCursor) => {
+      const conditions = [
+        afterCursor
+          ? `(created_at < @createdAt OR (created_at = @createdAt AND ${ID_ORDER}(id) > ${ID_ORDER}(@id)))`
+          : undefined,
+        filter.createdAfter === undefined ? undefined : 'created_at > @createdAfter',
+        filter.createdBefore === undefined ? undefined : 'created_at < @createdBefore',
+        filter.parentSession === undefined
+          ? undefined
+          : "json_extract(header, '$.parentSession') = @parentSession",
+        // substr, not LIKE: LIKE folds ASCII case and gives % and _ a meaning.
+        filter.idPrefix === undefined ? undefined : 'substr(id, 1, length(@idPrefix)) = @idPrefix',
+      ].filter((condition) => condition !== undefined);
+      const sql = `${summary}${conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`} ${order}`;
+      let statement = pages.get(sql);
+      if (statement === undefined) {
+        statement = db.prepare(sql);
+        pages.set(sql, statement);
+      }
+      return statement;
+    },
     lockRow: db.prepare('SELECT owner FROM locks WHERE session_id = ?'),
     putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
     dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),

@@ -265,8 +265,10 @@ export class SqliteStore implements SessionStore {
     try {
       ({ rows, keys } = this.#db.transaction(() => ({
         rows: (after === undefined
-          ? this.#sql.firstPage.all({ limit: limit + 1 })
-          : this.#sql.pageAfter.all({ ...after, limit: limit + 1 })) as SessionRow[],
+          ? this.#sql.page(request.filter, false).all({ ...request.filter, limit: limit + 1 })
+          : this.#sql
+              .page(request.filter, true)
+              .all({ ...request.filter, ...after, limit: limit + 1 })) as SessionRow[],
         keys: new Set(
           after === undefined
             ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
