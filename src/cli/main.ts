@@ -17,7 +17,13 @@ import {
   verifyCommand,
   whyCommand,
 } from './commands/inspect.js';
-import { compactCommand, forkCommand, pruneCommand, repairCommand } from './commands/modify.js';
+import {
+  compactCommand,
+  forkCommand,
+  pruneCommand,
+  repairCommand,
+  unlockCommand,
+} from './commands/modify.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
@@ -168,6 +174,21 @@ function program(): Command {
     .description('durably close a turn a crashed writer left open, and drop a torn final batch')
     .argument('<id>')
     .action(run((context, id: string) => repairCommand(context, id)));
+  root
+    .command('unlock')
+    .description(
+      'remove the writer lock of a session whose writer is gone (killed, or on a host that stopped refreshing it)',
+    )
+    .argument('<id>')
+    .option(
+      '--force',
+      'remove it even if its holder is alive or refreshed it recently (dangerous: two writers on one session)',
+    )
+    .action(
+      run((context, id: string, options: { force?: boolean }) =>
+        unlockCommand(context, id, options),
+      ),
+    );
   root
     .command('fork')
     .description('copy a session up to event SEQ (inclusive) into a new session')

@@ -15,6 +15,8 @@ export type {
   SessionSummary,
   TornBytes,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
 } from './contract.js';
 export {
   AlreadyExistsError,
@@ -27,6 +29,7 @@ export {
   InvalidStoreError,
   LimitExceededError,
   LockedError,
+  type LockHolderState,
   type LockOwner,
   NotFoundError,
   StorageError,

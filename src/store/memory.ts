@@ -19,6 +19,8 @@ import type {
   SessionPage,
   SessionStore,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
 } from './contract.js';
 import {
   AlreadyExistsError,
@@ -157,6 +159,20 @@ export class MemoryStore implements SessionStore {
         if (this.#locks.get(id)?.token === owner.token) this.#locks.delete(id);
       },
     };
+  }
+
+  /**
+   * Removes a session's lock with `force`; without it, a held lock is a `LockedError`: its
+   * holder is this very process, alive by definition.
+   */
+  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    this.#assertOpen();
+    checkSessionId(id);
+    const owner = this.#locks.get(id);
+    if (owner === undefined) return { removed: false };
+    if (options.force !== true) throw new LockedError(id, owner);
+    this.#locks.delete(id);
+    return { removed: true, owner, refreshedAt: owner.since, wasLive: true };
   }
 
   /** Checks the arguments and the lock, and drops nothing: an append to memory is atomic. */

@@ -331,6 +331,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'fork',
       'compact',
       'prune',
+      'unlock',
       'export',
       'convert',
     ]) {

@@ -364,6 +364,38 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await next.close();
         await other.close();
       });
+
+      it('names the holder and since when in LockedError', async () => {
+        const lock = await store.lock('n');
+        const other = await fixture.reopen();
+        const refused = (await rejection(other.lock('n'))) as LockedError;
+        expect(refused.message).toContain(
+          `locked by pid ${lock.owner.pid} on ${lock.owner.host} since ${new Date(lock.owner.since).toISOString()}`,
+        );
+        expect(refused.message).toMatch(/heartbeat/);
+        await lock.release();
+        await other.close();
+      });
+
+      it('unlock: nothing to remove, a live holder refused, removed with force', async () => {
+        expect(await store.unlock('u')).toEqual({ removed: false });
+        const lock = await store.lock('u');
+        const other = await fixture.reopen();
+        const refused = await rejection(other.unlock('u'));
+        expect(refused).toBeInstanceOf(LockedError);
+        expect((refused as LockedError).owner.token).toBe(lock.owner.token);
+        expect(await other.unlock('u', { force: true })).toMatchObject({
+          removed: true,
+          wasLive: true,
+          owner: { token: lock.owner.token },
+        });
+        // The old holder's release removes nothing of the next holder's.
+        const next = await other.lock('u');
+        await lock.release();
+        expect(await rejection(store.lock('u'))).toBeInstanceOf(LockedError);
+        await next.release();
+        await other.close();
+      });
     });
 
     describe('loading without the bodies of finished chunks', () => {

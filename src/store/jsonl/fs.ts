@@ -51,6 +51,11 @@ export interface FsFileHandle {
   /** `fsync(2)`; used on directories, to make their entries durable. */
   sync(): Promise<void>;
   chmod(mode: number): Promise<void>;
+  /**
+   * Sets the file's access and modification times (`futimens(2)`), epoch ms: how a writer
+   * refreshes its lock. A facade without it cannot heartbeat, and its locks say so.
+   */
+  touch?(timeMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -92,6 +97,11 @@ class NodeFileHandle implements FsFileHandle {
 
   stat(): Promise<FsStats> {
     return this.handle.stat();
+  }
+
+  touch(timeMs: number): Promise<void> {
+    const time = timeMs / 1000;
+    return this.handle.utimes(time, time);
   }
 
   truncate(length: number): Promise<void> {

@@ -22,6 +22,8 @@ import type {
   SessionStore,
   SessionSummary,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
 } from '../contract.js';
 import {
   AlreadyExistsError,
@@ -54,11 +56,13 @@ import {
 import { encodeHeaderLine, summarize } from './header.js';
 import {
   acquireLock,
+  breakLock,
   holdsLock,
   type LockEnv,
   type LockTarget,
   readLock,
   releaseLock,
+  wasLost,
 } from './lock.js';
 import {
   type JsonlFailpoint,
@@ -135,6 +139,7 @@ export class JsonlStore implements SessionStore {
       directory,
       fsync: options.fsync,
       ownerAlive: options.ownerAlive,
+      timing: options.lockTiming,
     };
     this.#writer = new JsonlWriter({
       location: this.location,
@@ -210,6 +215,12 @@ export class JsonlStore implements SessionStore {
         // A process that does not hold the session's lock takes it for this one append, so
         // two processes can never write to one file at the same time.
         const held = heldLock(target.key);
+        if (held !== undefined && !held.transient && wasLost(held.owner.token)) {
+          // Another taker judged this lock stale (this process stalled past the bound, or an
+          // operator forced it): the session is no longer ours to write.
+          const current = await readLock(this.#fs, target.path);
+          throw new LockedError(id, current?.owner ?? held.owner);
+        }
         const transient =
           held === undefined || held.transient
             ? await acquireLock(this.#lockEnv, target, {
@@ -347,6 +358,16 @@ export class JsonlStore implements SessionStore {
         throw error;
       }
       return handle;
+    });
+  }
+
+  unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    return this.#run(`unlock session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
+      checkSessionId(id);
+      const target = this.#lockTarget(id, sessionPaths(this.directory, id));
+      const broken = await breakLock(this.#lockEnv, target, options.force === true);
+      return broken === undefined ? { removed: false } : { removed: true, ...broken };
     });
   }
 

@@ -46,6 +46,13 @@ export interface SqliteStoreOptions {
    * `'lock:after-acquire'`. A throw from the hook fails the operation like a storage error.
    */
   readonly failpoint?: (name: string) => void;
+  /** How often a held lock's row is refreshed, ms (default 5000). */
+  readonly lockHeartbeatMs?: number;
+  /**
+   * A lock whose owner runs on another host is stale, and taken over, once its row was not
+   * refreshed for this long, ms (default 30000; at least twice `lockHeartbeatMs`).
+   */
+  readonly lockStaleMs?: number;
 }
 
 /** A database ready for the store: schema checked, pragmas set. */

@@ -24,6 +24,7 @@ export interface Statements {
   readonly lockRow: SqliteStatement;
   readonly putLock: SqliteStatement;
   readonly dropLock: SqliteStatement;
+  readonly refreshLock: SqliteStatement;
   readonly deleteEvents: SqliteStatement;
   readonly deleteSession: SqliteStatement;
   readonly deleteLock: SqliteStatement;
@@ -79,6 +80,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     lockRow: db.prepare('SELECT owner FROM locks WHERE session_id = ?'),
     putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
     dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),
+    refreshLock: db.prepare('UPDATE locks SET owner = ? WHERE session_id = ? AND owner = ?'),
     deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
     deleteLock: db.prepare('DELETE FROM locks WHERE session_id = ?'),

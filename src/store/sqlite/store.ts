@@ -14,6 +14,8 @@ import type {
   SessionStore,
   SessionSummary,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
 } from '../contract.js';
 import {
   AlreadyExistsError,
@@ -22,10 +24,18 @@ import {
   FormatVersionError,
   InvalidStoreError,
   LockedError,
+  type LockHolderState,
   type LockOwner,
   NotFoundError,
 } from '../errors.js';
-import { currentOwner, liveOwnerOf } from '../lock-owner.js';
+import {
+  currentOwner,
+  forgetToken,
+  judgeHolder,
+  type LockTiming,
+  parseOwnerJson,
+  resolveLockTiming,
+} from '../lock-owner.js';
 import {
   asStorageError,
   assertOpen,
@@ -64,6 +74,51 @@ interface SessionPosition {
   readonly next_seq: number;
 }
 
+/** A lock this store holds: its owner, the row's current text, its heartbeat. */
+interface HeldRow {
+  readonly owner: LockOwner;
+  stored: string;
+  timer: ReturnType<typeof setInterval> | undefined;
+}
+
+/** A lock row as read and judged. */
+interface FoundLock {
+  readonly owner: LockOwner;
+  readonly refreshedAt: number;
+  /** Set when the lock must be respected. */
+  readonly holder: LockHolderState | undefined;
+  locked(): LockedError;
+}
+
+/** How long a heartbeat waits for another writer's transaction before skipping its beat, ms. */
+const HEARTBEAT_BUSY_MS = 100;
+
+/** The heartbeat time a stored lock row carries, if any. */
+function refreshedAtOf(json: string): number | undefined {
+  try {
+    const value = (JSON.parse(json) as { refreshedAt?: unknown } | null)?.refreshedAt;
+    return typeof value === 'number' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The owner reported for a lock row that holds no owner record. */
+function unknownOwner(): LockOwner {
+  return { pid: 0, host: 'unknown', since: 0, token: '' };
+}
+
+/** Runs `call` with the connection's busy timeout set to `ms`, then restores it. */
+function withBusyTimeout<T>(db: SqliteDatabase, ms: number, call: () => T): T {
+  const previous = Number(db.pragma('busy_timeout', { simple: true }));
+  db.pragma(`busy_timeout = ${ms}`, { simple: true });
+  try {
+    return call();
+  } finally {
+    db.pragma(`busy_timeout = ${previous}`, { simple: true });
+  }
+}
+
 /** The type whose finished events a load may elide. */
 const CHUNK_TYPE = 'assistant/chunk';
 const noFailpoint = (): void => {};
@@ -94,8 +149,9 @@ export class SqliteStore implements SessionStore {
    */
   readonly #typeCodes = new Map<string, number>();
   readonly #typeNames = new Map<number, string>();
-  /** Locks this store took and still holds: session id → stored owner JSON. */
-  readonly #held = new Map<string, string>();
+  /** Locks this store took and still holds, by session id. */
+  readonly #held = new Map<string, HeldRow>();
+  readonly #timing: LockTiming;
   #closed = false;
 
   private constructor(
@@ -104,8 +160,10 @@ export class SqliteStore implements SessionStore {
     settings: SqliteSettings,
     failpoint: (name: string) => void,
     readOnly: boolean,
+    timing: LockTiming,
   ) {
     this.#file = file;
+    this.#timing = timing;
     this.#readOnly = readOnly;
     this.location = `sqlite:${file}`;
     this.#db = db;
@@ -123,13 +181,14 @@ export class SqliteStore implements SessionStore {
 
   /** Same as {@link openSqliteStore}. */
   static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const timing = resolveLockTiming(options);
     const { path, db, settings, readOnly } = await openDatabase(file, options);
     const failpoint = options.failpoint ?? noFailpoint;
     try {
       return driverCall(
         path,
         'open',
-        () => new SqliteStore(path, db, settings, failpoint, readOnly),
+        () => new SqliteStore(path, db, settings, failpoint, readOnly, timing),
       );
     } catch (error) {
       closeQuietly(db);
@@ -251,8 +310,8 @@ export class SqliteStore implements SessionStore {
         .transaction(() => {
           const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
           if (position === undefined) throw new NotFoundError(id, this.location);
-          const owner = this.#liveOwner(id);
-          if (owner !== undefined) throw new LockedError(id, owner);
+          const found = this.#lockOf(id);
+          if (found?.holder !== undefined) throw found.locked();
           this.#sql.deleteEvents.run(position.key);
           this.#sql.deleteSession.run(position.key);
           this.#sql.deleteLock.run(id);
@@ -267,44 +326,76 @@ export class SqliteStore implements SessionStore {
   async lock(id: string): Promise<SessionLock> {
     this.#assertWritable();
     checkSessionId(id);
-    const owner = currentOwner();
-    const stored = JSON.stringify(owner);
+    const owner = currentOwner(this.#timing.heartbeatMs);
+    const held: HeldRow = { owner, stored: JSON.stringify(owner), timer: undefined };
     try {
       this.#db
         .transaction(() => {
-          const holder = this.#liveOwner(id);
-          if (holder !== undefined) throw new LockedError(id, holder);
-          this.#sql.putLock.run(id, stored);
+          const found = this.#lockOf(id);
+          if (found?.holder !== undefined) throw found.locked();
+          this.#sql.putLock.run(id, held.stored);
         })
         .immediate();
     } catch (error) {
+      forgetToken(owner.token);
       throw this.#storageError(`lock session '${id}'`, error);
     }
-    this.#held.set(id, stored);
+    this.#held.set(id, held);
     try {
       this.#failpoint('lock:after-acquire');
     } catch (error) {
-      this.#held.delete(id);
+      this.#forget(id, held);
       try {
-        this.#sql.dropLock.run(id, stored);
+        this.#sql.dropLock.run(id, held.stored);
       } catch {
         // Left behind, the row is recovered once this process is gone.
       }
       throw this.#storageError(`lock session '${id}'`, error);
     }
+    this.#startHeartbeat(id, held);
     return {
       sessionId: id,
       owner,
       release: async () => {
-        if (this.#closed || this.#held.get(id) !== stored) return;
+        if (this.#closed || this.#held.get(id) !== held) return;
+        // Forgotten first: if the delete fails, the row is an orphan of this process, which
+        // a later lock() here takes over (and another process once this one is gone).
+        this.#forget(id, held);
         try {
-          this.#sql.dropLock.run(id, stored);
+          this.#sql.dropLock.run(id, held.stored);
         } catch (error) {
           throw this.#storageError(`release the lock of session '${id}'`, error);
         }
-        this.#held.delete(id);
       },
     };
+  }
+
+  /**
+   * Removes a session's lock row: a stale one at once, a live one (its process runs on this
+   * host, or its heartbeat is fresh) only with `force`.
+   */
+  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    this.#assertWritable();
+    checkSessionId(id);
+    try {
+      return this.#db
+        .transaction((): UnlockReport => {
+          const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
+          if (row === undefined) return { removed: false };
+          const found = this.#lockOf(id);
+          if (found?.holder !== undefined && options.force !== true) throw found.locked();
+          this.#sql.dropLock.run(id, row.owner);
+          return {
+            removed: true,
+            owner: found?.owner ?? unknownOwner(),
+            refreshedAt: found?.refreshedAt ?? 0,
+            wasLive: found?.holder !== undefined,
+          };
+        })
+        .immediate();
+    } catch (error) {
+      throw this.#storageError(`unlock session '${id}'`, error);
+    }
   }
 
   /**
@@ -321,9 +412,9 @@ export class SqliteStore implements SessionStore {
     } catch (error) {
       throw this.#storageError(`discard the torn tail of session '${id}'`, error);
     }
-    if (row !== undefined && row.owner === JSON.stringify(lock.owner)) return;
-    const holder = this.#liveOwner(id);
-    if (holder !== undefined) throw new LockedError(id, holder);
+    if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
+    const found = this.#lockOf(id);
+    if (found?.holder !== undefined) throw found.locked();
     throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
   }
 
@@ -332,15 +423,15 @@ export class SqliteStore implements SessionStore {
     if (this.#closed) return;
     this.#closed = true;
     let failure: unknown;
-    for (const [id, stored] of this.#held) {
+    for (const [id, held] of [...this.#held]) {
+      this.#forget(id, held);
       try {
-        this.#sql.dropLock.run(id, stored);
+        this.#sql.dropLock.run(id, held.stored);
       } catch (error) {
         // A lock left behind is recovered by the next writer once this process is gone.
         failure ??= error;
       }
     }
-    this.#held.clear();
     try {
       this.#ledger?.close();
     } catch (error) {
@@ -465,10 +556,54 @@ export class SqliteStore implements SessionStore {
     return this.#typeNames.get(code);
   };
 
-  /** The owner of the session's lock row if it is alive; a dead or unreadable one is stale. */
-  #liveOwner(id: string): LockOwner | undefined {
+  /**
+   * The session's lock row as judged by the shared rule (`lock-owner.ts`): `holder` is set when
+   * it must be respected; a row whose owner is gone, whose heartbeat is stale, or that is not an
+   * owner record at all, has none.
+   */
+  #lockOf(id: string): FoundLock | undefined {
     const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
-    return row === undefined ? undefined : liveOwnerOf(row.owner);
+    if (row === undefined) return undefined;
+    const owner = parseOwnerJson(row.owner);
+    if (owner === undefined) return undefined;
+    const refreshedAt = refreshedAtOf(row.owner) ?? owner.since;
+    const holder = judgeHolder(owner, refreshedAt, this.#timing.staleMs);
+    return { owner, refreshedAt, holder, locked: () => new LockedError(id, owner, holder) };
+  }
+
+  /**
+   * Refreshes the lock row every `heartbeatMs` with the time in its `refreshedAt` field, so that
+   * openers on other hosts can tell a live holder from a dead one. The update names the row's
+   * exact text: a row another writer replaced is never touched, and the lock counts as lost.
+   * A refresh that finds the database busy waits briefly and skips the beat (the stale bound
+   * allows several); the timer is `unref()`ed and stopped on release and close.
+   */
+  #startHeartbeat(id: string, held: HeldRow): void {
+    const timer = setInterval(() => {
+      if (this.#closed || this.#held.get(id) !== held) {
+        clearInterval(timer);
+        return;
+      }
+      const next = JSON.stringify({ ...held.owner, refreshedAt: Date.now() });
+      try {
+        const changed = withBusyTimeout(this.#db, HEARTBEAT_BUSY_MS, () =>
+          this.#sql.refreshLock.run(next, id, held.stored),
+        );
+        if (changed.changes === 1) held.stored = next;
+        else this.#forget(id, held);
+      } catch {
+        // Busy or failing: skipped; the next beat tries again.
+      }
+    }, this.#timing.heartbeatMs);
+    timer.unref();
+    held.timer = timer;
+  }
+
+  /** Stops tracking a lock this store took: its heartbeat, and its token as held. */
+  #forget(id: string, held: HeldRow): void {
+    if (held.timer !== undefined) clearInterval(held.timer);
+    if (this.#held.get(id) === held) this.#held.delete(id);
+    forgetToken(held.owner.token);
   }
 
   /** A read's failure: SQLite's report of a damaged database is a `CorruptLogError`. */
