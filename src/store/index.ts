@@ -33,6 +33,7 @@ export {
   type LockOwner,
   NotFoundError,
   StorageError,
+  StoreBusyError,
   UnsafeFileError,
   WriterFailedError,
 } from './errors.js';

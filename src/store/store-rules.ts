@@ -27,6 +27,7 @@ import {
   InvalidSessionIdError,
   InvalidStoreError,
   StorageError,
+  StoreBusyError,
 } from './errors.js';
 
 /**
@@ -300,4 +301,54 @@ export function coalesce(
     first = last + 1;
   }
   return runs;
+}
+
+/**
+ * How long a write keeps retrying while other writers hold the store, by default, ms. Long
+ * enough for several writers on one database to take turns under load; short enough that a
+ * database held for good (a stuck transaction) is reported rather than waited on forever.
+ */
+export const DEFAULT_BUSY_RETRY_MS = 30_000;
+/** First pause between attempts, ms; doubled up to {@link MAX_BUSY_PAUSE_MS}, with jitter. */
+const FIRST_BUSY_PAUSE_MS = 5;
+const MAX_BUSY_PAUSE_MS = 250;
+
+/** Options of {@link retryWhileBusy}. */
+export interface BusyRetry {
+  /** Whether a failure is contention (another writer holds the store), which may be retried. */
+  readonly isBusy: (error: unknown) => boolean;
+  /** Total bound on the wait, attempts included, ms. */
+  readonly retryMs: number;
+  readonly location: string;
+  readonly action: string;
+}
+
+/**
+ * Runs a write, retrying it while it fails on contention, with jittered exponential pauses (so
+ * writers that collided do not collide again in step), until it succeeds, fails otherwise, or
+ * the bound passes: then a `StoreBusyError` (retryable) with the last failure as its cause. Each
+ * attempt must be atomic (a transaction the failure rolled back), so a retry never doubles one.
+ */
+export async function retryWhileBusy<T>(options: BusyRetry, attempt: () => T): Promise<T> {
+  const start = Date.now();
+  let pause = FIRST_BUSY_PAUSE_MS;
+  for (;;) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!options.isBusy(error)) throw error;
+      const waited = Date.now() - start;
+      if (waited >= options.retryMs) {
+        throw new StoreBusyError(options.location, options.action, waited, { cause: error });
+      }
+      const wait = Math.min(pause * (0.5 + Math.random()), options.retryMs - waited);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      pause = Math.min(pause * 2, MAX_BUSY_PAUSE_MS);
+    }
+  }
+}
+
+/** Whether an error is a retryable palimpsest error (`StoreBusyError` and the like). */
+export function isRetryable(error: unknown): boolean {
+  return PalimpsestError.isInstance(error) && (error as { retryable?: unknown }).retryable === true;
 }

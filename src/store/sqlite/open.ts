@@ -7,7 +7,8 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PalimpsestError } from '../../core/index.js';
-import { CorruptLogError, InvalidStoreError, StorageError } from '../errors.js';
+import { CorruptLogError, InvalidStoreError, StorageError, StoreBusyError } from '../errors.js';
+import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../store-rules.js';
 import {
   checkTables,
   classify,
@@ -38,8 +39,19 @@ export interface SqliteStoreOptions {
    * `-wal` when none existed): it cannot read a WAL database without one, and neither holds data.
    */
   readonly readOnly?: boolean;
-  /** How long a write waits for another connection's transaction, in ms (default 5000). */
+  /**
+   * How long one attempt of a write waits inside SQLite for another connection's transaction,
+   * in ms (default 5000). The wait blocks the thread (the driver is synchronous): lower it for a
+   * process that must stay responsive; `busyRetryMs` bounds the whole wait.
+   */
   readonly busyTimeoutMs?: number;
+  /**
+   * How long a write keeps retrying, in total, while other connections hold the database, in ms
+   * (default 30000): `SQLITE_BUSY` or `SQLITE_LOCKED` on `BEGIN IMMEDIATE` or on commit is
+   * retried with jittered backoff (each attempt atomic: nothing is ever written twice). Past the
+   * bound the write rejects with `StoreBusyError` (retryable; nothing written, nothing poisoned).
+   */
+  readonly busyRetryMs?: number;
   /**
    * Called at named points of a write, for crash tests: `'append:before-commit'` (inside the
    * transaction), `'append:after-commit'` (before the append resolves) and
@@ -63,6 +75,8 @@ export interface OpenedDatabase {
   /** The pragmas of the connection, read back after setting them. */
   readonly settings: SqliteSettings;
   readonly readOnly: boolean;
+  /** The checked `busyRetryMs`. */
+  readonly busyRetryMs: number;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -86,6 +100,12 @@ export async function openDatabase(
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
     throw new InvalidStoreError(
       `sqlite option busyTimeoutMs must be a non-negative integer, found ${String(busyTimeoutMs)}`,
+    );
+  }
+  const busyRetryMs = options.busyRetryMs ?? DEFAULT_BUSY_RETRY_MS;
+  if (!Number.isSafeInteger(busyRetryMs) || busyRetryMs < 0) {
+    throw new InvalidStoreError(
+      `sqlite option busyRetryMs must be a non-negative integer, found ${String(busyRetryMs)}`,
     );
   }
   if (typeof file !== 'string' || file === '') {
@@ -112,22 +132,26 @@ export async function openDatabase(
         }
         checkTables(connection, path);
       });
-      driverCall(path, 'open', () => check());
       const settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
-      return { path, db: connection, settings, readOnly };
+      await retryingCall(path, busyRetryMs, () => check());
+      return { path, db: connection, settings, readOnly, busyRetryMs };
     }
-    if (existing === 'pristine') driverCall(path, 'open', () => setPageSize(connection));
+    if (existing === 'pristine') {
+      await retryingCall(path, busyRetryMs, () => setPageSize(connection));
+    }
     // Checked again on this connection, before any pragma writes: the file header may lag
     // behind an uncheckpointed WAL, and another process may have created the schema since.
     const check = connection.transaction(() => {
       if (classify(readIdentity(connection), path) === 'pristine') createSchema(connection);
       checkTables(connection, path);
     });
-    driverCall(path, 'open', () => (existing === 'pristine' ? check.immediate() : check()));
-    const settings = driverCall(path, 'open', () =>
+    await retryingCall(path, busyRetryMs, () =>
+      existing === 'pristine' ? check.immediate() : check(),
+    );
+    const settings = await retryingCall(path, busyRetryMs, () =>
       configure(connection, path, { synchronous, busyTimeoutMs }),
     );
-    return { path, db: connection, settings, readOnly };
+    return { path, db: connection, settings, readOnly, busyRetryMs };
   } catch (error) {
     closeQuietly(db);
     throw error;
@@ -245,6 +269,31 @@ export function driverCall<T>(path: string, action: string, call: () => T): T {
     }
     throw new StorageError(`cannot ${action} ${path}`, { cause: error });
   }
+}
+
+/**
+ * A driver call during open, retried while other connections hold the database (several
+ * processes opening one new database at once take turns creating and converting it), its other
+ * failures mapped as by {@link driverCall}.
+ */
+async function retryingCall<T>(path: string, retryMs: number, call: () => T): Promise<T> {
+  try {
+    return await retryWhileBusy(
+      { isBusy, retryMs, location: `sqlite:${path}`, action: 'open' },
+      call,
+    );
+  } catch (error) {
+    if (StoreBusyError.isInstance(error)) throw error;
+    return driverCall(path, 'open', () => {
+      throw error;
+    });
+  }
+}
+
+/** Whether a driver error is contention: another connection holds the database. */
+export function isBusy(error: unknown): boolean {
+  const code = driverCode(error);
+  return code !== undefined && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
 /** The result code of a driver error (`SQLITE_BUSY`, ...), if it has one. */

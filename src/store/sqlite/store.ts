@@ -44,6 +44,7 @@ import {
   checkSessionId,
   checkTornTail,
   encodeCursor,
+  retryWhileBusy,
 } from '../store-rules.js';
 import { Ledger } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
@@ -51,6 +52,7 @@ import {
   closeQuietly,
   driverCall,
   driverCode,
+  isBusy,
   openDatabase,
   type SqliteStoreOptions,
 } from './open.js';
@@ -152,6 +154,8 @@ export class SqliteStore implements SessionStore {
   /** Locks this store took and still holds, by session id. */
   readonly #held = new Map<string, HeldRow>();
   readonly #timing: LockTiming;
+  /** Total bound on a write's retries while other connections hold the database, ms. */
+  readonly #busyRetryMs: number;
   #closed = false;
 
   private constructor(
@@ -161,9 +165,11 @@ export class SqliteStore implements SessionStore {
     failpoint: (name: string) => void,
     readOnly: boolean,
     timing: LockTiming,
+    busyRetryMs: number,
   ) {
     this.#file = file;
     this.#timing = timing;
+    this.#busyRetryMs = busyRetryMs;
     this.#readOnly = readOnly;
     this.location = `sqlite:${file}`;
     this.#db = db;
@@ -182,13 +188,13 @@ export class SqliteStore implements SessionStore {
   /** Same as {@link openSqliteStore}. */
   static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
     const timing = resolveLockTiming(options);
-    const { path, db, settings, readOnly } = await openDatabase(file, options);
+    const { path, db, settings, readOnly, busyRetryMs } = await openDatabase(file, options);
     const failpoint = options.failpoint ?? noFailpoint;
     try {
       return driverCall(
         path,
         'open',
-        () => new SqliteStore(path, db, settings, failpoint, readOnly, timing),
+        () => new SqliteStore(path, db, settings, failpoint, readOnly, timing, busyRetryMs),
       );
     } catch (error) {
       closeQuietly(db);
@@ -203,13 +209,15 @@ export class SqliteStore implements SessionStore {
     const now = Date.now();
     const text = JSON.stringify(valid);
     try {
-      const { key } = this.#sql.insertSession.get(
-        valid.id,
-        valid.createdAt,
-        text,
-        now,
-        sessionChecksum(valid.id, valid.createdAt, text),
-      ) as { key: number };
+      const { key } = (await this.#retry(`create session '${valid.id}'`, () =>
+        this.#sql.insertSession.get(
+          valid.id,
+          valid.createdAt,
+          text,
+          now,
+          sessionChecksum(valid.id, valid.createdAt, text),
+        ),
+      )) as { key: number };
       this.#ledger?.created(key, valid.id);
     } catch (error) {
       if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -229,7 +237,9 @@ export class SqliteStore implements SessionStore {
         this.#checkNext(id, expected);
         return;
       }
-      const { key, learned } = this.#append.immediate(id, events, expected);
+      const { key, learned } = await this.#retry(`append to session '${id}'`, () =>
+        this.#append.immediate(id, events, expected),
+      );
       for (const [type, code] of learned) this.#learnType(type, code);
       this.#ledger?.committed(key, expected + events.length);
       this.#failpoint('append:after-commit');
@@ -242,7 +252,9 @@ export class SqliteStore implements SessionStore {
     this.#assertOpen();
     checkSessionId(id);
     try {
-      return this.#load(id, options.elideFinishedChunks === true);
+      return await this.#retry(`load session '${id}'`, () =>
+        this.#load(id, options.elideFinishedChunks === true),
+      );
     } catch (error) {
       throw this.#loadError(`load session '${id}'`, error);
     }
@@ -257,16 +269,19 @@ export class SqliteStore implements SessionStore {
     let rows: SessionRow[];
     let keys: ReadonlySet<number>;
     try {
-      ({ rows, keys } = this.#db.transaction(() => ({
-        rows: (after === undefined
-          ? this.#sql.firstPage.all({ limit: limit + 1 })
-          : this.#sql.pageAfter.all({ ...after, limit: limit + 1 })) as SessionRow[],
-        keys: new Set(
-          after === undefined
-            ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
-            : [],
-        ),
-      }))());
+      ({ rows, keys } = await this.#retry(
+        'list sessions',
+        this.#db.transaction(() => ({
+          rows: (after === undefined
+            ? this.#sql.firstPage.all({ limit: limit + 1 })
+            : this.#sql.pageAfter.all({ ...after, limit: limit + 1 })) as SessionRow[],
+          keys: new Set(
+            after === undefined
+              ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
+              : [],
+          ),
+        })),
+      ));
     } catch (error) {
       throw this.#loadError('list sessions', error);
     }
@@ -306,17 +321,16 @@ export class SqliteStore implements SessionStore {
     try {
       known = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
       if (known !== undefined) this.#ledger?.deleting(known.key);
-      this.#db
-        .transaction(() => {
-          const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
-          if (position === undefined) throw new NotFoundError(id, this.location);
-          const found = this.#lockOf(id);
-          if (found?.holder !== undefined) throw found.locked();
-          this.#sql.deleteEvents.run(position.key);
-          this.#sql.deleteSession.run(position.key);
-          this.#sql.deleteLock.run(id);
-        })
-        .immediate();
+      const remove = this.#db.transaction(() => {
+        const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+        if (position === undefined) throw new NotFoundError(id, this.location);
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined) throw found.locked();
+        this.#sql.deleteEvents.run(position.key);
+        this.#sql.deleteSession.run(position.key);
+        this.#sql.deleteLock.run(id);
+      });
+      await this.#retry(`delete session '${id}'`, () => remove.immediate());
     } catch (error) {
       this.#revive(id, known);
       throw this.#storageError(`delete session '${id}'`, error);
@@ -329,13 +343,12 @@ export class SqliteStore implements SessionStore {
     const owner = currentOwner(this.#timing.heartbeatMs);
     const held: HeldRow = { owner, stored: JSON.stringify(owner), timer: undefined };
     try {
-      this.#db
-        .transaction(() => {
-          const found = this.#lockOf(id);
-          if (found?.holder !== undefined) throw found.locked();
-          this.#sql.putLock.run(id, held.stored);
-        })
-        .immediate();
+      const take = this.#db.transaction(() => {
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined) throw found.locked();
+        this.#sql.putLock.run(id, held.stored);
+      });
+      await this.#retry(`lock session '${id}'`, () => take.immediate());
     } catch (error) {
       forgetToken(owner.token);
       throw this.#storageError(`lock session '${id}'`, error);
@@ -361,10 +374,11 @@ export class SqliteStore implements SessionStore {
         // Forgotten first: if the delete fails, the row is an orphan of this process, which
         // a later lock() here takes over (and another process once this one is gone).
         this.#forget(id, held);
+        const action = `release the lock of session '${id}'`;
         try {
-          this.#sql.dropLock.run(id, held.stored);
+          await this.#retry(action, () => this.#sql.dropLock.run(id, held.stored));
         } catch (error) {
-          throw this.#storageError(`release the lock of session '${id}'`, error);
+          throw this.#storageError(action, error);
         }
       },
     };
@@ -378,21 +392,20 @@ export class SqliteStore implements SessionStore {
     this.#assertWritable();
     checkSessionId(id);
     try {
-      return this.#db
-        .transaction((): UnlockReport => {
-          const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
-          if (row === undefined) return { removed: false };
-          const found = this.#lockOf(id);
-          if (found?.holder !== undefined && options.force !== true) throw found.locked();
-          this.#sql.dropLock.run(id, row.owner);
-          return {
-            removed: true,
-            owner: found?.owner ?? unknownOwner(),
-            refreshedAt: found?.refreshedAt ?? 0,
-            wasLive: found?.holder !== undefined,
-          };
-        })
-        .immediate();
+      const remove = this.#db.transaction((): UnlockReport => {
+        const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
+        if (row === undefined) return { removed: false };
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined && options.force !== true) throw found.locked();
+        this.#sql.dropLock.run(id, row.owner);
+        return {
+          removed: true,
+          owner: found?.owner ?? unknownOwner(),
+          refreshedAt: found?.refreshedAt ?? 0,
+          wasLive: found?.holder !== undefined,
+        };
+      });
+      return await this.#retry(`unlock session '${id}'`, () => remove.immediate());
     } catch (error) {
       throw this.#storageError(`unlock session '${id}'`, error);
     }
@@ -645,6 +658,18 @@ export class SqliteStore implements SessionStore {
       // The delete's own failure is the one to report; the ledger then reads as deleted and
       // checks the session no more.
     }
+  }
+
+  /**
+   * Runs one atomic database call, retrying it while other connections hold the database (each
+   * attempt waits up to the busy timeout inside SQLite), up to the store's bound; then a
+   * `StoreBusyError`, retryable: nothing was written.
+   */
+  #retry<T>(action: string, attempt: () => T): Promise<T> {
+    return retryWhileBusy(
+      { isBusy, retryMs: this.#busyRetryMs, location: this.location, action },
+      attempt,
+    );
   }
 
   /** Passes palimpsest's own errors through and wraps anything else (driver, hook) in one. */
