@@ -114,10 +114,18 @@ function program(): Command {
   root
     .command('ls')
     .description(
-      'list the sessions of the store: id, created, turns, events, surface size, estimated tokens, last activity, parent',
+      'list the sessions of the store: id, created, turns, events, tokens used, last activity, parent (from summaries, never whole logs)',
     )
     .option('--limit <n>', 'at most this many sessions, newest first')
-    .action(run((context, options: { limit?: string }) => listCommand(context, options)));
+    .option(
+      '--surface',
+      'also the surface size and its estimated tokens (loads each session; slower on big logs)',
+    )
+    .action(
+      run((context, options: { limit?: string; surface?: boolean }) =>
+        listCommand(context, options),
+      ),
+    );
   root
     .command('show')
     .description(

@@ -125,7 +125,9 @@ export {
   type SessionUsage,
   type SessionUsageOptions,
   sessionUsage,
+  USAGE_EVENT_TYPES,
   type UsageTotals,
+  usageTotals,
 } from './session-usage.js';
 export {
   foldSurface,

@@ -1,7 +1,7 @@
 /**
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
-import type { SessionEvent, SessionHeader } from '../core/index.js';
+import type { SessionEvent, SessionHeader, UsageTotals } from '../core/index.js';
 import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
 
 /**
@@ -57,6 +57,23 @@ export interface SessionSummary {
   readonly eventCount?: number;
   /** Bytes on disk, when the store knows it. */
   readonly sizeBytes?: number;
+}
+
+/**
+ * What {@link SessionStore.summarize} reads of one session without loading its events: the
+ * counts a listing shows. Integrity is not checked beyond what reading these takes (`load` and
+ * `verify` check every event).
+ */
+export interface SessionStats {
+  readonly header: SessionHeader;
+  /** Committed events (a torn final batch is not counted). */
+  readonly eventCount: number;
+  /** The `time` of the last committed event; absent when there is none. */
+  readonly lastEventTime?: number;
+  /** The `turn` of the last `turn/start`, 0 when there is none (as `lastTurnNumber`). */
+  readonly lastTurn: number;
+  /** Reported usage, as `sessionUsage(session).total` counts it (`usageTotals`). */
+  readonly usage: UsageTotals;
 }
 
 /** Options of {@link SessionStore.list}. */
@@ -176,6 +193,14 @@ export interface SessionStore {
 
   /** Sessions newest first, paginated. */
   list(options?: ListOptions): Promise<SessionPage>;
+
+  /**
+   * Reads a session's {@link SessionStats} without materialising its events: only the events
+   * the stats need (`turn/start`, `assistant/message`, `compaction/end`) are decoded, found by a
+   * cheap type check (a file store) or selected by type (a database). `NotFoundError`,
+   * `CorruptLogError` and `FormatVersionError` as `load`.
+   */
+  summarize(id: string): Promise<SessionStats>;
 
   /** Removes a session (`NotFoundError` if absent, `LockedError` while a writer holds it). */
   delete(id: string): Promise<void>;

@@ -17,6 +17,7 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   TornTail,
   UnlockOptions,
@@ -30,7 +31,16 @@ import {
   type LockOwner,
   NotFoundError,
 } from './errors.js';
-import { assertOpen, checkBatch, checkSessionId, checkTornTail, pageOf } from './store-rules.js';
+import {
+  assertOpen,
+  checkBatch,
+  checkSessionId,
+  checkTornTail,
+  pageOf,
+  STATS_EVENT_TYPES,
+  type StatsEvent,
+  statsOf,
+} from './store-rules.js';
 
 interface StoredEntry {
   readonly header: string;
@@ -120,6 +130,21 @@ export class MemoryStore implements SessionStore {
           : (JSON.parse(lines[seq] as string) as SessionEvent);
       }),
     };
+  }
+
+  /** Parses every event: a memory store holds them as text and is small by nature. */
+  async summarize(id: string): Promise<SessionStats> {
+    this.#assertOpen();
+    const entry = this.#entry(id);
+    const picked: StatsEvent[] = [];
+    let lastTime: number | undefined;
+    for (const line of entry.lines) {
+      const event = JSON.parse(line) as SessionEvent;
+      lastTime = event.time;
+      if (STATS_EVENT_TYPES.has(event.type)) picked.push(event);
+    }
+    const header = JSON.parse(entry.header) as SessionHeader;
+    return statsOf(header, entry.lines.length, lastTime, picked);
   }
 
   async list(options: ListOptions = {}): Promise<SessionPage> {

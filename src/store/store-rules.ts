@@ -5,10 +5,13 @@
  */
 import {
   isElidedChunk,
+  type JsonValue,
   PalimpsestError,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
+  USAGE_EVENT_TYPES,
+  usageTotals,
   validateHeader,
 } from '../core/index.js';
 import type {
@@ -16,6 +19,7 @@ import type {
   ListOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionSummary,
   TornTail,
 } from './contract.js';
@@ -351,4 +355,41 @@ export async function retryWhileBusy<T>(options: BusyRetry, attempt: () => T): P
 /** Whether an error is a retryable palimpsest error (`StoreBusyError` and the like). */
 export function isRetryable(error: unknown): boolean {
   return PalimpsestError.isInstance(error) && (error as { retryable?: unknown }).retryable === true;
+}
+
+/**
+ * The event types {@link SessionStats} is computed from; a store's `summarize` decodes events of
+ * these types only (the count and the last time come from every event's envelope).
+ */
+export const STATS_EVENT_TYPES: ReadonlySet<string> = new Set(['turn/start', ...USAGE_EVENT_TYPES]);
+
+/** One decoded event of a {@link STATS_EVENT_TYPES} type. */
+export interface StatsEvent {
+  readonly type: string;
+  readonly data: JsonValue;
+}
+
+/**
+ * The stats of a session from its envelope counts and its decoded events of
+ * {@link STATS_EVENT_TYPES}, in log order: the same rule in every backend.
+ */
+export function statsOf(
+  header: SessionHeader,
+  eventCount: number,
+  lastEventTime: number | undefined,
+  events: readonly StatsEvent[],
+): SessionStats {
+  let lastTurn = 0;
+  for (const event of events) {
+    if (event.type !== 'turn/start') continue;
+    const turn = (event.data as { turn?: unknown } | null)?.turn;
+    lastTurn = typeof turn === 'number' ? turn : 0;
+  }
+  return {
+    header,
+    eventCount,
+    ...(lastEventTime === undefined ? {} : { lastEventTime }),
+    lastTurn,
+    usage: usageTotals(events),
+  };
 }

@@ -8,9 +8,11 @@ import {
   checkInvariants,
   elidedChunkData,
   isElidedChunk,
+  lastTurnNumber,
   Session,
   type SessionEvent,
   type SessionHeader,
+  sessionUsage,
   TOOL_NOT_STARTED,
   TOOL_OUTCOME_UNKNOWN,
   type ToolResultData,
@@ -504,6 +506,54 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           InvalidStoreError,
         );
         expect((await store.load('stub')).events).toEqual([]);
+      });
+    });
+
+    describe('summaries', () => {
+      it('summarize gives the counts a full load gives, across batches and a restart', async () => {
+        const session = Session.create({ id: 'stats', clock: tickingClock() });
+        recordToolTurn(session, 1);
+        session.append('turn/start', { turn: 2 });
+        session.append('step/start', { turn: 2, step: 1 });
+        session.append(
+          'assistant/message',
+          {
+            ...assistant('a-usage', 'done', [], { turn: 2, step: 1 }),
+            usage: { inputTokens: 1200, outputTokens: 300, cachedInputTokens: 7 },
+          },
+          { surfaceOp: 'append', sourceEventSeqs: [] },
+        );
+        session.append('step/end', { turn: 2, step: 1 });
+        session.append('turn/end', { turn: 2, reason: { kind: 'completed' } });
+        recordToolTurn(session, 3);
+        session.append('app/custom', { usage: { inputTokens: 999 } } as never); // not a model call
+        const events = session.events;
+        await storeInBatches(store, 'stats', events, [3, 9, events.length]);
+        const loaded = await inspectSession(store, 'stats', { repair: false });
+        const expected = {
+          header: header('stats'),
+          eventCount: events.length,
+          lastEventTime: events.at(-1)?.time,
+          lastTurn: lastTurnNumber(loaded),
+          usage: sessionUsage(loaded).total,
+        };
+        expect(expected.usage.tokens).toMatchObject({ inputTokens: 1200, outputTokens: 300 });
+        expect(expected.lastTurn).toBe(3);
+        expect(await store.summarize('stats')).toEqual(expected);
+        const reopened = await fixture.reopen();
+        expect(await reopened.summarize('stats')).toEqual(expected);
+        await reopened.close();
+      });
+
+      it('summarizes an empty session, and an unknown one is NotFoundError', async () => {
+        await store.create(header('empty'));
+        expect(await store.summarize('empty')).toEqual({
+          header: header('empty'),
+          eventCount: 0,
+          lastTurn: 0,
+          usage: { calls: 0, tokens: {} },
+        });
+        expect(await rejection(store.summarize('nope'))).toBeInstanceOf(NotFoundError);
       });
     });
 

@@ -19,6 +19,7 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornTail,
@@ -73,6 +74,7 @@ import {
 import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
 import { scanLog } from './scan.js';
+import { readStats } from './stats.js';
 import { JsonlWriter } from './writer.js';
 
 const LIST_CONCURRENCY = 16;
@@ -254,6 +256,20 @@ export class JsonlStore implements SessionStore {
         return scan.tornTail === undefined
           ? { header: scan.header, events: scan.events }
           : { header: scan.header, events: scan.events, tornTail: scan.tornTail };
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  /** The session's stats from one pass over its lines that decodes only what they need. */
+  summarize(id: string): Promise<SessionStats> {
+    return this.#run(`summarize session '${shortId(id)}'`, async () => {
+      checkSessionId(id);
+      const file = sessionPaths(this.directory, id).log;
+      const handle = await openExisting(this.#fs, this.location, id, file, 'r');
+      try {
+        return await readStats(handle, file, id, this.#options.maxLineBytes);
       } finally {
         await handle.close();
       }

@@ -18,6 +18,8 @@ export interface Statements {
   readonly events: SqliteStatement;
   readonly eventsEliding: SqliteStatement;
   readonly eventData: SqliteStatement;
+  readonly lastTime: SqliteStatement;
+  readonly eventsOfTypes: SqliteStatement;
   readonly keys: SqliteStatement;
   readonly firstPage: SqliteStatement;
   readonly pageAfter: SqliteStatement;
@@ -71,6 +73,12 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     ),
     eventData: db.prepare(
       'SELECT seq, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
+    ),
+    lastTime: db.prepare('SELECT time FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
+    // The stats' event types (three codes): the scan reads each row's record header, and the
+    // data only of the rows it selects.
+    eventsOfTypes: db.prepare(
+      'SELECT seq, type, data FROM events WHERE session_id = ? AND type IN (?, ?, ?) ORDER BY seq',
     ),
     keys: db.prepare('SELECT key FROM sessions'),
     firstPage: db.prepare(`${summary} ${order}`),

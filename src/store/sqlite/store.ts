@@ -2,7 +2,12 @@
  * The SQLite store: statements, one transaction per append (which checks the expected seq
  * before writing) and per load, the cache of event type codes, and the writer locks.
  */
-import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import {
+  type JsonValue,
+  type SessionEvent,
+  type SessionHeader,
+  validateHeader,
+} from '../../core/index.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -11,6 +16,7 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornTail,
@@ -45,6 +51,8 @@ import {
   checkTornTail,
   encodeCursor,
   retryWhileBusy,
+  STATS_EVENT_TYPES,
+  statsOf,
 } from '../store-rules.js';
 import { Ledger } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
@@ -143,6 +151,7 @@ export class SqliteStore implements SessionStore {
   readonly #ledger: Ledger | undefined;
   readonly #readOnly: boolean;
   readonly #load: SqliteTransaction<[string, boolean], LoadedSession>;
+  readonly #summarize: SqliteTransaction<[string], SessionStats>;
   /**
    * Event type codes of `event_types`, both ways. Rows of that table are never changed or
    * deleted, so an entry read from a committed row stays true; entries are added only after the
@@ -180,6 +189,7 @@ export class SqliteStore implements SessionStore {
       this.#appendInTransaction(id, events, expected),
     );
     this.#load = db.transaction((id: string, elide: boolean) => this.#loadInTransaction(id, elide));
+    this.#summarize = db.transaction((id: string) => this.#summarizeInTransaction(id));
     this.#learnTypes();
     this.#ledger = Ledger.open(file, !readOnly);
     if (!readOnly && this.#ledger?.isEmpty() === true) this.#recordBaseline();
@@ -257,6 +267,21 @@ export class SqliteStore implements SessionStore {
       );
     } catch (error) {
       throw this.#loadError(`load session '${id}'`, error);
+    }
+  }
+
+  /**
+   * The session's stats from its row and two indexed reads: the last event's time, and the data
+   * of the events of the types the stats need, selected by type code (no other row's data is
+   * read or decoded). Checked against the ledger as a load is.
+   */
+  async summarize(id: string): Promise<SessionStats> {
+    this.#assertOpen();
+    checkSessionId(id);
+    try {
+      return await this.#retry(`summarize session '${id}'`, () => this.#summarize(id));
+    } catch (error) {
+      throw this.#loadError(`summarize session '${id}'`, error);
     }
   }
 
@@ -556,6 +581,41 @@ export class SqliteStore implements SessionStore {
       );
     }
     return { header, events };
+  }
+
+  #summarizeInTransaction(id: string): SessionStats {
+    const before = this.#ledger?.snapshot();
+    const row = this.#sql.session.get(id) as SessionRow | undefined;
+    if (row === undefined) {
+      const missing = missingFromDatabase(this.#file, id, before);
+      if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
+      throw new NotFoundError(id, this.location);
+    }
+    const header = decodeHeaderRow(this.#file, row);
+    const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
+    if (short !== undefined && !this.#deletedNow(row.key)) throw short;
+    const last = this.#sql.lastTime.get(row.key) as { time: number } | undefined;
+    const codes = [...STATS_EVENT_TYPES].map((type) => this.#typeCodes.get(type) ?? -1);
+    const picked = (
+      this.#sql.eventsOfTypes.all(row.key, ...codes) as {
+        seq: number;
+        type: number;
+        data: string;
+      }[]
+    ).map((event) => {
+      try {
+        return {
+          type: this.#typeNameOf(event.type) ?? '',
+          data: JSON.parse(event.data) as JsonValue,
+        };
+      } catch (error) {
+        throw new CorruptLogError(
+          { file: this.#file, row: event.seq, reason: 'event data is not valid JSON' },
+          { cause: error },
+        );
+      }
+    });
+    return statsOf(header, row.next_seq, last?.time, picked);
   }
 
   /**
