@@ -305,10 +305,19 @@ function short(text: string): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
+/**
+ * The cause as it ends a message: its code once (Node's errno messages already begin with it,
+ * `EACCES: permission denied, ...`; a palimpsest error's message says what it is), then its
+ * message.
+ */
 function causeText(cause: unknown): string {
   if (cause instanceof Error) {
     const code = (cause as { code?: unknown }).code;
-    return short(`${typeof code === 'string' ? `${code}: ` : ''}${cause.message}`);
+    const named =
+      typeof code !== 'string' ||
+      cause.message.startsWith(code) ||
+      PalimpsestError.isInstance(cause);
+    return short(named ? cause.message : `${code}: ${cause.message}`);
   }
   return short(String(cause));
 }

@@ -22,7 +22,7 @@ import {
   type LockTiming,
   parseOwner,
 } from '../lock-owner.js';
-import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
+import { asFailureOn, errnoCode, type FsFacade, type FsFileHandle, unsafeEntry } from './fs.js';
 import { readFully } from './line-reader.js';
 import { contained } from './paths.js';
 import { forgetHeld, heldLock, recordHeld } from './process-state.js';
@@ -240,7 +240,12 @@ async function publish(
     env.directory,
     `.${target.name}.lock.${randomBytes(8).toString('hex')}.tmp`,
   );
-  const handle = await env.fs.open(temp, 'wx', 0o600);
+  let handle: FsFileHandle;
+  try {
+    handle = await env.fs.open(temp, 'wx', 0o600);
+  } catch (error) {
+    throw asFailureOn(error, temp, target.path);
+  }
   const owner = currentOwner(handle.touch === undefined ? undefined : env.timing.heartbeatMs);
   let published = false;
   try {
@@ -261,8 +266,13 @@ async function publish(
     published = true;
     return owner;
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return undefined;
-    throw error;
+    if (errnoCode(error) === 'EEXIST') {
+      // A dangling link where the lock belongs would read as "no lock" forever.
+      const unsafe = await unsafeEntry(env.fs, target.path);
+      if (unsafe !== undefined) throw unsafe;
+      return undefined;
+    }
+    throw asFailureOn(error, temp, target.path);
   } finally {
     if (!published) forgetToken(owner.token);
     await unlinkQuietly(env.fs, temp);

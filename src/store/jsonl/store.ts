@@ -45,13 +45,16 @@ import {
 } from '../store-rules.js';
 import { encodeBatch } from './format.js';
 import {
+  asFailureOn,
   errnoCode,
   type FsFacade,
+  type FsFileHandle,
   type FsStats,
   openExisting,
   statExisting,
   syncDirectory,
   unlinkQuietly,
+  unsafeEntry,
   writeAll,
 } from './fs.js';
 import { encodeHeaderLine, summarize } from './header.js';
@@ -170,7 +173,12 @@ export class JsonlStore implements SessionStore {
         this.directory,
         `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`,
       );
-      const handle = await this.#fs.open(temp, 'wx', 0o600);
+      let handle: FsFileHandle;
+      try {
+        handle = await this.#fs.open(temp, 'wx', 0o600);
+      } catch (error) {
+        throw asFailureOn(error, temp, paths.log);
+      }
       try {
         try {
           // The umask can only remove permission bits; chmod makes the mode exact.
@@ -186,10 +194,18 @@ export class JsonlStore implements SessionStore {
           // link(), not rename(): it fails with EEXIST instead of replacing an existing log.
           await this.#fs.link(temp, paths.log);
         } catch (error) {
-          if (errnoCode(error) === 'EEXIST') throw new AlreadyExistsError(valid.id, this.location);
+          if (errnoCode(error) === 'EEXIST') {
+            // A dangling link where the log belongs is not a session that exists.
+            throw (
+              (await unsafeEntry(this.#fs, paths.log)) ??
+              new AlreadyExistsError(valid.id, this.location)
+            );
+          }
           throw error;
         }
         await this.#failpoint('create:after-link');
+      } catch (error) {
+        throw asFailureOn(error, temp, paths.log);
       } finally {
         await unlinkQuietly(this.#fs, temp);
       }

@@ -4,11 +4,22 @@
  * the schema created or checked, the pragmas set; and the mapping of driver failures to typed
  * errors.
  */
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { PalimpsestError } from '../../core/index.js';
 import { CorruptLogError, InvalidStoreError, StorageError, StoreBusyError } from '../errors.js';
 import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../store-rules.js';
+import { LEDGER_SUFFIX } from './ledger.js';
 import {
   checkTables,
   classify,
@@ -77,6 +88,8 @@ export interface OpenedDatabase {
   readonly readOnly: boolean;
   /** The checked `busyRetryMs`. */
   readonly busyRetryMs: number;
+  /** Removes what the open made aside (a private copy, see `privateCopy`); call after closing. */
+  readonly cleanup?: () => void;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -114,7 +127,9 @@ export async function openDatabase(
   const path = resolve(file);
   const readOnly = options.readOnly === true;
   const Database = await loadDriver();
-  const existing = readOnly ? identifyReadOnly(Database, path) : prepareFile(Database, path);
+  const existing = damagedIfOurs(path, () =>
+    readOnly ? identifyReadOnly(Database, path) : prepareFile(Database, path),
+  );
   let db: SqliteDatabase | undefined;
   try {
     db = connect(Database, path, {
@@ -122,19 +137,45 @@ export async function openDatabase(
       fileMustExist: true,
       timeout: busyTimeoutMs,
     });
-    const connection = db;
+    let connection = db;
     if (readOnly) {
-      const check = connection.transaction(() => {
-        if (classify(readIdentity(connection), path) === 'pristine') {
-          throw new InvalidStoreError(
-            `${path} holds no palimpsest database yet (opened read-only)`,
-          );
+      const checkOn = (opened: SqliteDatabase) =>
+        opened.transaction(() => {
+          if (classify(readIdentity(opened), path) === 'pristine') {
+            throw new InvalidStoreError(
+              `${path} holds no palimpsest database yet (opened read-only)`,
+            );
+          }
+          checkTables(opened, path);
+        });
+      let settings: SqliteSettings;
+      let cleanup: (() => void) | undefined;
+      try {
+        settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
+        await retryingCall(path, busyRetryMs, () => checkOn(connection)());
+      } catch (error) {
+        const copy = unwritableDirectory(error) ? privateCopy(path) : undefined;
+        if (copy === undefined) throw error;
+        cleanup = copy.remove;
+        closeQuietly(connection);
+        try {
+          connection = connect(Database, copy.file, { readonly: true, fileMustExist: true });
+          db = connection;
+          settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
+          await retryingCall(path, busyRetryMs, () => checkOn(connection)());
+        } catch (again) {
+          copy.remove();
+          throw again;
         }
-        checkTables(connection, path);
-      });
-      const settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
-      await retryingCall(path, busyRetryMs, () => check());
-      return { path, db: connection, settings, readOnly, busyRetryMs };
+      }
+      return {
+        path,
+        db: connection,
+        settings,
+        readOnly,
+        busyRetryMs,
+        ...(cleanup === undefined ? {} : { cleanup }),
+      };
     }
     if (existing === 'pristine') {
       await retryingCall(path, busyRetryMs, () => setPageSize(connection));
@@ -154,7 +195,92 @@ export async function openDatabase(
     return { path, db: connection, settings, readOnly, busyRetryMs };
   } catch (error) {
     closeQuietly(db);
-    throw error;
+    throw existing === 'current' ? schemaDamage(path, error) : error;
+  }
+}
+
+/**
+ * A database whose header says it is palimpsest's at this schema version, but whose schema
+ * SQLite cannot use (`SQLITE_ERROR`: "no such column", "malformed database schema",
+ * "unsupported file format"; `SQLITE_NOTADB` for a damaged header field) or that lacks a table
+ * or column this version writes: no
+ * palimpsest writes that, so it is damage (`CorruptLogError`, the CLI's exit code 4), not a
+ * usage mistake or a failing medium. Other errors pass through.
+ */
+export function schemaDamage(path: string, error: unknown): unknown {
+  const cause =
+    StorageError.isInstance(error) || InvalidStoreError.isInstance(error) ? error.cause : error;
+  const code = driverCode(cause);
+  // NOTADB after the header read as ours: SQLite refuses a field of it (page size, versions).
+  if (code === 'SQLITE_ERROR' || code === 'SQLITE_NOTADB') {
+    return new CorruptLogError(
+      {
+        file: path,
+        reason: `the schema is damaged: SQLite cannot use it (${describeCause(cause)})`,
+      },
+      { cause },
+    );
+  }
+  return error;
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
+}
+
+/**
+ * Runs the identification of the file before SQLite opens it. A file that is not a SQLite
+ * database, or one of another application, is refused as such (`InvalidStoreError`), unless
+ * palimpsest's ledger lies beside it: then it was a palimpsest database whose header is
+ * damaged, and it is a `CorruptLogError`.
+ */
+function damagedIfOurs<T>(path: string, identify: () => T): T {
+  try {
+    return identify();
+  } catch (error) {
+    if (!InvalidStoreError.isInstance(error) || !existsSync(`${path}${LEDGER_SUFFIX}`)) throw error;
+    throw new CorruptLogError(
+      {
+        file: path,
+        reason: `the database header is damaged: ${error.message.replace(`${path} `, '')}, but palimpsest's ledger ${path}${LEDGER_SUFFIX} lies beside it`,
+      },
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Whether a read-only open failed because SQLite cannot create the `-shm` wal-index beside the
+ * database (the directory is not writable by this user).
+ */
+function unwritableDirectory(error: unknown): boolean {
+  const cause = StorageError.isInstance(error) ? error.cause : error;
+  const code = driverCode(cause);
+  return code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_CANTOPEN';
+}
+
+/**
+ * A private copy of a WAL database that has no `-wal` beside it, for a read-only open in a
+ * directory this user cannot write: SQLite cannot read a WAL database without creating its
+ * `-shm`, and nothing of the database is outside the file (no `-wal`), so a copy reads the same
+ * and the directory stays untouched. `undefined` when a `-wal` with data exists (its frames
+ * would be missed) or the copy fails.
+ */
+function privateCopy(path: string): { file: string; remove: () => void } | undefined {
+  try {
+    if (existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'palimpsest-readonly-'));
+  const remove = (): void => rmSync(dir, { recursive: true, force: true });
+  try {
+    const file = join(dir, basename(path));
+    copyFileSync(path, file);
+    return { file, remove };
+  } catch {
+    remove();
+    return undefined;
   }
 }
 

@@ -63,6 +63,7 @@ import {
   isBusy,
   openDatabase,
   type SqliteStoreOptions,
+  schemaDamage,
 } from './open.js';
 import {
   type DataRow,
@@ -166,6 +167,8 @@ export class SqliteStore implements SessionStore {
   /** Total bound on a write's retries while other connections hold the database, ms. */
   readonly #busyRetryMs: number;
   #closed = false;
+  /** Removes the private copy a read-only open in an unwritable directory reads, if any. */
+  #cleanup: (() => void) | undefined;
 
   private constructor(
     file: string,
@@ -198,17 +201,21 @@ export class SqliteStore implements SessionStore {
   /** Same as {@link openSqliteStore}. */
   static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
     const timing = resolveLockTiming(options);
-    const { path, db, settings, readOnly, busyRetryMs } = await openDatabase(file, options);
+    const opened = await openDatabase(file, options);
+    const { path, db, settings, readOnly, busyRetryMs } = opened;
     const failpoint = options.failpoint ?? noFailpoint;
     try {
-      return driverCall(
+      const store = driverCall(
         path,
         'open',
         () => new SqliteStore(path, db, settings, failpoint, readOnly, timing, busyRetryMs),
       );
+      store.#cleanup = opened.cleanup;
+      return store;
     } catch (error) {
       closeQuietly(db);
-      throw error;
+      opened.cleanup?.();
+      throw schemaDamage(path, error);
     }
   }
 
@@ -480,6 +487,7 @@ export class SqliteStore implements SessionStore {
     } catch (error) {
       failure ??= error;
     }
+    this.#cleanup?.();
     if (failure !== undefined) throw this.#storageError('close', failure);
   }
 
