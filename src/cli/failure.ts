@@ -55,7 +55,7 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'LOCKED':
         return {
           code: EXIT.locked,
-          message: `${error.message} (wait for that writer to finish, or stop it)`,
+          message: `${error.message} (wait for that writer to finish, or stop it; palimpsest unlock ID removes a lock whose writer is gone)`,
         };
       case 'FORMAT_VERSION':
         return { code: EXIT.version, message: error.message };

@@ -23,6 +23,7 @@ import {
   pruneCommand,
   repairCommand,
   salvageCommand,
+  unlockCommand,
 } from './commands/modify.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { CliContext, type GlobalOptions } from './context.js';
@@ -118,10 +119,18 @@ function program(): Command {
   root
     .command('ls')
     .description(
-      'list the sessions of the store: id, created, turns, events, surface size, estimated tokens, last activity, parent',
+      'list the sessions of the store: id, created, turns, events, tokens used, last activity, parent (from summaries, never whole logs)',
     )
     .option('--limit <n>', 'at most this many sessions, newest first')
-    .action(run((context, options: { limit?: string }) => listCommand(context, options)));
+    .option(
+      '--surface',
+      'also the surface size and its estimated tokens (loads each session; slower on big logs)',
+    )
+    .action(
+      run((context, options: { limit?: string; surface?: boolean }) =>
+        listCommand(context, options),
+      ),
+    );
   root
     .command('show')
     .description(
@@ -193,6 +202,21 @@ function program(): Command {
     .description('durably close a turn a crashed writer left open, and drop a torn final batch')
     .argument('<id>')
     .action(run((context, id: string) => repairCommand(context, id)));
+  root
+    .command('unlock')
+    .description(
+      'remove the writer lock of a session whose writer is gone (killed, or on a host that stopped refreshing it)',
+    )
+    .argument('<id>')
+    .option(
+      '--force',
+      'remove it even if its holder is alive or refreshed it recently (dangerous: two writers on one session)',
+    )
+    .action(
+      run((context, id: string, options: { force?: boolean }) =>
+        unlockCommand(context, id, options),
+      ),
+    );
   root
     .command('fork')
     .description('copy a session up to event SEQ (inclusive) into a new session')

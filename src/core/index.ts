@@ -129,7 +129,9 @@ export {
   type SessionUsage,
   type SessionUsageOptions,
   sessionUsage,
+  USAGE_EVENT_TYPES,
   type UsageTotals,
+  usageTotals,
 } from './session-usage.js';
 export {
   foldSurface,

@@ -90,11 +90,10 @@ export function sessionUsage(session: Session, options: SessionUsageOptions = {}
   const byModel = new Map<string, Tally>();
   const seedLength = session.header.seedLength ?? 0;
   for (const event of session.events) {
+    const usage = reportedUsage(event);
+    if (usage === undefined) continue;
     const isStep = event.type === 'assistant/message';
-    if (!isStep && event.type !== 'compaction/end') continue;
-    const data = event.data as { usage?: JsonValue; message?: { source?: JsonValue } };
-    const usage = data.usage;
-    if (!isObject(usage)) continue;
+    const data = event.data as { message?: { source?: JsonValue } };
     const model = isStep ? modelKey(data.message?.source) : 'compaction';
     total.add(usage);
     (isStep ? steps : compaction).add(usage);
@@ -112,6 +111,47 @@ export function sessionUsage(session: Session, options: SessionUsageOptions = {}
     inherited: inherited.totals(),
     ...(options.prices === undefined ? {} : { cost: costOf(models, options.prices) }),
   };
+}
+
+/** The event types whose events may carry reported usage. */
+export const USAGE_EVENT_TYPES: readonly string[] = ['assistant/message', 'compaction/end'];
+
+/**
+ * The usage totals of `events` exactly as {@link sessionUsage} counts its `total`, for a reader
+ * that has only some events of a log, not a session (a store summarizing a session reads just
+ * the events of {@link USAGE_EVENT_TYPES}, and of no other type).
+ *
+ * @example
+ * ```ts
+ * import { usageTotals } from 'palimpsest';
+ *
+ * const totals = usageTotals([
+ *   { type: 'assistant/message', data: { usage: { inputTokens: 10, outputTokens: 2 } } },
+ *   { type: 'compaction/end', data: { usage: { inputTokens: 5 } } },
+ *   { type: 'tool/result', data: { usage: { inputTokens: 99 } } }, // not a model call
+ * ]);
+ * console.log(totals); // { calls: 2, tokens: { inputTokens: 15, outputTokens: 2 } }
+ * ```
+ */
+export function usageTotals(
+  events: Iterable<{ readonly type: string; readonly data: JsonValue }>,
+): UsageTotals {
+  const total = new Tally();
+  for (const event of events) {
+    const usage = reportedUsage(event);
+    if (usage !== undefined) total.add(usage);
+  }
+  return total.totals();
+}
+
+/** The usage a model-call event reports, if it is one that carries usage. */
+function reportedUsage(event: {
+  readonly type: string;
+  readonly data: JsonValue;
+}): { readonly [key: string]: JsonValue } | undefined {
+  if (!USAGE_EVENT_TYPES.includes(event.type)) return undefined;
+  const usage = (event.data as { usage?: JsonValue } | null)?.usage;
+  return isObject(usage) ? usage : undefined;
 }
 
 class Tally {

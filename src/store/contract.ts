@@ -1,7 +1,7 @@
 /**
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
-import type { SessionEvent, SessionHeader } from '../core/index.js';
+import type { SessionEvent, SessionHeader, UsageTotals } from '../core/index.js';
 import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
 
 /**
@@ -63,6 +63,23 @@ export interface SessionSummary {
   readonly eventCount?: number;
   /** Bytes on disk, when the store knows it. */
   readonly sizeBytes?: number;
+}
+
+/**
+ * What {@link SessionStore.summarize} reads of one session without loading its events: the
+ * counts a listing shows. Integrity is not checked beyond what reading these takes (`load` and
+ * `verify` check every event).
+ */
+export interface SessionStats {
+  readonly header: SessionHeader;
+  /** Committed events (a torn final batch is not counted). */
+  readonly eventCount: number;
+  /** The `time` of the last committed event; absent when there is none. */
+  readonly lastEventTime?: number;
+  /** The `turn` of the last `turn/start`, 0 when there is none (as `lastTurnNumber`). */
+  readonly lastTurn: number;
+  /** Reported usage, as `sessionUsage(session).total` counts it (`usageTotals`). */
+  readonly usage: UsageTotals;
 }
 
 /** Options of {@link SessionStore.list}. */
@@ -150,6 +167,30 @@ export interface SessionLock {
   release(): Promise<void>;
 }
 
+/** Options of {@link SessionStore.unlock}. */
+export interface UnlockOptions {
+  /**
+   * Remove the lock even when its holder counts as live (its process runs on this host, or its
+   * heartbeat is fresh). Dangerous: a holder that is in fact alive goes on writing, and two
+   * writers on one session get conflicts at best. Default `false`.
+   */
+  readonly force?: boolean;
+}
+
+/** What {@link SessionStore.unlock} did. */
+export type UnlockReport =
+  /** The session was not locked; nothing changed. */
+  | { readonly removed: false }
+  | {
+      readonly removed: true;
+      /** The owner record of the lock removed. */
+      readonly owner: LockOwner;
+      /** When that lock was last refreshed, epoch ms. */
+      readonly refreshedAt: number;
+      /** Whether its holder still counted as live (only possible with `force`). */
+      readonly wasLive: boolean;
+    };
+
 /**
  * Durable storage of sessions. One writer per session (see {@link SessionStore.lock}); many
  * readers. Every method rejects with a typed error (`NotFoundError`, `ConflictError`,
@@ -183,14 +224,33 @@ export interface SessionStore {
   /** Sessions newest first, paginated. */
   list(options?: ListOptions): Promise<SessionPage>;
 
+  /**
+   * Reads a session's {@link SessionStats} without materialising its events: only the events
+   * the stats need (`turn/start`, `assistant/message`, `compaction/end`) are decoded, found by a
+   * cheap type check (a file store) or selected by type (a database). `NotFoundError`,
+   * `CorruptLogError` and `FormatVersionError` as `load`.
+   */
+  summarize(id: string): Promise<SessionStats>;
+
   /** Removes a session (`NotFoundError` if absent, `LockedError` while a writer holds it). */
   delete(id: string): Promise<void>;
 
   /**
-   * Takes the session's single-writer lock. A lock whose owner died (`kill -9`) is recovered;
-   * a live owner gives `LockedError`. The session need not exist yet.
+   * Takes the session's single-writer lock. A lock whose owner died (`kill -9`) is recovered,
+   * and so is one held from another host that was not refreshed within the store's stale bound
+   * (a holder refreshes its lock on a heartbeat until it releases it); a live owner gives
+   * `LockedError`. The session need not exist yet.
    */
   lock(id: string): Promise<SessionLock>;
+
+  /**
+   * Removes a session's lock on an operator's request (`palimpsest unlock`): a stale one (its
+   * owner is gone from this host, or its heartbeat is older than the store's bound) at once; a
+   * live one only with `force`, else `LockedError` naming the holder and when it last refreshed
+   * the lock. Stale locks are also taken over by the next `lock()`; this is for inspection and
+   * for the holder that must be dislodged.
+   */
+  unlock(id: string, options?: UnlockOptions): Promise<UnlockReport>;
 
   /**
    * Drops the torn tail `load` reported, if the log still ends with it; a log that changed since

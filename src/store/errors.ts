@@ -64,6 +64,25 @@ export interface LockOwner {
   readonly processStart?: number;
   /** Kernel boot id, to tell a lock from before a reboot apart. */
   readonly bootId?: string;
+  /**
+   * How often the holder refreshes the lock, in ms, when it does (absent in records of writers
+   * that do not heartbeat). A lock not refreshed within the store's stale bound is taken over.
+   */
+  readonly heartbeatMs?: number;
+}
+
+/**
+ * Why a store respects a lock, as far as it can tell: its owner is a process running on this
+ * host (checked by pid, start time and boot id), or it runs elsewhere and refreshed the lock
+ * within the stale bound.
+ */
+export interface LockHolderState {
+  /** `'running'`: a process of this host; `'fresh'`: another host's, heartbeat recent. */
+  readonly basis: 'running' | 'fresh';
+  /** When the holder last refreshed the lock (its heartbeat, else when it was taken), epoch ms. */
+  readonly refreshedAt: number;
+  /** A lock not refreshed for this long is stale and taken over, ms. */
+  readonly staleMs: number;
 }
 
 /** Another live writer holds the session. */
@@ -73,10 +92,55 @@ export class LockedError extends PalimpsestError {
   constructor(
     readonly sessionId: string,
     readonly owner: LockOwner,
+    /** Why the lock is judged live, when the store judged it (absent: held in this process). */
+    readonly holder?: LockHolderState,
   ) {
     super(
       'LOCKED',
-      `session '${short(sessionId)}' is held by a live writer (pid ${owner.pid} on ${owner.host} since ${new Date(owner.since).toISOString()}); close it there first`,
+      `session '${short(sessionId)}' is locked by pid ${owner.pid} on ${owner.host} since ${new Date(owner.since).toISOString()}; ${holderText(owner, holder)}`,
+    );
+  }
+}
+
+/** The part of a `LockedError` message that says why the holder counts as live. */
+function holderText(owner: LockOwner, holder: LockHolderState | undefined): string {
+  const beat =
+    owner.heartbeatMs === undefined
+      ? 'it does not heartbeat'
+      : `it heartbeats every ${seconds(owner.heartbeatMs)}`;
+  if (holder === undefined) return `${beat}; close that writer first`;
+  if (holder.basis === 'running') {
+    return `that process is running on this host (${beat}); close it there first`;
+  }
+  const age = Math.max(0, Date.now() - holder.refreshedAt);
+  return `${beat}, last refreshed ${seconds(age)} ago; it is taken over once not refreshed for ${seconds(holder.staleMs)} (or palimpsest unlock it once that writer is gone)`;
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * A write waited for other writers of the same database longer than the store's bound and was
+ * not made; nothing was written. Retryable: the session, the store and the writer stay usable,
+ * and the same write may be tried again.
+ */
+export class StoreBusyError extends PalimpsestError {
+  static override readonly kind: string = 'StoreBusyError';
+  declare readonly code: 'STORE_BUSY';
+  /** Always `true`: contention passes; the write may be retried as it was. */
+  readonly retryable = true;
+  constructor(
+    readonly location: string,
+    action: string,
+    /** How long the write waited, ms. */
+    readonly waitedMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'STORE_BUSY',
+      `${action} in ${location}: other writers held the database for ${seconds(waitedMs)}, longer than the wait bound; nothing was written (retry)`,
+      options,
     );
   }
 }
@@ -298,10 +362,19 @@ function short(text: string): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
+/**
+ * The cause as it ends a message: its code once (Node's errno messages already begin with it,
+ * `EACCES: permission denied, ...`; a palimpsest error's message says what it is), then its
+ * message.
+ */
 function causeText(cause: unknown): string {
   if (cause instanceof Error) {
     const code = (cause as { code?: unknown }).code;
-    return short(`${typeof code === 'string' ? `${code}: ` : ''}${cause.message}`);
+    const named =
+      typeof code !== 'string' ||
+      cause.message.startsWith(code) ||
+      PalimpsestError.isInstance(cause);
+    return short(named ? cause.message : `${code}: ${cause.message}`);
   }
   return short(String(cause));
 }

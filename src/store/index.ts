@@ -15,6 +15,8 @@ export type {
   SessionSummary,
   TornBytes,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
 } from './contract.js';
 export {
   AlreadyExistsError,
@@ -28,9 +30,11 @@ export {
   LeaseLostError,
   LimitExceededError,
   LockedError,
+  type LockHolderState,
   type LockOwner,
   NotFoundError,
   StorageError,
+  StoreBusyError,
   StoreNotFoundError,
   StoreUnavailableError,
   UnsafeFileError,

@@ -17,8 +17,11 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
   WatchOptions,
 } from './contract.js';
 import {
@@ -29,7 +32,16 @@ import {
   type LockOwner,
   NotFoundError,
 } from './errors.js';
-import { assertOpen, checkBatch, checkSessionId, checkTornTail, pageOf } from './store-rules.js';
+import {
+  assertOpen,
+  checkBatch,
+  checkSessionId,
+  checkTornTail,
+  pageOf,
+  STATS_EVENT_TYPES,
+  type StatsEvent,
+  statsOf,
+} from './store-rules.js';
 import { follow, Wakeups } from './watch.js';
 
 interface StoredEntry {
@@ -147,6 +159,21 @@ export class MemoryStore implements SessionStore {
     };
   }
 
+  /** Parses every event: a memory store holds them as text and is small by nature. */
+  async summarize(id: string): Promise<SessionStats> {
+    this.#assertOpen();
+    const entry = this.#entry(id);
+    const picked: StatsEvent[] = [];
+    let lastTime: number | undefined;
+    for (const line of entry.lines) {
+      const event = JSON.parse(line) as SessionEvent;
+      lastTime = event.time;
+      if (STATS_EVENT_TYPES.has(event.type)) picked.push(event);
+    }
+    const header = JSON.parse(entry.header) as SessionHeader;
+    return statsOf(header, entry.lines.length, lastTime, picked);
+  }
+
   async list(options: ListOptions = {}): Promise<SessionPage> {
     this.#assertOpen();
     const summaries = [...this.#sessions.values()].map((entry) => ({
@@ -184,6 +211,20 @@ export class MemoryStore implements SessionStore {
         if (this.#locks.get(id)?.token === owner.token) this.#locks.delete(id);
       },
     };
+  }
+
+  /**
+   * Removes a session's lock with `force`; without it, a held lock is a `LockedError`: its
+   * holder is this very process, alive by definition.
+   */
+  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    this.#assertOpen();
+    checkSessionId(id);
+    const owner = this.#locks.get(id);
+    if (owner === undefined) return { removed: false };
+    if (options.force !== true) throw new LockedError(id, owner);
+    this.#locks.delete(id);
+    return { removed: true, owner, refreshedAt: owner.since, wasLive: true };
   }
 
   /** Checks the arguments and the lock, and drops nothing: an append to memory is atomic. */

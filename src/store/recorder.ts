@@ -7,6 +7,7 @@
 import type { SessionEvent } from '../core/index.js';
 import type { SessionStore } from './contract.js';
 import { ClosedError, InvalidStoreError, WriterFailedError } from './errors.js';
+import { isRetryable } from './store-rules.js';
 
 /** How appends become durable. */
 export type Durability =
@@ -103,8 +104,10 @@ export class Recorder {
 
   /**
    * Resolves once every event enqueued before the call is durable; rejects with a
-   * `WriterFailedError` if the writer failed. Starts a write at once instead of waiting for the
-   * window.
+   * `WriterFailedError` if the writer failed, or with the store's retryable error (such as
+   * `StoreBusyError`) if the write it waited on met contention past the store's bound: then the
+   * events stay queued, and the next flush writes them. Starts a write at once instead of
+   * waiting for the window.
    */
   flush(): Promise<void> {
     const target = this.durable + this.queue.length + this.inFlight;
@@ -150,6 +153,16 @@ export class Recorder {
       (error: unknown) => {
         this.writing = false;
         this.inFlight = 0;
+        if (isRetryable(error)) {
+          // Contention (other writers held the store past its bound): nothing was written, so
+          // the batch goes back at the head of the queue for the next write, and the writer
+          // stays usable. The flushes waiting on it learn of the contention; a later flush,
+          // append or close writes it.
+          this.queue = [...batch, ...this.queue];
+          for (const waiter of this.waiters) waiter.reject(error);
+          this.waiters = [];
+          return;
+        }
         // No retry: after a failed fsync the kernel may have dropped the pages, and a retry
         // that "succeeds" would acknowledge data that is not on disk.
         this.failure = new WriterFailedError(this.sessionId, { cause: error });

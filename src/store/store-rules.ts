@@ -5,10 +5,13 @@
  */
 import {
   isElidedChunk,
+  type JsonValue,
   PalimpsestError,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
+  USAGE_EVENT_TYPES,
+  usageTotals,
   validateHeader,
 } from '../core/index.js';
 import type {
@@ -16,6 +19,7 @@ import type {
   ListOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionSummary,
   TornTail,
 } from './contract.js';
@@ -27,6 +31,7 @@ import {
   InvalidSessionIdError,
   InvalidStoreError,
   StorageError,
+  StoreBusyError,
 } from './errors.js';
 
 /**
@@ -343,4 +348,91 @@ export function coalesce(
     first = last + 1;
   }
   return runs;
+}
+
+/**
+ * How long a write keeps retrying while other writers hold the store, by default, ms. Long
+ * enough for several writers on one database to take turns under load; short enough that a
+ * database held for good (a stuck transaction) is reported rather than waited on forever.
+ */
+export const DEFAULT_BUSY_RETRY_MS = 30_000;
+/** First pause between attempts, ms; doubled up to {@link MAX_BUSY_PAUSE_MS}, with jitter. */
+const FIRST_BUSY_PAUSE_MS = 5;
+const MAX_BUSY_PAUSE_MS = 250;
+
+/** Options of {@link retryWhileBusy}. */
+export interface BusyRetry {
+  /** Whether a failure is contention (another writer holds the store), which may be retried. */
+  readonly isBusy: (error: unknown) => boolean;
+  /** Total bound on the wait, attempts included, ms. */
+  readonly retryMs: number;
+  readonly location: string;
+  readonly action: string;
+}
+
+/**
+ * Runs a write, retrying it while it fails on contention, with jittered exponential pauses (so
+ * writers that collided do not collide again in step), until it succeeds, fails otherwise, or
+ * the bound passes: then a `StoreBusyError` (retryable) with the last failure as its cause. Each
+ * attempt must be atomic (a transaction the failure rolled back), so a retry never doubles one.
+ */
+export async function retryWhileBusy<T>(options: BusyRetry, attempt: () => T): Promise<T> {
+  const start = Date.now();
+  let pause = FIRST_BUSY_PAUSE_MS;
+  for (;;) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!options.isBusy(error)) throw error;
+      const waited = Date.now() - start;
+      if (waited >= options.retryMs) {
+        throw new StoreBusyError(options.location, options.action, waited, { cause: error });
+      }
+      const wait = Math.min(pause * (0.5 + Math.random()), options.retryMs - waited);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      pause = Math.min(pause * 2, MAX_BUSY_PAUSE_MS);
+    }
+  }
+}
+
+/** Whether an error is a retryable palimpsest error (`StoreBusyError` and the like). */
+export function isRetryable(error: unknown): boolean {
+  return PalimpsestError.isInstance(error) && (error as { retryable?: unknown }).retryable === true;
+}
+
+/**
+ * The event types {@link SessionStats} is computed from; a store's `summarize` decodes events of
+ * these types only (the count and the last time come from every event's envelope).
+ */
+export const STATS_EVENT_TYPES: ReadonlySet<string> = new Set(['turn/start', ...USAGE_EVENT_TYPES]);
+
+/** One decoded event of a {@link STATS_EVENT_TYPES} type. */
+export interface StatsEvent {
+  readonly type: string;
+  readonly data: JsonValue;
+}
+
+/**
+ * The stats of a session from its envelope counts and its decoded events of
+ * {@link STATS_EVENT_TYPES}, in log order: the same rule in every backend.
+ */
+export function statsOf(
+  header: SessionHeader,
+  eventCount: number,
+  lastEventTime: number | undefined,
+  events: readonly StatsEvent[],
+): SessionStats {
+  let lastTurn = 0;
+  for (const event of events) {
+    if (event.type !== 'turn/start') continue;
+    const turn = (event.data as { turn?: unknown } | null)?.turn;
+    lastTurn = typeof turn === 'number' ? turn : 0;
+  }
+  return {
+    header,
+    eventCount,
+    ...(lastEventTime === undefined ? {} : { lastEventTime }),
+    lastTurn,
+    usage: usageTotals(events),
+  };
 }

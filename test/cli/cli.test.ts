@@ -22,7 +22,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
   });
 
   it('demo records the whole scenario and says how to look at it', () => {
-    const listed = run('ls', '--json');
+    const listed = run('ls', '--json', '--surface');
     const sessions = JSON.parse(listed.stdout) as Array<{
       id: string;
       turns: number;
@@ -43,13 +43,21 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(tool.stdout).toContain('TOOL_OUTCOME_UNKNOWN');
   });
 
-  it('ls prints a table with the columns the issue names', () => {
+  it('ls prints a table from summaries, and the surface columns with --surface', () => {
     const listed = run('ls');
     expect(listed.code).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
     );
     expect(listed.stdout).toContain(id);
+    const full = run('ls', '--surface');
+    expect(full.stdout.split('\n')[0]).toMatch(
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
+    );
+    // The summary columns agree with what a full load computes.
+    const summary = JSON.parse(run('ls', '--json').stdout) as Record<string, unknown>[];
+    const loaded = JSON.parse(run('ls', '--json', '--surface').stdout) as Record<string, unknown>[];
+    expect(loaded.map(({ surface, tokens, ...rest }) => rest)).toEqual(summary);
   });
 
   it('show prints the transcript, with markers where history was replaced', () => {
@@ -338,6 +346,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'fork',
       'compact',
       'prune',
+      'unlock',
       'export',
       'convert',
     ]) {

@@ -8,9 +8,11 @@ import {
   checkInvariants,
   elidedChunkData,
   isElidedChunk,
+  lastTurnNumber,
   Session,
   type SessionEvent,
   type SessionHeader,
+  sessionUsage,
   TOOL_NOT_STARTED,
   TOOL_OUTCOME_UNKNOWN,
   type ToolResultData,
@@ -379,6 +381,38 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await next.close();
         await other.close();
       });
+
+      it('names the holder and since when in LockedError', async () => {
+        const lock = await store.lock('n');
+        const other = await fixture.reopen();
+        const refused = (await rejection(other.lock('n'))) as LockedError;
+        expect(refused.message).toContain(
+          `locked by pid ${lock.owner.pid} on ${lock.owner.host} since ${new Date(lock.owner.since).toISOString()}`,
+        );
+        expect(refused.message).toMatch(/heartbeat/);
+        await lock.release();
+        await other.close();
+      });
+
+      it('unlock: nothing to remove, a live holder refused, removed with force', async () => {
+        expect(await store.unlock('u')).toEqual({ removed: false });
+        const lock = await store.lock('u');
+        const other = await fixture.reopen();
+        const refused = await rejection(other.unlock('u'));
+        expect(refused).toBeInstanceOf(LockedError);
+        expect((refused as LockedError).owner.token).toBe(lock.owner.token);
+        expect(await other.unlock('u', { force: true })).toMatchObject({
+          removed: true,
+          wasLive: true,
+          owner: { token: lock.owner.token },
+        });
+        // The old holder's release removes nothing of the next holder's.
+        const next = await other.lock('u');
+        await lock.release();
+        expect(await rejection(store.lock('u'))).toBeInstanceOf(LockedError);
+        await next.release();
+        await other.close();
+      });
     });
 
     describe('loading without the bodies of finished chunks', () => {
@@ -487,6 +521,54 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           InvalidStoreError,
         );
         expect((await store.load('stub')).events).toEqual([]);
+      });
+    });
+
+    describe('summaries', () => {
+      it('summarize gives the counts a full load gives, across batches and a restart', async () => {
+        const session = Session.create({ id: 'stats', clock: tickingClock() });
+        recordToolTurn(session, 1);
+        session.append('turn/start', { turn: 2 });
+        session.append('step/start', { turn: 2, step: 1 });
+        session.append(
+          'assistant/message',
+          {
+            ...assistant('a-usage', 'done', [], { turn: 2, step: 1 }),
+            usage: { inputTokens: 1200, outputTokens: 300, cachedInputTokens: 7 },
+          },
+          { surfaceOp: 'append', sourceEventSeqs: [] },
+        );
+        session.append('step/end', { turn: 2, step: 1 });
+        session.append('turn/end', { turn: 2, reason: { kind: 'completed' } });
+        recordToolTurn(session, 3);
+        session.append('app/custom', { usage: { inputTokens: 999 } } as never); // not a model call
+        const events = session.events;
+        await storeInBatches(store, 'stats', events, [3, 9, events.length]);
+        const loaded = await inspectSession(store, 'stats', { repair: false });
+        const expected = {
+          header: header('stats'),
+          eventCount: events.length,
+          lastEventTime: events.at(-1)?.time,
+          lastTurn: lastTurnNumber(loaded),
+          usage: sessionUsage(loaded).total,
+        };
+        expect(expected.usage.tokens).toMatchObject({ inputTokens: 1200, outputTokens: 300 });
+        expect(expected.lastTurn).toBe(3);
+        expect(await store.summarize('stats')).toEqual(expected);
+        const reopened = await fixture.reopen();
+        expect(await reopened.summarize('stats')).toEqual(expected);
+        await reopened.close();
+      });
+
+      it('summarizes an empty session, and an unknown one is NotFoundError', async () => {
+        await store.create(header('empty'));
+        expect(await store.summarize('empty')).toEqual({
+          header: header('empty'),
+          eventCount: 0,
+          lastTurn: 0,
+          usage: { calls: 0, tokens: {} },
+        });
+        expect(await rejection(store.summarize('nope'))).toBeInstanceOf(NotFoundError);
       });
     });
 

@@ -44,6 +44,7 @@ const samples = {
   InvalidSessionIdError: (m: Samples) => new m.InvalidSessionIdError('empty'),
   StorageError: (m: Samples) => new m.StorageError('write', { cause: new Error('EIO') }),
   WriterFailedError: (m: Samples) => new m.WriterFailedError('s', { cause: new Error('EIO') }),
+  StoreBusyError: (m: Samples) => new m.StoreBusyError('sqlite:/x.db', 'append', 30_000),
   ClosedError: (m: Samples) => new m.ClosedError('the store'),
   InvalidStoreError: (m: Samples) => new m.InvalidStoreError('bad url'),
   UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),

@@ -10,6 +10,7 @@ import {
   MemoryStore,
   openSession,
   type SessionStore,
+  StoreBusyError,
 } from '../../src/store/index.js';
 
 /** A memory store whose appends take `delayMs` and that records every batch it wrote. */
@@ -49,6 +50,48 @@ function slowStore(delayMs: number): {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Recorder', () => {
+  it('keeps a batch that met contention queued and the writer usable, and writes it on the next flush', async () => {
+    const inner = new MemoryStore();
+    let busy = false;
+    const store = new Proxy(inner, {
+      get(target, property) {
+        if (property === 'append') {
+          return async (id: string, events: readonly SessionEvent[], options: AppendOptions) => {
+            if (busy)
+              throw new StoreBusyError(target.location, `append to session '${id}'`, 30_000);
+            await target.append(id, events, options);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function'
+          ? (value as (...args: unknown[]) => unknown).bind(target)
+          : value;
+      },
+    });
+    const live = await openSession(store, 's', { durability: { mode: 'each' } });
+    live.append('app/tick', { i: 0 });
+    await live.flush();
+    busy = true;
+    live.append('app/tick', { i: 1 });
+    const error = await live.flush().then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(StoreBusyError);
+    expect(error).toMatchObject({ code: 'STORE_BUSY', retryable: true });
+    // Not poisoned: appends are still admitted, and queue behind the batch that waits.
+    live.append('app/tick', { i: 2 });
+    expect(await live.flush().catch((reason: unknown) => reason)).toBeInstanceOf(StoreBusyError);
+    busy = false;
+    await live.flush();
+    expect((await inner.load('s')).events.map((event) => event.data)).toEqual([
+      { i: 0 },
+      { i: 1 },
+      { i: 2 },
+    ]);
+    await live.close();
+  });
+
   it('writes nothing before the window ends, then everything admitted in it as one batch', async () => {
     const { store, batches } = slowStore(0);
     const live = await openSession(store, 's', { durability: { mode: 'group', windowMs: 40 } });

@@ -10,15 +10,15 @@ import {
   checkInvariants,
   deriveEventMessage,
   foldSurface,
-  lastTurnNumber,
   planRepair,
   Session,
   type SessionEvent,
-  sessionUsage,
   type UsageTotals,
 } from '../../core/index.js';
 import {
+  CorruptLogError,
   type DamagedSession,
+  FormatVersionError,
   inspectSession,
   type SessionStore,
   type SessionSummary,
@@ -54,29 +54,59 @@ function damagedId(damaged: DamagedSession): string {
   return damaged.id ?? '(unknown id)';
 }
 
-/** `palimpsest ls` */
-export async function listCommand(context: CliContext, options: { limit?: string }): Promise<void> {
+/** One row of `ls`. */
+interface ListRow {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly turns: number;
+  readonly events: number;
+  readonly surface?: number;
+  readonly tokens?: number;
+  readonly usage: UsageTotals;
+  readonly lastActivity: number;
+  readonly parent: string | null;
+}
+
+/**
+ * `palimpsest ls [--limit N] [--surface]`. Reads each session's stats (`store.summarize`:
+ * counts, last activity, usage, from the few events that carry them), never a whole log; with
+ * `--surface` it also loads each session (finished stream chunks elided) for the surface
+ * columns.
+ */
+export async function listCommand(
+  context: CliContext,
+  options: { limit?: string; surface?: boolean },
+): Promise<void> {
   const limit = parseCount('--limit', options.limit);
   if (limit === 0) throw new CliError('--limit expects at least 1 session, found 0', EXIT.usage);
+  const withSurface = options.surface === true;
   const { rows, damaged } = await context.withReader(async (store) => {
     const { sessions, damaged } = await everySession(store);
     const shown = limit === undefined ? sessions : sessions.slice(0, limit);
     const progress = context.terminal.progress('reading sessions', shown.length);
-    const out = [];
+    const out: ListRow[] = [];
     for (const summary of shown) {
-      const session = await inspectSession(store, summary.header.id);
-      const last = session.event(session.seq - 1);
-      out.push({
-        id: summary.header.id,
-        createdAt: summary.header.createdAt,
-        turns: lastTurnNumber(session),
-        events: session.seq,
-        surface: session.surface.size,
-        tokens: contextTokens(session).tokens,
-        usage: sessionUsage(session).total,
-        lastActivity: last?.time ?? summary.updatedAt ?? summary.header.createdAt,
-        parent: summary.header.parentSession ?? null,
-      });
+      const id = summary.header.id;
+      try {
+        const stats = await store.summarize(id);
+        const surface = withSurface ? await surfaceColumns(store, id) : {};
+        out.push({
+          id,
+          createdAt: stats.header.createdAt,
+          turns: stats.lastTurn,
+          events: stats.eventCount,
+          ...surface,
+          usage: stats.usage,
+          lastActivity: stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt,
+          parent: stats.header.parentSession ?? null,
+        });
+      } catch (error) {
+        // Damage the listing could not see (it reads headers only) is listed, not fatal.
+        if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error)) {
+          throw error;
+        }
+        damaged.push({ id, error });
+      }
       progress.tick();
     }
     progress.done();
@@ -105,22 +135,33 @@ export async function listCommand(context: CliContext, options: { limit?: string
     if (damaged.length === 0) context.terminal.line(`no sessions in ${context.storeUrl}`);
     return;
   }
+  const head = withSurface
+    ? ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'USED', 'LAST ACTIVITY', 'PARENT']
+    : ['ID', 'CREATED', 'TURNS', 'EVENTS', 'USED', 'LAST ACTIVITY', 'PARENT'];
   context.terminal.line(
     table(
-      ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'USED', 'LAST ACTIVITY', 'PARENT'],
+      head,
       rows.map((row) => [
         row.id,
         timeText(row.createdAt),
         String(row.turns),
         String(row.events),
-        String(row.surface),
-        String(row.tokens),
+        ...(withSurface ? [String(row.surface), String(row.tokens)] : []),
         usedText(row.usage),
         timeText(row.lastActivity),
         row.parent ?? '-',
       ]),
     ),
   );
+}
+
+/** What the model sees now, for `ls --surface`: the surface size and its estimated tokens. */
+async function surfaceColumns(
+  store: SessionStore,
+  id: string,
+): Promise<{ surface: number; tokens: number }> {
+  const session = await inspectSession(store, id, { chunks: 'elide' });
+  return { surface: session.surface.size, tokens: contextTokens(session).tokens };
 }
 
 async function load(context: CliContext, id: string): Promise<Session> {

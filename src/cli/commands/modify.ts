@@ -1,6 +1,7 @@
 /**
- * Commands that write: repair, fork, compact, prune. Each takes the session's writer lock (a
- * live writer elsewhere makes them fail with exit code 5) and leaves the log valid.
+ * Commands that write: repair, fork, compact, prune, unlock. Each takes the session's writer lock
+ * (a live writer elsewhere makes them fail with exit code 5) and leaves the log valid; unlock
+ * removes a lock whose holder is gone.
  */
 import { type CompactionResult, compact } from '../../compaction/compact.js';
 import { pruneToolResults } from '../../compaction/prune.js';
@@ -30,6 +31,34 @@ export async function repairCommand(context: CliContext, id: string): Promise<vo
     done.length === 0
       ? `session '${id}' needed no repair (${report.events} events)`
       : `session '${id}': ${done.join('; ')} (${report.events} events now)`,
+  );
+}
+
+/**
+ * `palimpsest unlock ID [--force]`: removes the session's writer lock when its holder is gone
+ * (its process no longer runs on this host, or it runs elsewhere and stopped refreshing the
+ * lock). A holder alive on this host or with a fresh heartbeat is refused (exit code 5) unless
+ * `--force`.
+ */
+export async function unlockCommand(
+  context: CliContext,
+  id: string,
+  options: { force?: boolean },
+): Promise<void> {
+  const report = await context.withStore((store) =>
+    store.unlock(id, { force: options.force === true }),
+  );
+  if (context.json) return context.terminal.json({ id, ...report });
+  if (!report.removed) {
+    context.terminal.line(`session '${id}' is not locked; nothing was changed`);
+    return;
+  }
+  const { owner } = report;
+  const refreshed = new Date(report.refreshedAt).toISOString();
+  context.terminal.line(
+    `removed the lock of session '${id}' held by pid ${owner.pid} on ${owner.host} since ${new Date(owner.since).toISOString()}, last refreshed ${refreshed}${
+      report.wasLive ? ' (forced: that holder still counted as live)' : ''
+    }`,
   );
 }
 

@@ -51,7 +51,48 @@ export interface FsFileHandle {
   /** `fsync(2)`; used on directories, to make their entries durable. */
   sync(): Promise<void>;
   chmod(mode: number): Promise<void>;
+  /**
+   * Sets the file's access and modification times (`futimens(2)`), epoch ms: how a writer
+   * refreshes its lock. A facade without it cannot heartbeat, and its locks say so.
+   */
+  touch?(timeMs: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The failure of an operation on a temporary file, told as a failure on the file it stands
+ * for: the temp name means nothing to a reader (and is gone by the time they look), the
+ * session's log or lock file does. The original error is the `cause`.
+ */
+export function asFailureOn(error: unknown, temp: string, file: string): unknown {
+  if (!(error instanceof Error) || !error.message.includes(temp)) return error;
+  const renamed = new Error(error.message.split(temp).join(file), { cause: error });
+  const code = errnoCode(error);
+  return code === undefined ? renamed : Object.assign(renamed, { code });
+}
+
+/**
+ * What is at a path that `link()` found taken, when it is not a regular file: a dangling
+ * symbolic link (the name exists, nothing is behind it) or something else unsafe. `undefined`
+ * for a regular file (a session or lock that exists).
+ */
+export async function unsafeEntry(
+  fs: FsFacade,
+  path: string,
+): Promise<UnsafeFileError | undefined> {
+  try {
+    const stats = await fs.stat(path);
+    if (stats.isFile()) return undefined;
+    return new UnsafeFileError(
+      path,
+      stats.isDirectory() ? 'a directory' : 'something other than a regular file',
+    );
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') {
+      return new UnsafeFileError(path, 'a symbolic link that points to nothing');
+    }
+    return undefined;
+  }
 }
 
 /** The file operations of the JSONL backend. Errors are Node-style, with an errno `code`. */
@@ -92,6 +133,11 @@ class NodeFileHandle implements FsFileHandle {
 
   stat(): Promise<FsStats> {
     return this.handle.stat();
+  }
+
+  touch(timeMs: number): Promise<void> {
+    const time = timeMs / 1000;
+    return this.handle.utimes(time, time);
   }
 
   truncate(length: number): Promise<void> {

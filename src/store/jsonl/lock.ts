@@ -5,16 +5,24 @@
  * - The record is written to a temp file first and published with `link()`, which fails with
  *   `EEXIST` instead of replacing anything: a lock file is never visible half-written, and two
  *   takers can never both succeed.
- * - A lock whose owner is dead (`kill -9`, a reboot, a reused pid) is taken over by renaming it
- *   to a unique name, then checking the renamed file is the very lock judged stale. A live taker
- *   that slipped in between gets its lock put back.
+ * - A holder refreshes its lock file's mtime every `heartbeatMs` (an `unref()`ed timer, stopped
+ *   on release). A lock is stale by the rule of `lock-owner.ts`: on this host when its process is
+ *   gone, from another host when its mtime is older than `staleMs`.
+ * - A stale lock is taken over by renaming it to a unique name, then checking the renamed file
+ *   is the very lock judged stale. A live taker that slipped in between gets its lock put back.
  * - Appends and deletes by a process that does not hold the lock take it *transiently*, for the
  *   duration of the write. A transient holder is waited for (briefly); a `lock()` holder is not.
  */
 import { randomBytes } from 'node:crypto';
-import { LockedError, type LockOwner } from '../errors.js';
-import { currentOwner, parseOwner } from '../lock-owner.js';
-import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
+import { LockedError, type LockHolderState, type LockOwner } from '../errors.js';
+import {
+  currentOwner,
+  forgetToken,
+  judgeHolder,
+  type LockTiming,
+  parseOwner,
+} from '../lock-owner.js';
+import { asFailureOn, errnoCode, type FsFacade, type FsFileHandle, unsafeEntry } from './fs.js';
 import { readFully } from './line-reader.js';
 import { contained } from './paths.js';
 import { forgetHeld, heldLock, recordHeld } from './process-state.js';
@@ -33,8 +41,10 @@ export interface LockEnv {
   readonly directory: string;
   /** Whether to fsync lock records. */
   readonly fsync: boolean;
-  /** Whether a lock owner may still be running. */
+  /** Whether a lock owner on this host may still be running. */
   readonly ownerAlive: (owner: LockOwner) => boolean;
+  /** How often held locks are refreshed, and when another host's lock is stale. */
+  readonly timing: LockTiming;
 }
 
 /** One session's lock file. */
@@ -66,40 +76,108 @@ export async function acquireLock(
   options: { readonly transient: boolean; readonly waitMs: number },
 ): Promise<LockOwner> {
   const held = heldLock(target.key);
-  if (held !== undefined && !held.transient) throw new LockedError(target.sessionId, held.owner);
+  if (held !== undefined && !held.transient) {
+    throw new LockedError(target.sessionId, held.owner, {
+      basis: 'running',
+      refreshedAt: Date.now(),
+      staleMs: env.timing.staleMs,
+    });
+  }
   const deadline = Date.now() + options.waitMs;
   let delay = 1;
-  let last: LockOwner | undefined;
+  let last: LockedError | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const owner = currentOwner();
-    if (await publish(env, target, owner, options.transient)) {
+    const owner = await publish(env, target, options.transient);
+    if (owner !== undefined) {
       recordHeld(target.key, { owner, transient: options.transient });
+      startHeartbeat(env, target, owner);
       return owner;
     }
     const found = await readLock(env.fs, target.path);
     if (found === undefined) continue; // released in between
-    last = found.owner ?? last;
-    const stale =
-      found.owner === undefined
-        ? Date.now() - found.mtimeMs > UNREADABLE_LOCK_STALE_MS
-        : !env.ownerAlive(found.owner);
-    if (stale) {
+    const holder = judgeLock(env, found);
+    if (holder === undefined) {
       await takeOver(env, target, found);
       continue;
     }
+    last = lockedBy(target, found, holder);
     const waitable = found.owner === undefined || found.transient;
-    if (!waitable || Date.now() >= deadline) {
-      throw new LockedError(target.sessionId, found.owner ?? unknownOwner(found.mtimeMs));
-    }
+    if (!waitable || Date.now() >= deadline) throw last;
     await sleep(delay);
     delay = Math.min(delay * 2, 50);
   }
-  throw new LockedError(target.sessionId, last ?? unknownOwner(Date.now()));
+  throw last ?? new LockedError(target.sessionId, unknownOwner(Date.now()));
+}
+
+/**
+ * Whether a lock file must be respected: its holder's state, or `undefined` when it is stale.
+ * An unreadable record (a lock being written, or damage) is judged by its age alone.
+ */
+export function judgeLock(env: LockEnv, found: LockRecord): LockHolderState | undefined {
+  if (found.owner === undefined) {
+    return Date.now() - found.mtimeMs > UNREADABLE_LOCK_STALE_MS
+      ? undefined
+      : { basis: 'fresh', refreshedAt: found.mtimeMs, staleMs: UNREADABLE_LOCK_STALE_MS };
+  }
+  return judgeHolder(found.owner, found.mtimeMs, env.timing.staleMs, env.ownerAlive);
+}
+
+/** The `LockedError` for a lock file judged live. */
+export function lockedBy(
+  target: LockTarget,
+  found: LockRecord,
+  holder: LockHolderState | undefined,
+): LockedError {
+  return new LockedError(target.sessionId, found.owner ?? unknownOwner(found.mtimeMs), holder);
+}
+
+/** What {@link breakLock} removed: the lock as it was, and whether its holder counted as live. */
+export interface BrokenLock {
+  readonly owner: LockOwner;
+  readonly refreshedAt: number;
+  readonly wasLive: boolean;
+}
+
+/**
+ * Removes a session's lock on an operator's request: a stale one always; a live one (its owner
+ * runs on this host, or its heartbeat is fresh) only with `force`, else `LockedError`.
+ * `undefined` when there is no lock.
+ */
+export async function breakLock(
+  env: LockEnv,
+  target: LockTarget,
+  force: boolean,
+): Promise<BrokenLock | undefined> {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const found = await readLock(env.fs, target.path);
+    if (found === undefined) return undefined;
+    const holder = judgeLock(env, found);
+    if (holder !== undefined && !force) throw lockedBy(target, found, holder);
+    if (await takeOver(env, target, found)) {
+      // A lock of this very process, forced: it no longer holds the session.
+      const token = found.owner?.token;
+      if (token !== undefined && heldLock(target.key)?.owner.token === token) {
+        forgetHeld(target.key, token);
+        stopHeartbeat(token);
+        forgetToken(token);
+      }
+      return {
+        owner: found.owner ?? unknownOwner(found.mtimeMs),
+        refreshedAt: Math.max(found.mtimeMs, found.owner?.since ?? 0),
+        wasLive: holder !== undefined,
+      };
+    }
+  }
+  return undefined;
 }
 
 /** Removes the lock file if it still holds `token`. Idempotent. */
 export async function releaseLock(env: LockEnv, target: LockTarget, token: string): Promise<void> {
+  stopHeartbeat(token);
   forgetHeld(target.key, token);
+  // From here a lock file that still names this token is an orphan of this process (if the
+  // unlink below fails, say on a full disk): a later taker in this process takes it over.
+  forgetToken(token);
   const found = await readLock(env.fs, target.path);
   if (found?.owner?.token !== token) return;
   try {
@@ -125,43 +203,56 @@ export async function readLock(fs: FsFacade, path: string): Promise<LockRecord |
     throw error;
   }
   try {
-    const stats = await handle.stat();
-    const buffer = Buffer.alloc(Math.min(stats.size, MAX_LOCK_BYTES));
-    const read = await readFully(handle, buffer, 0);
-    const raw = buffer.subarray(0, read);
-    let value: unknown;
-    try {
-      value = JSON.parse(raw.toString('utf8'));
-    } catch {
-      value = undefined;
-    }
-    const transient =
-      typeof value === 'object' &&
-      value !== null &&
-      (value as { transient?: unknown }).transient === true;
-    return { raw, owner: parseOwner(value), transient, mtimeMs: stats.mtimeMs };
+    return await readRecord(handle);
   } finally {
     await handle.close();
   }
 }
 
-/** Writes the owner record to a temp file and links it into place; false if a lock exists. */
+async function readRecord(handle: FsFileHandle): Promise<LockRecord> {
+  const stats = await handle.stat();
+  const buffer = Buffer.alloc(Math.min(stats.size, MAX_LOCK_BYTES));
+  const read = await readFully(handle, buffer, 0);
+  const raw = buffer.subarray(0, read);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  const transient =
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { transient?: unknown }).transient === true;
+  return { raw, owner: parseOwner(value), transient, mtimeMs: stats.mtimeMs };
+}
+
+/**
+ * Writes a new owner record to a temp file and links it into place; `undefined` if a lock
+ * exists. The record promises a heartbeat only when the file system can refresh the lock.
+ */
 async function publish(
   env: LockEnv,
   target: LockTarget,
-  owner: LockOwner,
   transient: boolean,
-): Promise<boolean> {
+): Promise<LockOwner | undefined> {
   const temp = contained(
     env.directory,
     `.${target.name}.lock.${randomBytes(8).toString('hex')}.tmp`,
   );
-  const record = Buffer.from(
-    `${JSON.stringify(transient ? { ...owner, transient } : owner)}\n`,
-    'utf8',
-  );
-  const handle = await env.fs.open(temp, 'wx', 0o600);
+  let handle: FsFileHandle;
   try {
+    handle = await env.fs.open(temp, 'wx', 0o600);
+  } catch (error) {
+    throw asFailureOn(error, temp, target.path);
+  }
+  const owner = currentOwner(handle.touch === undefined ? undefined : env.timing.heartbeatMs);
+  let published = false;
+  try {
+    const record = Buffer.from(
+      `${JSON.stringify(transient ? { ...owner, transient } : owner)}\n`,
+      'utf8',
+    );
     try {
       await handle.chmod(0o600);
       await writeAll(handle, record);
@@ -172,21 +263,95 @@ async function publish(
       await handle.close();
     }
     await env.fs.link(temp, target.path);
-    return true;
+    published = true;
+    return owner;
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return false;
-    throw error;
+    if (errnoCode(error) === 'EEXIST') {
+      // A dangling link where the lock belongs would read as "no lock" forever.
+      const unsafe = await unsafeEntry(env.fs, target.path);
+      if (unsafe !== undefined) throw unsafe;
+      return undefined;
+    }
+    throw asFailureOn(error, temp, target.path);
   } finally {
+    if (!published) forgetToken(owner.token);
     await unlinkQuietly(env.fs, temp);
   }
 }
 
+/** Heartbeat timers of the locks this module holds, by token. */
+const heartbeats = new Map<string, ReturnType<typeof setInterval>>();
+/** Tokens whose lock file a heartbeat found replaced: the lock was taken over or broken. */
+const lost = new Set<string>();
+
+/**
+ * Refreshes the lock file's mtime every `heartbeatMs` while the lock is held. The timer is
+ * `unref()`ed (a held lock never keeps a process alive) and stopped on release; a refresh that
+ * fails is skipped (the next one tries again; same-host openers judge by pid anyway).
+ */
+function startHeartbeat(env: LockEnv, target: LockTarget, owner: LockOwner): void {
+  if (owner.heartbeatMs === undefined) return;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    refresh(env, target, owner.token)
+      .catch(() => undefined)
+      .finally(() => {
+        running = false;
+      });
+  }, owner.heartbeatMs);
+  timer.unref();
+  heartbeats.set(owner.token, timer);
+}
+
+function stopHeartbeat(token: string): void {
+  const timer = heartbeats.get(token);
+  if (timer !== undefined) clearInterval(timer);
+  heartbeats.delete(token);
+  lost.delete(token);
+}
+
+/** Touches the lock file if it still holds `token` (checked on the very file touched). */
+async function refresh(env: LockEnv, target: LockTarget, token: string): Promise<void> {
+  if (!heartbeats.has(token)) return;
+  let handle: FsFileHandle;
+  try {
+    handle = await env.fs.open(target.path, 'r');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') markLost(token);
+    throw error;
+  }
+  try {
+    const found = await readRecord(handle);
+    if (found.owner?.token !== token) {
+      markLost(token);
+      return;
+    }
+    await handle.touch?.(Date.now());
+  } finally {
+    await handle.close();
+  }
+}
+
+function markLost(token: string): void {
+  if (!heartbeats.has(token)) return;
+  lost.add(token);
+  const timer = heartbeats.get(token);
+  if (timer !== undefined) clearInterval(timer);
+}
+
+/** Whether a heartbeat found the lock with `token` taken over or broken by someone else. */
+export function wasLost(token: string): boolean {
+  return lost.has(token);
+}
+
 /**
  * Removes a stale lock: rename it away under a unique name, then make sure the renamed file is
- * the one judged stale. If another taker replaced it in between, its lock is put back (`link`
- * never replaces a newer one) and the session is reported locked.
+ * the one judged stale (true once removed). If another taker replaced it in between, its lock
+ * is put back (`link` never replaces a newer one) and the session is reported locked.
  */
-async function takeOver(env: LockEnv, target: LockTarget, judged: LockRecord): Promise<void> {
+async function takeOver(env: LockEnv, target: LockTarget, judged: LockRecord): Promise<boolean> {
   const aside = contained(
     env.directory,
     `${target.name}.lock.stale.${randomBytes(8).toString('hex')}`,
@@ -194,14 +359,14 @@ async function takeOver(env: LockEnv, target: LockTarget, judged: LockRecord): P
   try {
     await env.fs.rename(target.path, aside);
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return; // someone else removed it; try again
+    if (errnoCode(error) === 'ENOENT') return false; // someone else removed it; try again
     throw error;
   }
   const moved = await readLock(env.fs, aside);
-  if (moved === undefined) return; // a concurrent taker already removed it; try again
+  if (moved === undefined) return false; // a concurrent taker already removed it; try again
   if (moved.raw.equals(judged.raw)) {
     await unlinkQuietly(env.fs, aside);
-    return;
+    return true;
   }
   try {
     await env.fs.link(aside, target.path);

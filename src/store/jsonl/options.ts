@@ -3,7 +3,7 @@
  * hook into, and the checked, defaulted form the store and its writer run with.
  */
 import { InvalidStoreError, type LockOwner } from '../errors.js';
-import { isOwnerAlive } from '../lock-owner.js';
+import { isOwnerAlive, type LockTiming, resolveLockTiming } from '../lock-owner.js';
 import { DEFAULT_MAX_LINE_BYTES } from './format.js';
 import { type FsFacade, nodeFs } from './fs.js';
 
@@ -55,10 +55,17 @@ export interface JsonlStoreOptions {
   /** How long to wait for another process's in-flight append to release the lock (default 2000 ms). */
   readonly lockWaitMs?: number;
   /**
-   * Whether a lock owner may still be running (default: pid, process start time and boot id on
-   * this host). A power-loss simulation that "crashes" inside one process replaces it.
+   * Whether a lock owner on this host may still be running (default: pid, process start time and
+   * boot id). A power-loss simulation that "crashes" inside one process replaces it.
    */
   readonly isOwnerAlive?: (owner: LockOwner) => boolean;
+  /** How often a held lock's file is refreshed (its mtime), ms (default 5000). */
+  readonly lockHeartbeatMs?: number;
+  /**
+   * A lock whose owner runs on another host is stale, and taken over, once its file was not
+   * refreshed for this long, ms (default 30000; at least twice `lockHeartbeatMs`).
+   */
+  readonly lockStaleMs?: number;
 }
 
 /** The options as the store runs with them. */
@@ -69,6 +76,7 @@ export interface ResolvedOptions {
   readonly failpoint: ((name: JsonlFailpoint) => void | Promise<void>) | undefined;
   readonly lockWaitMs: number;
   readonly ownerAlive: (owner: LockOwner) => boolean;
+  readonly lockTiming: LockTiming;
   readonly readOnly: boolean;
 }
 
@@ -96,6 +104,7 @@ export function resolveOptions(options: JsonlStoreOptions): ResolvedOptions {
     failpoint: options.failpoint,
     lockWaitMs,
     ownerAlive: options.isOwnerAlive ?? isOwnerAlive,
+    lockTiming: resolveLockTiming(options),
     readOnly: options.readOnly === true,
   };
 }

@@ -19,9 +19,12 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
   WatchOptions,
 } from '../contract.js';
 import {
@@ -44,23 +47,28 @@ import {
 import { follow } from '../watch.js';
 import { encodeBatch } from './format.js';
 import {
+  asFailureOn,
   errnoCode,
   type FsFacade,
+  type FsFileHandle,
   type FsStats,
   openExisting,
   statExisting,
   syncDirectory,
   unlinkQuietly,
+  unsafeEntry,
   writeAll,
 } from './fs.js';
 import { encodeHeaderLine, summarize } from './header.js';
 import {
   acquireLock,
+  breakLock,
   holdsLock,
   type LockEnv,
   type LockTarget,
   readLock,
   releaseLock,
+  wasLost,
 } from './lock.js';
 import {
   type JsonlFailpoint,
@@ -71,6 +79,7 @@ import {
 import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
 import { scanLog } from './scan.js';
+import { readStats } from './stats.js';
 import { jsonlLogSource } from './watch.js';
 import { JsonlWriter } from './writer.js';
 
@@ -138,6 +147,7 @@ export class JsonlStore implements SessionStore {
       directory,
       fsync: options.fsync,
       ownerAlive: options.ownerAlive,
+      timing: options.lockTiming,
     };
     this.#writer = new JsonlWriter({
       location: this.location,
@@ -166,7 +176,12 @@ export class JsonlStore implements SessionStore {
         this.directory,
         `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`,
       );
-      const handle = await this.#fs.open(temp, 'wx', 0o600);
+      let handle: FsFileHandle;
+      try {
+        handle = await this.#fs.open(temp, 'wx', 0o600);
+      } catch (error) {
+        throw asFailureOn(error, temp, paths.log);
+      }
       try {
         try {
           // The umask can only remove permission bits; chmod makes the mode exact.
@@ -182,10 +197,18 @@ export class JsonlStore implements SessionStore {
           // link(), not rename(): it fails with EEXIST instead of replacing an existing log.
           await this.#fs.link(temp, paths.log);
         } catch (error) {
-          if (errnoCode(error) === 'EEXIST') throw new AlreadyExistsError(valid.id, this.location);
+          if (errnoCode(error) === 'EEXIST') {
+            // A dangling link where the log belongs is not a session that exists.
+            throw (
+              (await unsafeEntry(this.#fs, paths.log)) ??
+              new AlreadyExistsError(valid.id, this.location)
+            );
+          }
           throw error;
         }
         await this.#failpoint('create:after-link');
+      } catch (error) {
+        throw asFailureOn(error, temp, paths.log);
       } finally {
         await unlinkQuietly(this.#fs, temp);
       }
@@ -213,6 +236,12 @@ export class JsonlStore implements SessionStore {
         // A process that does not hold the session's lock takes it for this one append, so
         // two processes can never write to one file at the same time.
         const held = heldLock(target.key);
+        if (held !== undefined && !held.transient && wasLost(held.owner.token)) {
+          // Another taker judged this lock stale (this process stalled past the bound, or an
+          // operator forced it): the session is no longer ours to write.
+          const current = await readLock(this.#fs, target.path);
+          throw new LockedError(id, current?.owner ?? held.owner);
+        }
         const transient =
           held === undefined || held.transient
             ? await acquireLock(this.#lockEnv, target, {
@@ -273,6 +302,20 @@ export class JsonlStore implements SessionStore {
       this.location,
       options,
     );
+  }
+
+  /** The session's stats from one pass over its lines that decodes only what they need. */
+  summarize(id: string): Promise<SessionStats> {
+    return this.#run(`summarize session '${shortId(id)}'`, async () => {
+      checkSessionId(id);
+      const file = sessionPaths(this.directory, id).log;
+      const handle = await openExisting(this.#fs, this.location, id, file, 'r');
+      try {
+        return await readStats(handle, file, id, this.#options.maxLineBytes);
+      } finally {
+        await handle.close();
+      }
+    });
   }
 
   /**
@@ -373,6 +416,16 @@ export class JsonlStore implements SessionStore {
         throw error;
       }
       return handle;
+    });
+  }
+
+  unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    return this.#run(`unlock session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
+      checkSessionId(id);
+      const target = this.#lockTarget(id, sessionPaths(this.directory, id));
+      const broken = await breakLock(this.#lockEnv, target, options.force === true);
+      return broken === undefined ? { removed: false } : { removed: true, ...broken };
     });
   }
 

@@ -2,22 +2,30 @@
  * Leases: one writer per session across hosts.
  *
  * A lease is a row of `leases`: the owner record (pid, host, start time, boot id, a random token
- * unique to this acquisition), and an expiry in the server's clock. The holder's heartbeat pushes
- * the expiry back every `heartbeatMs`; a lease not renewed for `leaseMs` is free for the next
- * worker to take, and so is one whose owner is provably dead on this host (the same liveness rule
- * as the file and SQLite locks). Why a row rather than an advisory lock: an advisory lock belongs
- * to one connection, which a pool recycles and a transaction-mode pooler (PgBouncer) does not
- * keep, and it gives no fencing token; a row survives reconnects, carries its token into every
- * append's transaction, and says who holds it and until when.
+ * unique to this acquisition), when it was last refreshed and when it expires, both in the
+ * server's clock. The holder's heartbeat pushes the expiry back every `heartbeatMs`; a lease not
+ * renewed for `leaseMs` is free for the next worker to take, and so is one whose owner is
+ * provably gone from this host (the shared rule of `lock-owner.ts`, as for the file and SQLite
+ * locks). Why a row rather than an advisory lock: an advisory lock belongs to one connection,
+ * which a pool recycles and a transaction-mode pooler (PgBouncer) does not keep, and it gives no
+ * fencing token; a row survives reconnects, carries its token into every append's transaction,
+ * and says who holds it and until when.
  *
  * Fencing: an append by a holder reads the lease row under a share lock inside its transaction
  * and proceeds only if the token is still its own, so a takeover (which updates that row) is
  * serialised with it: the old holder's append either commits before the takeover, and the new
  * holder's load sees it, or finds the new token and is refused (`LeaseLostError`).
  */
-import type { SessionLock } from '../contract.js';
-import { InvalidStoreError, LeaseLostError, LockedError, type LockOwner } from '../errors.js';
-import { liveOwnerOf, parseOwner } from '../lock-owner.js';
+import { hostname } from 'node:os';
+import type { SessionLock, UnlockOptions, UnlockReport } from '../contract.js';
+import {
+  InvalidStoreError,
+  LeaseLostError,
+  LockedError,
+  type LockHolderState,
+  type LockOwner,
+} from '../errors.js';
+import { forgetToken, judgeHolder, parseOwnerJson } from '../lock-owner.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
 /** What the leases need of the store's settings. */
@@ -29,36 +37,47 @@ export interface LeaseSettings {
 interface LeaseRow {
   readonly owner: string;
   readonly token: string;
+  /** `expires_at > now()` on the server. */
   readonly live: boolean;
+  /** `refreshed_at` as epoch ms. */
+  readonly refreshed: string;
+}
+
+/** A lease row judged: who holds it, and why it must be respected (absent: it need not be). */
+interface Judged {
+  readonly owner: LockOwner;
+  readonly refreshedAt: number;
+  readonly holder: LockHolderState | undefined;
 }
 
 /** A lease this store holds. */
 interface Held {
   readonly owner: LockOwner;
-  readonly token: string;
   readonly timer: ReturnType<typeof setInterval>;
   /** Set once a heartbeat found the lease taken over. */
   lost: boolean;
 }
+
+/** The owner reported for a lease row whose owner record cannot be read. */
+const UNKNOWN_OWNER: LockOwner = { pid: 0, host: 'unknown', since: 0, token: '' };
 
 /** The leases of one store: taking, renewing, checking and releasing them. */
 export class Leases {
   readonly #pool: PgPool;
   readonly #s: string;
   readonly #settings: LeaseSettings;
-  readonly #location: string;
   readonly #held = new Map<string, Held>();
 
-  constructor(pool: PgPool, schema: string, settings: LeaseSettings, location: string) {
+  constructor(pool: PgPool, schema: string, settings: LeaseSettings) {
     this.#pool = pool;
     this.#s = schema;
     this.#settings = settings;
-    this.#location = location;
   }
 
   /**
-   * Takes the session's lease, or fails with `LockedError` naming the live holder. The session
-   * need not exist yet.
+   * Takes the session's lease for `owner` (made once per acquisition, so that a retry after a
+   * lost connection recognises its own committed attempt), or fails with `LockedError` naming
+   * the live holder. The session need not exist yet.
    */
   async acquire(client: PgQueryable, id: string, owner: LockOwner): Promise<SessionLock> {
     const mine = this.#held.get(id);
@@ -69,20 +88,21 @@ export class Leases {
       // An earlier attempt of this very acquisition may have committed before its connection
       // was lost: the row then carries this owner's token.
       if (row?.token !== owner.token) {
-        const holder = row === undefined ? undefined : liveHolderOf(row);
-        if (holder !== undefined) throw new LockedError(id, holder);
+        const found = row === undefined ? undefined : this.#judge(row);
+        if (found?.holder !== undefined) throw new LockedError(id, found.owner, found.holder);
         // A taker that found no row may race another: the loser's update meets a live row,
         // which the WHERE refuses, and no row comes back.
         const { rows } = await client.query<{ token: string }>(
-          `INSERT INTO ${this.#s}.leases (session_id, owner, token, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-           ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+          `INSERT INTO ${this.#s}.leases (session_id, owner, token, refreshed_at, expires_at) VALUES ($1, $2, $3, now(), now() + $4 * interval '1 millisecond')
+           ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token, refreshed_at = EXCLUDED.refreshed_at, expires_at = EXCLUDED.expires_at
            WHERE ${this.#s}.leases.token = $5 OR ${this.#s}.leases.expires_at <= now()
            RETURNING token`,
           [id, JSON.stringify(owner), owner.token, this.#settings.leaseMs, row?.token ?? ''],
         );
         if (rows.length === 0) {
           const now = await this.#row(client, id, '');
-          throw new LockedError(id, (now && parseOwner(safeJson(now.owner))) ?? owner);
+          const judged = now === undefined ? undefined : this.#judge(now);
+          throw new LockedError(id, judged?.owner ?? UNKNOWN_OWNER, judged?.holder);
         }
       }
       await client.query('COMMIT');
@@ -92,7 +112,7 @@ export class Leases {
     }
     const timer = setInterval(() => void this.#renew(id), this.#settings.heartbeatMs);
     timer.unref();
-    this.#held.set(id, { owner, token: owner.token, timer, lost: false });
+    this.#held.set(id, { owner, timer, lost: false });
     return {
       sessionId: id,
       owner,
@@ -109,20 +129,18 @@ export class Leases {
     const row = await this.#row(client, id, 'FOR SHARE');
     const held = this.#held.get(id);
     if (held !== undefined) {
-      if (row === undefined || row.token !== held.token) {
+      if (row === undefined || row.token !== held.owner.token) {
         held.lost = true;
-        throw new LeaseLostError(id, row === undefined ? undefined : liveHolderOf(row));
+        throw new LeaseLostError(id, row === undefined ? undefined : this.#judge(row).owner);
       }
       return;
     }
-    const holder = row === undefined ? undefined : liveHolderOf(row);
-    if (holder !== undefined) throw new LockedError(id, holder);
+    this.#refuseLive(id, row);
   }
 
-  /** The live holder of the session's lease, this store included, if any. */
-  async liveHolder(client: PgQueryable, id: string): Promise<LockOwner | undefined> {
-    const row = await this.#row(client, id, 'FOR SHARE');
-    return row === undefined ? undefined : liveHolderOf(row);
+  /** Refuses (`LockedError`) while a lease of the session is in force, this store's included. */
+  async refuseHeld(client: PgQueryable, id: string): Promise<void> {
+    this.#refuseLive(id, await this.#row(client, id, 'FOR SHARE'));
   }
 
   /** For `discardTornTail`: the lease must be held through `owner`'s acquisition. */
@@ -131,13 +149,48 @@ export class Leases {
     if (
       row !== undefined &&
       row.token === owner.token &&
-      this.#held.get(id)?.token === owner.token
+      this.#held.get(id)?.owner.token === owner.token
     ) {
       return;
     }
-    const holder = row === undefined ? undefined : liveHolderOf(row);
-    if (holder !== undefined && holder.token !== owner.token) throw new LockedError(id, holder);
+    const found = row === undefined ? undefined : this.#judge(row);
+    if (found?.holder !== undefined && found.owner.token !== owner.token) {
+      throw new LockedError(id, found.owner, found.holder);
+    }
     throw new InvalidStoreError(`the lease of session '${id}' is no longer held; lock it again`);
+  }
+
+  /**
+   * Removes a session's lease on an operator's request: a lapsed one at once, one in force only
+   * with `force` (else `LockedError` naming the holder and when it last renewed the lease).
+   */
+  async unlock(client: PgQueryable, id: string, options: UnlockOptions): Promise<UnlockReport> {
+    await client.query('BEGIN');
+    try {
+      const row = await this.#row(client, id, 'FOR UPDATE');
+      if (row === undefined) {
+        await client.query('COMMIT');
+        return { removed: false };
+      }
+      const found = this.#judge(row);
+      if (found.holder !== undefined && options.force !== true) {
+        throw new LockedError(id, found.owner, found.holder);
+      }
+      await client.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1 AND token = $2`, [
+        id,
+        row.token,
+      ]);
+      await client.query('COMMIT');
+      return {
+        removed: true,
+        owner: found.owner,
+        refreshedAt: found.refreshedAt,
+        wasLive: found.holder !== undefined,
+      };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   }
 
   /** Releases every lease this store holds (on close). */
@@ -145,7 +198,7 @@ export class Leases {
     let failure: unknown;
     for (const [id, held] of [...this.#held]) {
       try {
-        await this.#release(id, held.token);
+        await this.#release(id, held.owner.token);
       } catch (error) {
         failure ??= error;
       }
@@ -155,13 +208,18 @@ export class Leases {
 
   async #release(id: string, token: string): Promise<void> {
     const held = this.#held.get(id);
-    if (held === undefined || held.token !== token) return;
+    if (held === undefined || held.owner.token !== token) return;
     clearInterval(held.timer);
     this.#held.delete(id);
-    await this.#pool.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1 AND token = $2`, [
-      id,
-      token,
-    ]);
+    try {
+      await this.#pool.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1 AND token = $2`, [
+        id,
+        token,
+      ]);
+    } finally {
+      // Not held any more, released or not: a row left behind lapses within leaseMs.
+      forgetToken(token);
+    }
   }
 
   /** One heartbeat: pushes the expiry back, or finds the lease gone. */
@@ -170,13 +228,47 @@ export class Leases {
     if (held === undefined || held.lost) return;
     try {
       const { rowCount } = await this.#pool.query(
-        `UPDATE ${this.#s}.leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND token = $2`,
-        [id, held.token, this.#settings.leaseMs],
+        `UPDATE ${this.#s}.leases SET refreshed_at = now(), expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND token = $2`,
+        [id, held.owner.token, this.#settings.leaseMs],
       );
       if (rowCount === 0) held.lost = true;
     } catch {
       // A missed beat (the server restarting): the next one tries again; the bound is leaseMs.
     }
+  }
+
+  #refuseLive(id: string, row: LeaseRow | undefined): void {
+    const found = row === undefined ? undefined : this.#judge(row);
+    if (found?.holder !== undefined) throw new LockedError(id, found.owner, found.holder);
+  }
+
+  /**
+   * Whether a lease is in force: not expired in the server's clock and, for an owner on this
+   * host, held by a running process (the shared rule, which sees a dead or orphaned owner at
+   * once). An owner record that cannot be read leaves the lease to its expiry.
+   */
+  #judge(row: LeaseRow): Judged {
+    const refreshedAt = Number(row.refreshed);
+    const owner = parseOwnerJson(row.owner);
+    if (owner === undefined) {
+      return {
+        owner: UNKNOWN_OWNER,
+        refreshedAt,
+        holder: row.live
+          ? { basis: 'fresh', refreshedAt, staleMs: this.#settings.leaseMs }
+          : undefined,
+      };
+    }
+    if (!row.live) return { owner, refreshedAt, holder: undefined };
+    if (owner.host === hostname()) {
+      // The process check alone decides on this host; the expiry has not come yet.
+      return { owner, refreshedAt, holder: judgeHolder(owner, Date.now(), this.#settings.leaseMs) };
+    }
+    return {
+      owner,
+      refreshedAt,
+      holder: { basis: 'fresh', refreshedAt, staleMs: this.#settings.leaseMs },
+    };
   }
 
   async #row(
@@ -185,28 +277,9 @@ export class Leases {
     lock: '' | 'FOR SHARE' | 'FOR UPDATE',
   ): Promise<LeaseRow | undefined> {
     const { rows } = await client.query<LeaseRow>(
-      `SELECT owner, token, expires_at > now() AS live FROM ${this.#s}.leases WHERE session_id = $1 ${lock}`,
+      `SELECT owner, token, expires_at > now() AS live, (extract(epoch FROM refreshed_at) * 1000)::bigint AS refreshed FROM ${this.#s}.leases WHERE session_id = $1 ${lock}`,
       [id],
     );
     return rows[0];
-  }
-
-  /** Where the leases live, for messages. */
-  get location(): string {
-    return this.#location;
-  }
-}
-
-/** The owner of a lease row if the lease is in force: not expired, and its owner not provably dead. */
-function liveHolderOf(row: LeaseRow): LockOwner | undefined {
-  if (!row.live) return undefined;
-  return liveOwnerOf(row.owner);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }

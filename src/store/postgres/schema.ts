@@ -68,6 +68,7 @@ CREATE TABLE ${s}.leases (
   session_id text COLLATE "C" PRIMARY KEY,
   owner text NOT NULL,
   token text NOT NULL,
+  refreshed_at timestamptz NOT NULL,
   expires_at timestamptz NOT NULL
 );
 INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', '${POSTGRES_SCHEMA_VERSION}');

@@ -15,7 +15,12 @@
  * - Every committed append notifies `palimpsest_<schema>` with the session and its new length,
  *   for `watch`.
  */
-import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import {
+  type JsonValue,
+  type SessionEvent,
+  type SessionHeader,
+  validateHeader,
+} from '../../core/index.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -24,9 +29,12 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
   WatchOptions,
 } from '../contract.js';
 import {
@@ -35,12 +43,11 @@ import {
   CorruptLogError,
   FormatVersionError,
   InvalidStoreError,
-  LockedError,
   type LockOwner,
   NotFoundError,
   StoreUnavailableError,
 } from '../errors.js';
-import { currentOwner } from '../lock-owner.js';
+import { currentOwner, forgetToken } from '../lock-owner.js';
 import {
   asStorageError,
   assertOpen,
@@ -50,7 +57,9 @@ import {
   checkTornTail,
   decodeStoredHeader,
   encodeCursor,
+  STATS_EVENT_TYPES,
   shortId,
+  statsOf,
 } from '../store-rules.js';
 import { follow } from '../watch.js';
 import {
@@ -121,7 +130,7 @@ export class PostgresStore implements SessionStore {
     this.settings = settings;
     this.#s = quoted(settings.schema);
     this.channel = `palimpsest_${settings.schema}`;
-    this.#leases = new Leases(pool, this.#s, settings, location);
+    this.#leases = new Leases(pool, this.#s, settings);
   }
 
   async create(header: SessionHeader): Promise<void> {
@@ -340,8 +349,7 @@ export class PostgresStore implements SessionStore {
           if (retry) return;
           throw new NotFoundError(id, this.location);
         }
-        const holder = await this.#leases.liveHolder(client, id);
-        if (holder !== undefined) throw new LockedError(id, holder);
+        await this.#leases.refuseHeld(client, id);
         await client.query(`DELETE FROM ${this.#s}.events WHERE session_key = $1`, [row.key]);
         await client.query(`DELETE FROM ${this.#s}.sessions WHERE key = $1`, [row.key]);
         await client.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1`, [id]);
@@ -352,9 +360,73 @@ export class PostgresStore implements SessionStore {
   async lock(id: string): Promise<SessionLock> {
     this.#assertWritable();
     checkSessionId(id);
-    const owner = currentOwner();
-    return this.#retrying(`lock session '${shortId(id)}'`, (client) =>
-      this.#leases.acquire(client, id, owner),
+    const owner = currentOwner(this.settings.heartbeatMs);
+    try {
+      return await this.#retrying(`lock session '${shortId(id)}'`, (client) =>
+        this.#leases.acquire(client, id, owner),
+      );
+    } catch (error) {
+      forgetToken(owner.token);
+      throw error;
+    }
+  }
+
+  /**
+   * Removes a session's lease on an operator's request (`palimpsest unlock`): a lapsed one (not
+   * renewed for `leaseMs`, or its owner gone from this host) at once, one in force only with
+   * `force`.
+   */
+  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    this.#assertWritable();
+    checkSessionId(id);
+    return this.#retrying(`unlock session '${shortId(id)}'`, (client) =>
+      this.#leases.unlock(client, id, options),
+    );
+  }
+
+  /**
+   * The session's stats from its row, the last event's time and the events of the types the
+   * stats need (selected by type on the server: no other row's data is sent).
+   */
+  async summarize(id: string): Promise<SessionStats> {
+    this.#assertOpen();
+    checkSessionId(id);
+    return this.#retrying(`summarize session '${shortId(id)}'`, (client) =>
+      this.#snapshot(client, async () => {
+        const { rows: found } = await client.query<SessionRow>(
+          `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE id = $1`,
+          [id],
+        );
+        const row = found[0];
+        if (row === undefined) throw new NotFoundError(id, this.location);
+        const header = this.#header(row);
+        const count = Number(row.next_seq);
+        const { rows: last } = await client.query<{ time: string }>(
+          `SELECT time FROM ${this.#s}.events WHERE session_key = $1 AND seq = $2`,
+          [row.key, count - 1],
+        );
+        const { rows } = await client.query<{ seq: string; type: string; data: string }>(
+          `SELECT seq, type, data FROM ${this.#s}.events WHERE session_key = $1 AND type = ANY($2::text[]) ORDER BY seq`,
+          [row.key, [...STATS_EVENT_TYPES]],
+        );
+        const site = { location: this.location, id };
+        const events = rows.map((event) => {
+          try {
+            return { type: event.type, data: JSON.parse(event.data) as JsonValue };
+          } catch (error) {
+            throw new CorruptLogError(
+              {
+                file: this.location,
+                row: Number(event.seq),
+                reason: `the data of session '${site.id}' is not valid JSON`,
+              },
+              { cause: error },
+            );
+          }
+        });
+        const lastTime = last[0] === undefined ? undefined : Number(last[0].time);
+        return statsOf(header, count, lastTime, events);
+      }),
     );
   }
 

@@ -4,10 +4,22 @@
  * the schema created or checked, the pragmas set; and the mapping of driver failures to typed
  * errors.
  */
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { PalimpsestError } from '../../core/index.js';
-import { CorruptLogError, InvalidStoreError, StorageError } from '../errors.js';
+import { CorruptLogError, InvalidStoreError, StorageError, StoreBusyError } from '../errors.js';
+import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../store-rules.js';
+import { LEDGER_SUFFIX } from './ledger.js';
 import {
   checkTables,
   classify,
@@ -38,14 +50,32 @@ export interface SqliteStoreOptions {
    * `-wal` when none existed): it cannot read a WAL database without one, and neither holds data.
    */
   readonly readOnly?: boolean;
-  /** How long a write waits for another connection's transaction, in ms (default 5000). */
+  /**
+   * How long one attempt of a write waits inside SQLite for another connection's transaction,
+   * in ms (default 5000). The wait blocks the thread (the driver is synchronous): lower it for a
+   * process that must stay responsive; `busyRetryMs` bounds the whole wait.
+   */
   readonly busyTimeoutMs?: number;
+  /**
+   * How long a write keeps retrying, in total, while other connections hold the database, in ms
+   * (default 30000): `SQLITE_BUSY` or `SQLITE_LOCKED` on `BEGIN IMMEDIATE` or on commit is
+   * retried with jittered backoff (each attempt atomic: nothing is ever written twice). Past the
+   * bound the write rejects with `StoreBusyError` (retryable; nothing written, nothing poisoned).
+   */
+  readonly busyRetryMs?: number;
   /**
    * Called at named points of a write, for crash tests: `'append:before-commit'` (inside the
    * transaction), `'append:after-commit'` (before the append resolves) and
    * `'lock:after-acquire'`. A throw from the hook fails the operation like a storage error.
    */
   readonly failpoint?: (name: string) => void;
+  /** How often a held lock's row is refreshed, ms (default 5000). */
+  readonly lockHeartbeatMs?: number;
+  /**
+   * A lock whose owner runs on another host is stale, and taken over, once its row was not
+   * refreshed for this long, ms (default 30000; at least twice `lockHeartbeatMs`).
+   */
+  readonly lockStaleMs?: number;
 }
 
 /** A database ready for the store: schema checked, pragmas set. */
@@ -56,6 +86,10 @@ export interface OpenedDatabase {
   /** The pragmas of the connection, read back after setting them. */
   readonly settings: SqliteSettings;
   readonly readOnly: boolean;
+  /** The checked `busyRetryMs`. */
+  readonly busyRetryMs: number;
+  /** Removes what the open made aside (a private copy, see `privateCopy`); call after closing. */
+  readonly cleanup?: () => void;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -81,13 +115,21 @@ export async function openDatabase(
       `sqlite option busyTimeoutMs must be a non-negative integer, found ${String(busyTimeoutMs)}`,
     );
   }
+  const busyRetryMs = options.busyRetryMs ?? DEFAULT_BUSY_RETRY_MS;
+  if (!Number.isSafeInteger(busyRetryMs) || busyRetryMs < 0) {
+    throw new InvalidStoreError(
+      `sqlite option busyRetryMs must be a non-negative integer, found ${String(busyRetryMs)}`,
+    );
+  }
   if (typeof file !== 'string' || file === '') {
     throw new InvalidStoreError('sqlite store needs a database file path');
   }
   const path = resolve(file);
   const readOnly = options.readOnly === true;
   const Database = await loadDriver();
-  const existing = readOnly ? identifyReadOnly(Database, path) : prepareFile(Database, path);
+  const existing = damagedIfOurs(path, () =>
+    readOnly ? identifyReadOnly(Database, path) : prepareFile(Database, path),
+  );
   let db: SqliteDatabase | undefined;
   try {
     db = connect(Database, path, {
@@ -95,35 +137,150 @@ export async function openDatabase(
       fileMustExist: true,
       timeout: busyTimeoutMs,
     });
-    const connection = db;
+    let connection = db;
     if (readOnly) {
-      const check = connection.transaction(() => {
-        if (classify(readIdentity(connection), path) === 'pristine') {
-          throw new InvalidStoreError(
-            `${path} holds no palimpsest database yet (opened read-only)`,
-          );
+      const checkOn = (opened: SqliteDatabase) =>
+        opened.transaction(() => {
+          if (classify(readIdentity(opened), path) === 'pristine') {
+            throw new InvalidStoreError(
+              `${path} holds no palimpsest database yet (opened read-only)`,
+            );
+          }
+          checkTables(opened, path);
+        });
+      let settings: SqliteSettings;
+      let cleanup: (() => void) | undefined;
+      try {
+        settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
+        await retryingCall(path, busyRetryMs, () => checkOn(connection)());
+      } catch (error) {
+        const copy = unwritableDirectory(error) ? privateCopy(path) : undefined;
+        if (copy === undefined) throw error;
+        cleanup = copy.remove;
+        closeQuietly(connection);
+        try {
+          connection = connect(Database, copy.file, { readonly: true, fileMustExist: true });
+          db = connection;
+          settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
+          await retryingCall(path, busyRetryMs, () => checkOn(connection)());
+        } catch (again) {
+          copy.remove();
+          throw again;
         }
-        checkTables(connection, path);
-      });
-      driverCall(path, 'open', () => check());
-      const settings = driverCall(path, 'open', () => readSettings(connection, busyTimeoutMs));
-      return { path, db: connection, settings, readOnly };
+      }
+      return {
+        path,
+        db: connection,
+        settings,
+        readOnly,
+        busyRetryMs,
+        ...(cleanup === undefined ? {} : { cleanup }),
+      };
     }
-    if (existing === 'pristine') driverCall(path, 'open', () => setPageSize(connection));
+    if (existing === 'pristine') {
+      await retryingCall(path, busyRetryMs, () => setPageSize(connection));
+    }
     // Checked again on this connection, before any pragma writes: the file header may lag
     // behind an uncheckpointed WAL, and another process may have created the schema since.
     const check = connection.transaction(() => {
       if (classify(readIdentity(connection), path) === 'pristine') createSchema(connection);
       checkTables(connection, path);
     });
-    driverCall(path, 'open', () => (existing === 'pristine' ? check.immediate() : check()));
-    const settings = driverCall(path, 'open', () =>
+    await retryingCall(path, busyRetryMs, () =>
+      existing === 'pristine' ? check.immediate() : check(),
+    );
+    const settings = await retryingCall(path, busyRetryMs, () =>
       configure(connection, path, { synchronous, busyTimeoutMs }),
     );
-    return { path, db: connection, settings, readOnly };
+    return { path, db: connection, settings, readOnly, busyRetryMs };
   } catch (error) {
     closeQuietly(db);
-    throw error;
+    throw existing === 'current' ? schemaDamage(path, error) : error;
+  }
+}
+
+/**
+ * A database whose header says it is palimpsest's at this schema version, but whose schema
+ * SQLite cannot use (`SQLITE_ERROR`: "no such column", "malformed database schema",
+ * "unsupported file format"; `SQLITE_NOTADB` for a damaged header field) or that lacks a table
+ * or column this version writes: no
+ * palimpsest writes that, so it is damage (`CorruptLogError`, the CLI's exit code 4), not a
+ * usage mistake or a failing medium. Other errors pass through.
+ */
+export function schemaDamage(path: string, error: unknown): unknown {
+  const cause =
+    StorageError.isInstance(error) || InvalidStoreError.isInstance(error) ? error.cause : error;
+  const code = driverCode(cause);
+  // NOTADB after the header read as ours: SQLite refuses a field of it (page size, versions).
+  if (code === 'SQLITE_ERROR' || code === 'SQLITE_NOTADB') {
+    return new CorruptLogError(
+      {
+        file: path,
+        reason: `the schema is damaged: SQLite cannot use it (${describeCause(cause)})`,
+      },
+      { cause },
+    );
+  }
+  return error;
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
+}
+
+/**
+ * Runs the identification of the file before SQLite opens it. A file that is not a SQLite
+ * database, or one of another application, is refused as such (`InvalidStoreError`), unless
+ * palimpsest's ledger lies beside it: then it was a palimpsest database whose header is
+ * damaged, and it is a `CorruptLogError`.
+ */
+function damagedIfOurs<T>(path: string, identify: () => T): T {
+  try {
+    return identify();
+  } catch (error) {
+    if (!InvalidStoreError.isInstance(error) || !existsSync(`${path}${LEDGER_SUFFIX}`)) throw error;
+    throw new CorruptLogError(
+      {
+        file: path,
+        reason: `the database header is damaged: ${error.message.replace(`${path} `, '')}, but palimpsest's ledger ${path}${LEDGER_SUFFIX} lies beside it`,
+      },
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Whether a read-only open failed because SQLite cannot create the `-shm` wal-index beside the
+ * database (the directory is not writable by this user).
+ */
+function unwritableDirectory(error: unknown): boolean {
+  const cause = StorageError.isInstance(error) ? error.cause : error;
+  const code = driverCode(cause);
+  return code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_CANTOPEN';
+}
+
+/**
+ * A private copy of a WAL database that has no `-wal` beside it, for a read-only open in a
+ * directory this user cannot write: SQLite cannot read a WAL database without creating its
+ * `-shm`, and nothing of the database is outside the file (no `-wal`), so a copy reads the same
+ * and the directory stays untouched. `undefined` when a `-wal` with data exists (its frames
+ * would be missed) or the copy fails.
+ */
+function privateCopy(path: string): { file: string; remove: () => void } | undefined {
+  try {
+    if (existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'palimpsest-readonly-'));
+  const remove = (): void => rmSync(dir, { recursive: true, force: true });
+  try {
+    const file = join(dir, basename(path));
+    copyFileSync(path, file);
+    return { file, remove };
+  } catch {
+    remove();
+    return undefined;
   }
 }
 
@@ -238,6 +395,31 @@ export function driverCall<T>(path: string, action: string, call: () => T): T {
     }
     throw new StorageError(`cannot ${action} ${path}`, { cause: error });
   }
+}
+
+/**
+ * A driver call during open, retried while other connections hold the database (several
+ * processes opening one new database at once take turns creating and converting it), its other
+ * failures mapped as by {@link driverCall}.
+ */
+async function retryingCall<T>(path: string, retryMs: number, call: () => T): Promise<T> {
+  try {
+    return await retryWhileBusy(
+      { isBusy, retryMs, location: `sqlite:${path}`, action: 'open' },
+      call,
+    );
+  } catch (error) {
+    if (StoreBusyError.isInstance(error)) throw error;
+    return driverCall(path, 'open', () => {
+      throw error;
+    });
+  }
+}
+
+/** Whether a driver error is contention: another connection holds the database. */
+export function isBusy(error: unknown): boolean {
+  const code = driverCode(error);
+  return code !== undefined && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
 /** The result code of a driver error (`SQLITE_BUSY`, ...), if it has one. */

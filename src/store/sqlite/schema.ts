@@ -7,7 +7,7 @@
  * depend on better-sqlite3 (the driver is an optional peer dependency, loaded on demand).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { FormatVersionError, InvalidStoreError, StorageError } from '../errors.js';
+import { CorruptLogError, FormatVersionError, InvalidStoreError, StorageError } from '../errors.js';
 
 /**
  * Version of the table layout, kept in `PRAGMA user_version`. A database written with any other
@@ -322,18 +322,20 @@ export function classify(identity: DatabaseIdentity, file: string): 'pristine' |
 /**
  * Checks that a database claiming to be ours has the tables and columns this version writes.
  *
- * @throws InvalidStoreError naming the first table that differs.
+ * @throws CorruptLogError naming the first table that differs: a database that says it is
+ *   palimpsest's at this version and is not has been damaged.
  */
 export function checkTables(db: SqliteDatabase, file: string): void {
   const columnsOf = db.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid');
   for (const [table, expected] of Object.entries(COLUMNS)) {
     const found = (columnsOf.all(table) as { name: string }[]).map((row) => row.name);
     if (found.join(',') !== expected.join(',')) {
-      throw new InvalidStoreError(
-        `${file} claims palimpsest schema version ${SCHEMA_VERSION}, but table '${table}' has ${
+      throw new CorruptLogError({
+        file,
+        reason: `the schema is damaged: the database claims palimpsest schema version ${SCHEMA_VERSION}, but table '${table}' has ${
           found.length === 0 ? 'no columns' : `columns (${found.join(', ')})`
         } instead of (${expected.join(', ')}); it was not modified`,
-      );
+      });
     }
   }
 }

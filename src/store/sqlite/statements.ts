@@ -21,6 +21,8 @@ export interface Statements {
   readonly eventsFrom: SqliteStatement;
   readonly eventsEliding: SqliteStatement;
   readonly eventData: SqliteStatement;
+  readonly lastTime: SqliteStatement;
+  readonly eventsOfTypes: SqliteStatement;
   readonly keys: SqliteStatement;
   readonly firstPage: SqliteStatement;
   /** The statement of a `list` page with these filters (and after a cursor), prepared once. */
@@ -28,6 +30,7 @@ export interface Statements {
   readonly lockRow: SqliteStatement;
   readonly putLock: SqliteStatement;
   readonly dropLock: SqliteStatement;
+  readonly refreshLock: SqliteStatement;
   readonly deleteEvents: SqliteStatement;
   readonly deleteSession: SqliteStatement;
   readonly deleteLock: SqliteStatement;
@@ -79,6 +82,12 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     eventData: db.prepare(
       'SELECT seq, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
     ),
+    lastTime: db.prepare('SELECT time FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
+    // The stats' event types (three codes): the scan reads each row's record header, and the
+    // data only of the rows it selects.
+    eventsOfTypes: db.prepare(
+      'SELECT seq, type, data FROM events WHERE session_id = ? AND type IN (?, ?, ?) ORDER BY seq',
+    ),
     keys: db.prepare('SELECT key FROM sessions'),
     firstPage: db.prepare(`${summary} ${order}`),
     page: (filter, afterCursor) => {
@@ -105,6 +114,7 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     lockRow: db.prepare('SELECT owner FROM locks WHERE session_id = ?'),
     putLock: db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)'),
     dropLock: db.prepare('DELETE FROM locks WHERE session_id = ? AND owner = ?'),
+    refreshLock: db.prepare('UPDATE locks SET owner = ? WHERE session_id = ? AND owner = ?'),
     deleteEvents: db.prepare('DELETE FROM events WHERE session_id = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
     deleteLock: db.prepare('DELETE FROM locks WHERE session_id = ?'),

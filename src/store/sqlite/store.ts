@@ -2,7 +2,12 @@
  * The SQLite store: statements, one transaction per append (which checks the expected seq
  * before writing) and per load, the cache of event type codes, and the writer locks.
  */
-import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import {
+  type JsonValue,
+  type SessionEvent,
+  type SessionHeader,
+  validateHeader,
+} from '../../core/index.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -11,9 +16,12 @@ import type {
   LoadOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornTail,
+  UnlockOptions,
+  UnlockReport,
   WatchOptions,
 } from '../contract.js';
 import {
@@ -23,10 +31,18 @@ import {
   FormatVersionError,
   InvalidStoreError,
   LockedError,
+  type LockHolderState,
   type LockOwner,
   NotFoundError,
 } from '../errors.js';
-import { currentOwner, liveOwnerOf } from '../lock-owner.js';
+import {
+  currentOwner,
+  forgetToken,
+  judgeHolder,
+  type LockTiming,
+  parseOwnerJson,
+  resolveLockTiming,
+} from '../lock-owner.js';
 import {
   asStorageError,
   assertOpen,
@@ -35,6 +51,9 @@ import {
   checkSessionId,
   checkTornTail,
   encodeCursor,
+  retryWhileBusy,
+  STATS_EVENT_TYPES,
+  statsOf,
 } from '../store-rules.js';
 import { follow, Wakeups } from '../watch.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
@@ -43,8 +62,10 @@ import {
   closeQuietly,
   driverCall,
   driverCode,
+  isBusy,
   openDatabase,
   type SqliteStoreOptions,
+  schemaDamage,
 } from './open.js';
 import {
   type DataRow,
@@ -65,6 +86,51 @@ import { prepareStatements, type Statements } from './statements.js';
 interface SessionPosition {
   readonly key: number;
   readonly next_seq: number;
+}
+
+/** A lock this store holds: its owner, the row's current text, its heartbeat. */
+interface HeldRow {
+  readonly owner: LockOwner;
+  stored: string;
+  timer: ReturnType<typeof setInterval> | undefined;
+}
+
+/** A lock row as read and judged. */
+interface FoundLock {
+  readonly owner: LockOwner;
+  readonly refreshedAt: number;
+  /** Set when the lock must be respected. */
+  readonly holder: LockHolderState | undefined;
+  locked(): LockedError;
+}
+
+/** How long a heartbeat waits for another writer's transaction before skipping its beat, ms. */
+const HEARTBEAT_BUSY_MS = 100;
+
+/** The heartbeat time a stored lock row carries, if any. */
+function refreshedAtOf(json: string): number | undefined {
+  try {
+    const value = (JSON.parse(json) as { refreshedAt?: unknown } | null)?.refreshedAt;
+    return typeof value === 'number' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The owner reported for a lock row that holds no owner record. */
+function unknownOwner(): LockOwner {
+  return { pid: 0, host: 'unknown', since: 0, token: '' };
+}
+
+/** Runs `call` with the connection's busy timeout set to `ms`, then restores it. */
+function withBusyTimeout<T>(db: SqliteDatabase, ms: number, call: () => T): T {
+  const previous = Number(db.pragma('busy_timeout', { simple: true }));
+  db.pragma(`busy_timeout = ${ms}`, { simple: true });
+  try {
+    return call();
+  } finally {
+    db.pragma(`busy_timeout = ${previous}`, { simple: true });
+  }
 }
 
 /** How often a watch polls `PRAGMA data_version` for commits of other connections, ms. */
@@ -99,6 +165,7 @@ export class SqliteStore implements SessionStore {
   readonly #ledger: Ledger | undefined;
   readonly #readOnly: boolean;
   readonly #load: SqliteTransaction<[string, boolean, SalvageSlot | undefined], LoadedSession>;
+  readonly #summarize: SqliteTransaction<[string], SessionStats>;
   /**
    * Event type codes of `event_types`, both ways. Rows of that table are never changed or
    * deleted, so an entry read from a committed row stays true; entries are added only after the
@@ -107,11 +174,16 @@ export class SqliteStore implements SessionStore {
    */
   readonly #typeCodes = new Map<string, number>();
   readonly #typeNames = new Map<number, string>();
-  /** Locks this store took and still holds: session id → stored owner JSON. */
-  readonly #held = new Map<string, string>();
+  /** Locks this store took and still holds, by session id. */
+  readonly #held = new Map<string, HeldRow>();
   /** Wakes this store's watchers when it commits (its own commits leave data_version as it is). */
   readonly #committed = new Wakeups();
+  readonly #timing: LockTiming;
+  /** Total bound on a write's retries while other connections hold the database, ms. */
+  readonly #busyRetryMs: number;
   #closed = false;
+  /** Removes the private copy a read-only open in an unwritable directory reads, if any. */
+  #cleanup: (() => void) | undefined;
 
   private constructor(
     file: string,
@@ -119,8 +191,12 @@ export class SqliteStore implements SessionStore {
     settings: SqliteSettings,
     failpoint: (name: string) => void,
     readOnly: boolean,
+    timing: LockTiming,
+    busyRetryMs: number,
   ) {
     this.#file = file;
+    this.#timing = timing;
+    this.#busyRetryMs = busyRetryMs;
     this.#readOnly = readOnly;
     this.location = `sqlite:${file}`;
     this.#db = db;
@@ -133,6 +209,7 @@ export class SqliteStore implements SessionStore {
     this.#load = db.transaction((id: string, elide: boolean, salvage?: SalvageSlot) =>
       this.#loadInTransaction(id, elide, salvage),
     );
+    this.#summarize = db.transaction((id: string) => this.#summarizeInTransaction(id));
     this.#learnTypes();
     this.#ledger = Ledger.open(file, !readOnly);
     if (!readOnly && this.#ledger?.isEmpty() === true) this.#recordBaseline();
@@ -140,17 +217,22 @@ export class SqliteStore implements SessionStore {
 
   /** Same as {@link openSqliteStore}. */
   static async open(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
-    const { path, db, settings, readOnly } = await openDatabase(file, options);
+    const timing = resolveLockTiming(options);
+    const opened = await openDatabase(file, options);
+    const { path, db, settings, readOnly, busyRetryMs } = opened;
     const failpoint = options.failpoint ?? noFailpoint;
     try {
-      return driverCall(
+      const store = driverCall(
         path,
         'open',
-        () => new SqliteStore(path, db, settings, failpoint, readOnly),
+        () => new SqliteStore(path, db, settings, failpoint, readOnly, timing, busyRetryMs),
       );
+      store.#cleanup = opened.cleanup;
+      return store;
     } catch (error) {
       closeQuietly(db);
-      throw error;
+      opened.cleanup?.();
+      throw schemaDamage(path, error);
     }
   }
 
@@ -161,13 +243,15 @@ export class SqliteStore implements SessionStore {
     const now = Date.now();
     const text = JSON.stringify(valid);
     try {
-      const { key } = this.#sql.insertSession.get(
-        valid.id,
-        valid.createdAt,
-        text,
-        now,
-        sessionChecksum(valid.id, valid.createdAt, text),
-      ) as { key: number };
+      const { key } = (await this.#retry(`create session '${valid.id}'`, () =>
+        this.#sql.insertSession.get(
+          valid.id,
+          valid.createdAt,
+          text,
+          now,
+          sessionChecksum(valid.id, valid.createdAt, text),
+        ),
+      )) as { key: number };
       this.#ledger?.created(key, valid.id);
     } catch (error) {
       if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
@@ -187,7 +271,9 @@ export class SqliteStore implements SessionStore {
         this.#checkNext(id, expected);
         return;
       }
-      const { key, learned } = this.#append.immediate(id, events, expected);
+      const { key, learned } = await this.#retry(`append to session '${id}'`, () =>
+        this.#append.immediate(id, events, expected),
+      );
       for (const [type, code] of learned) this.#learnType(type, code);
       this.#committed.notify();
       this.#ledger?.committed(key, expected + events.length);
@@ -202,9 +288,26 @@ export class SqliteStore implements SessionStore {
     checkSessionId(id);
     try {
       if (options.salvage === true) return this.#salvage(id);
-      return this.#load(id, options.elideFinishedChunks === true, undefined);
+      return await this.#retry(`load session '${id}'`, () =>
+        this.#load(id, options.elideFinishedChunks === true, undefined),
+      );
     } catch (error) {
       throw this.#loadError(`load session '${id}'`, error);
+    }
+  }
+
+  /**
+   * The session's stats from its row and two indexed reads: the last event's time, and the data
+   * of the events of the types the stats need, selected by type code (no other row's data is
+   * read or decoded). Checked against the ledger as a load is.
+   */
+  async summarize(id: string): Promise<SessionStats> {
+    this.#assertOpen();
+    checkSessionId(id);
+    try {
+      return await this.#retry(`summarize session '${id}'`, () => this.#summarize(id));
+    } catch (error) {
+      throw this.#loadError(`summarize session '${id}'`, error);
     }
   }
 
@@ -263,18 +366,21 @@ export class SqliteStore implements SessionStore {
     let rows: SessionRow[];
     let keys: ReadonlySet<number>;
     try {
-      ({ rows, keys } = this.#db.transaction(() => ({
-        rows: (after === undefined
-          ? this.#sql.page(request.filter, false).all({ ...request.filter, limit: limit + 1 })
-          : this.#sql
-              .page(request.filter, true)
-              .all({ ...request.filter, ...after, limit: limit + 1 })) as SessionRow[],
-        keys: new Set(
-          after === undefined
-            ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
-            : [],
-        ),
-      }))());
+      ({ rows, keys } = await this.#retry(
+        'list sessions',
+        this.#db.transaction(() => ({
+          rows: (after === undefined
+            ? this.#sql.page(request.filter, false).all({ ...request.filter, limit: limit + 1 })
+            : this.#sql
+                .page(request.filter, true)
+                .all({ ...request.filter, ...after, limit: limit + 1 })) as SessionRow[],
+          keys: new Set(
+            after === undefined
+              ? (this.#sql.keys.all() as { key: number }[]).map((row) => row.key)
+              : [],
+          ),
+        })),
+      ));
     } catch (error) {
       throw this.#loadError('list sessions', error);
     }
@@ -314,17 +420,16 @@ export class SqliteStore implements SessionStore {
     try {
       known = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
       if (known !== undefined) this.#ledger?.deleting(known.key);
-      this.#db
-        .transaction(() => {
-          const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
-          if (position === undefined) throw new NotFoundError(id, this.location);
-          const owner = this.#liveOwner(id);
-          if (owner !== undefined) throw new LockedError(id, owner);
-          this.#sql.deleteEvents.run(position.key);
-          this.#sql.deleteSession.run(position.key);
-          this.#sql.deleteLock.run(id);
-        })
-        .immediate();
+      const remove = this.#db.transaction(() => {
+        const position = this.#sql.nextSeq.get(id) as SessionPosition | undefined;
+        if (position === undefined) throw new NotFoundError(id, this.location);
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined) throw found.locked();
+        this.#sql.deleteEvents.run(position.key);
+        this.#sql.deleteSession.run(position.key);
+        this.#sql.deleteLock.run(id);
+      });
+      await this.#retry(`delete session '${id}'`, () => remove.immediate());
     } catch (error) {
       this.#revive(id, known);
       throw this.#storageError(`delete session '${id}'`, error);
@@ -334,44 +439,75 @@ export class SqliteStore implements SessionStore {
   async lock(id: string): Promise<SessionLock> {
     this.#assertWritable();
     checkSessionId(id);
-    const owner = currentOwner();
-    const stored = JSON.stringify(owner);
+    const owner = currentOwner(this.#timing.heartbeatMs);
+    const held: HeldRow = { owner, stored: JSON.stringify(owner), timer: undefined };
     try {
-      this.#db
-        .transaction(() => {
-          const holder = this.#liveOwner(id);
-          if (holder !== undefined) throw new LockedError(id, holder);
-          this.#sql.putLock.run(id, stored);
-        })
-        .immediate();
+      const take = this.#db.transaction(() => {
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined) throw found.locked();
+        this.#sql.putLock.run(id, held.stored);
+      });
+      await this.#retry(`lock session '${id}'`, () => take.immediate());
     } catch (error) {
+      forgetToken(owner.token);
       throw this.#storageError(`lock session '${id}'`, error);
     }
-    this.#held.set(id, stored);
+    this.#held.set(id, held);
     try {
       this.#failpoint('lock:after-acquire');
     } catch (error) {
-      this.#held.delete(id);
+      this.#forget(id, held);
       try {
-        this.#sql.dropLock.run(id, stored);
+        this.#sql.dropLock.run(id, held.stored);
       } catch {
         // Left behind, the row is recovered once this process is gone.
       }
       throw this.#storageError(`lock session '${id}'`, error);
     }
+    this.#startHeartbeat(id, held);
     return {
       sessionId: id,
       owner,
       release: async () => {
-        if (this.#closed || this.#held.get(id) !== stored) return;
+        if (this.#closed || this.#held.get(id) !== held) return;
+        // Forgotten first: if the delete fails, the row is an orphan of this process, which
+        // a later lock() here takes over (and another process once this one is gone).
+        this.#forget(id, held);
+        const action = `release the lock of session '${id}'`;
         try {
-          this.#sql.dropLock.run(id, stored);
+          await this.#retry(action, () => this.#sql.dropLock.run(id, held.stored));
         } catch (error) {
-          throw this.#storageError(`release the lock of session '${id}'`, error);
+          throw this.#storageError(action, error);
         }
-        this.#held.delete(id);
       },
     };
+  }
+
+  /**
+   * Removes a session's lock row: a stale one at once, a live one (its process runs on this
+   * host, or its heartbeat is fresh) only with `force`.
+   */
+  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    this.#assertWritable();
+    checkSessionId(id);
+    try {
+      const remove = this.#db.transaction((): UnlockReport => {
+        const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
+        if (row === undefined) return { removed: false };
+        const found = this.#lockOf(id);
+        if (found?.holder !== undefined && options.force !== true) throw found.locked();
+        this.#sql.dropLock.run(id, row.owner);
+        return {
+          removed: true,
+          owner: found?.owner ?? unknownOwner(),
+          refreshedAt: found?.refreshedAt ?? 0,
+          wasLive: found?.holder !== undefined,
+        };
+      });
+      return await this.#retry(`unlock session '${id}'`, () => remove.immediate());
+    } catch (error) {
+      throw this.#storageError(`unlock session '${id}'`, error);
+    }
   }
 
   /**
@@ -388,9 +524,9 @@ export class SqliteStore implements SessionStore {
     } catch (error) {
       throw this.#storageError(`discard the torn tail of session '${id}'`, error);
     }
-    if (row !== undefined && row.owner === JSON.stringify(lock.owner)) return;
-    const holder = this.#liveOwner(id);
-    if (holder !== undefined) throw new LockedError(id, holder);
+    if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
+    const found = this.#lockOf(id);
+    if (found?.holder !== undefined) throw found.locked();
     throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
   }
 
@@ -399,15 +535,15 @@ export class SqliteStore implements SessionStore {
     if (this.#closed) return;
     this.#closed = true;
     let failure: unknown;
-    for (const [id, stored] of this.#held) {
+    for (const [id, held] of [...this.#held]) {
+      this.#forget(id, held);
       try {
-        this.#sql.dropLock.run(id, stored);
+        this.#sql.dropLock.run(id, held.stored);
       } catch (error) {
         // A lock left behind is recovered by the next writer once this process is gone.
         failure ??= error;
       }
     }
-    this.#held.clear();
     try {
       this.#ledger?.close();
     } catch (error) {
@@ -418,6 +554,7 @@ export class SqliteStore implements SessionStore {
     } catch (error) {
       failure ??= error;
     }
+    this.#cleanup?.();
     if (failure !== undefined) throw this.#storageError('close', failure);
   }
 
@@ -541,6 +678,41 @@ export class SqliteStore implements SessionStore {
     return { header, events };
   }
 
+  #summarizeInTransaction(id: string): SessionStats {
+    const before = this.#ledger?.snapshot();
+    const row = this.#sql.session.get(id) as SessionRow | undefined;
+    if (row === undefined) {
+      const missing = missingFromDatabase(this.#file, id, before);
+      if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
+      throw new NotFoundError(id, this.location);
+    }
+    const header = decodeHeaderRow(this.#file, row);
+    const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
+    if (short !== undefined && !this.#deletedNow(row.key)) throw short;
+    const last = this.#sql.lastTime.get(row.key) as { time: number } | undefined;
+    const codes = [...STATS_EVENT_TYPES].map((type) => this.#typeCodes.get(type) ?? -1);
+    const picked = (
+      this.#sql.eventsOfTypes.all(row.key, ...codes) as {
+        seq: number;
+        type: number;
+        data: string;
+      }[]
+    ).map((event) => {
+      try {
+        return {
+          type: this.#typeNameOf(event.type) ?? '',
+          data: JSON.parse(event.data) as JsonValue,
+        };
+      } catch (error) {
+        throw new CorruptLogError(
+          { file: this.#file, row: event.seq, reason: 'event data is not valid JSON' },
+          { cause: error },
+        );
+      }
+    });
+    return statsOf(header, row.next_seq, last?.time, picked);
+  }
+
   /**
    * A salvaging load's rows: read one at a time, so that the rows before a page SQLite finds
    * damaged are still returned, and checked as a plain load checks them, up to the first damage.
@@ -581,10 +753,54 @@ export class SqliteStore implements SessionStore {
     return this.#typeNames.get(code);
   };
 
-  /** The owner of the session's lock row if it is alive; a dead or unreadable one is stale. */
-  #liveOwner(id: string): LockOwner | undefined {
+  /**
+   * The session's lock row as judged by the shared rule (`lock-owner.ts`): `holder` is set when
+   * it must be respected; a row whose owner is gone, whose heartbeat is stale, or that is not an
+   * owner record at all, has none.
+   */
+  #lockOf(id: string): FoundLock | undefined {
     const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
-    return row === undefined ? undefined : liveOwnerOf(row.owner);
+    if (row === undefined) return undefined;
+    const owner = parseOwnerJson(row.owner);
+    if (owner === undefined) return undefined;
+    const refreshedAt = refreshedAtOf(row.owner) ?? owner.since;
+    const holder = judgeHolder(owner, refreshedAt, this.#timing.staleMs);
+    return { owner, refreshedAt, holder, locked: () => new LockedError(id, owner, holder) };
+  }
+
+  /**
+   * Refreshes the lock row every `heartbeatMs` with the time in its `refreshedAt` field, so that
+   * openers on other hosts can tell a live holder from a dead one. The update names the row's
+   * exact text: a row another writer replaced is never touched, and the lock counts as lost.
+   * A refresh that finds the database busy waits briefly and skips the beat (the stale bound
+   * allows several); the timer is `unref()`ed and stopped on release and close.
+   */
+  #startHeartbeat(id: string, held: HeldRow): void {
+    const timer = setInterval(() => {
+      if (this.#closed || this.#held.get(id) !== held) {
+        clearInterval(timer);
+        return;
+      }
+      const next = JSON.stringify({ ...held.owner, refreshedAt: Date.now() });
+      try {
+        const changed = withBusyTimeout(this.#db, HEARTBEAT_BUSY_MS, () =>
+          this.#sql.refreshLock.run(next, id, held.stored),
+        );
+        if (changed.changes === 1) held.stored = next;
+        else this.#forget(id, held);
+      } catch {
+        // Busy or failing: skipped; the next beat tries again.
+      }
+    }, this.#timing.heartbeatMs);
+    timer.unref();
+    held.timer = timer;
+  }
+
+  /** Stops tracking a lock this store took: its heartbeat, and its token as held. */
+  #forget(id: string, held: HeldRow): void {
+    if (held.timer !== undefined) clearInterval(held.timer);
+    if (this.#held.get(id) === held) this.#held.delete(id);
+    forgetToken(held.owner.token);
   }
 
   /** A read's failure: SQLite's report of a damaged database is a `CorruptLogError`. */
@@ -626,6 +842,18 @@ export class SqliteStore implements SessionStore {
       // The delete's own failure is the one to report; the ledger then reads as deleted and
       // checks the session no more.
     }
+  }
+
+  /**
+   * Runs one atomic database call, retrying it while other connections hold the database (each
+   * attempt waits up to the busy timeout inside SQLite), up to the store's bound; then a
+   * `StoreBusyError`, retryable: nothing was written.
+   */
+  #retry<T>(action: string, attempt: () => T): Promise<T> {
+    return retryWhileBusy(
+      { isBusy, retryMs: this.#busyRetryMs, location: this.location, action },
+      attempt,
+    );
   }
 
   /** Passes palimpsest's own errors through and wraps anything else (driver, hook) in one. */

@@ -5,11 +5,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, StorageError } from '../../../src/store/errors.js';
+import { NotFoundError, StorageError, WriterFailedError } from '../../../src/store/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { type JsonlFailpoint, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { JSONL_FAILPOINTS } from '../../../src/store/jsonl/options.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
+import { openSession } from '../../../src/store/open-session.js';
 import { errno, faultyFs, header, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {
@@ -157,6 +158,41 @@ describe('a failed write', () => {
     expect((error as StorageError).cause).toMatchObject({ code: 'EACCES' });
     deny = false;
     expect(await rejection(store.load('missing'))).toBeInstanceOf(NotFoundError);
+    await store.close();
+  });
+});
+
+describe('a full disk', () => {
+  it('does not leave the process locked out of a session by its own lock once space is back', async () => {
+    const dir = await tempDir();
+    let full = false;
+    const enospc = (): never => {
+      throw errno('ENOSPC', 'no space left on device');
+    };
+    const faulty = faultyFs({ write: (_path, length) => (full ? enospc() : length) });
+    // On a full disk even an unlink may fail (btrfs, or a quota on the directory's blocks).
+    const fs = {
+      ...faulty,
+      unlink: async (path: string) => (full ? enospc() : faulty.unlink(path)),
+    };
+    const store = await openJsonlStore(dir, { fs });
+    const live = await openSession(store, 's1', { durability: { mode: 'each' } });
+    live.append('app/note', { n: 0 });
+    await live.flush();
+    full = true;
+    live.append('app/note', { n: 1 });
+    expect(await rejection(live.flush())).toBeInstanceOf(WriterFailedError);
+    // Closing cannot remove the lock file either: it stays, naming this live process.
+    expect(await rejection(live.close())).toBeDefined();
+    full = false;
+    const again = await openSession(store, 's1');
+    expect(again.seq).toBe(1);
+    again.append('app/note', { n: 1 });
+    await again.close();
+    expect((await store.load('s1')).events.map((event) => event.data)).toEqual([
+      { n: 0 },
+      { n: 1 },
+    ]);
     await store.close();
   });
 });

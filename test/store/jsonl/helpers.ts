@@ -71,6 +71,9 @@ export function faultyFs(hooks: FaultHooks): FsFacade {
     },
     sync: () => handle.sync(),
     chmod: (mode) => handle.chmod(mode),
+    ...(handle.touch === undefined
+      ? {}
+      : { touch: (time: number) => (handle.touch as (time: number) => Promise<void>)(time) }),
     close: () => handle.close(),
   });
   return {

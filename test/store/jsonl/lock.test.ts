@@ -254,6 +254,73 @@ describe('lock', () => {
     await store.close();
   });
 
+  it('respects a lock from another host while its file is refreshed, and takes it over once stale', async () => {
+    const dir = await tempDir();
+    const far = { pid: 1, host: `not-${hostname()}`, since: 1, token: 'far', heartbeatMs: 5000 };
+    await writeOwner(dir, 's1', far);
+    const store = await openJsonlStore(dir);
+    // Taken long ago, but its mtime (the heartbeat) is fresh: live.
+    const error = await rejection(store.lock('s1'));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).holder?.basis).toBe('fresh');
+    expect((error as Error).message).toContain(`locked by pid 1 on not-${hostname()} since 1970`);
+    expect((error as Error).message).toContain('heartbeats every 5.0 s, last refreshed');
+    // Not refreshed for longer than the bound (30 s): a dead container's lock.
+    const old = (Date.now() - 31_000) / 1000;
+    await utimes(lockPath(dir, 's1'), old, old);
+    const lock = await store.lock('s1');
+    expect(lock.owner.pid).toBe(process.pid);
+    expect(lock.owner.heartbeatMs).toBe(5000);
+    await store.close();
+  });
+
+  it('stops appending with LockedError once its heartbeat finds the lock file replaced', async () => {
+    const dir = await tempDir();
+    const store = await openJsonlStore(dir, { lockHeartbeatMs: 20, lockStaleMs: 40 });
+    await store.create(header('s1'));
+    const lock = await store.lock('s1');
+    await store.append('s1', notes(0, 1), { expectedSeq: 0 });
+    // Another host judged this writer stale (it stalled past the bound) and took the lock.
+    const taker = { pid: 1, host: `not-${hostname()}`, since: Date.now(), token: 'taker' };
+    await writeOwner(dir, 's1', taker);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const error = await rejection(store.append('s1', notes(1, 1), { expectedSeq: 1 }));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).owner.token).toBe('taker');
+    expect((await store.load('s1')).events).toEqual(notes(0, 1));
+    await lock.release();
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe('taker');
+    await store.close();
+  });
+
+  it('takes over its own lock when releasing it failed (a full disk refusing the unlink)', async () => {
+    const dir = await tempDir();
+    let full = false;
+    const fs: FsFacade = {
+      ...nodeFs,
+      unlink: async (path) => {
+        if (full && path.endsWith('.lock')) {
+          throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        }
+        return nodeFs.unlink(path);
+      },
+    };
+    const store = await openJsonlStore(dir, { fs });
+    const first = await store.lock('s1');
+    full = true;
+    expect(await rejection(first.release())).toMatchObject({ code: 'STORAGE' });
+    full = false;
+    // The file still names this live process, but no lock of this process holds it any more.
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe(first.owner.token);
+    const second = await store.lock('s1');
+    expect(second.owner.token).not.toBe(first.owner.token);
+    // Another process's view is unchanged: this process holds the session, once.
+    const other = await openJsonlStore(dir);
+    expect(await rejection(other.lock('s1'))).toBeInstanceOf(LockedError);
+    await store.close();
+    await other.close();
+  });
+
   it('recovers the lock of a writer process killed with kill -9', async () => {
     const dir = await tempDir();
     const script = fileURLToPath(new URL('./fixtures/hold-lock.ts', import.meta.url));

@@ -188,7 +188,7 @@ describePg('leases', () => {
     const owner = { pid: 4242, host: 'other-host', since: Date.now(), token: 'elsewhere' };
     await withClient((client) =>
       client.query(
-        `INSERT INTO "${store.settings.schema}".leases (session_id, owner, token, expires_at) VALUES ('s', $1, 'elsewhere', now() + interval '800 milliseconds')`,
+        `INSERT INTO "${store.settings.schema}".leases (session_id, owner, token, refreshed_at, expires_at) VALUES ('s', $1, 'elsewhere', now(), now() + interval '800 milliseconds')`,
         [JSON.stringify(owner)],
       ),
     );

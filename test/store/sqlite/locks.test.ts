@@ -116,15 +116,53 @@ describe('the single-writer lock', () => {
     expect((await a.lock('s')).owner.pid).toBe(process.pid);
   });
 
-  it('treats a lock from another host as live', async () => {
+  it('respects a lock from another host while its heartbeat is fresh, and takes it over once stale', async () => {
     const { file, a } = await two();
-    await plantLock(file, 's', {
-      pid: deadPid(),
-      host: `not-${hostname()}`,
-      since: 1,
-      token: 'far',
+    const far = { pid: deadPid(), host: `not-${hostname()}`, token: 'far', heartbeatMs: 5000 };
+    await plantLock(file, 's', { ...far, since: Date.now() - 60_000 });
+    // Refreshed a moment ago: live, though taken long before the bound.
+    await withRaw(file, (db) => {
+      db.prepare('UPDATE locks SET owner = ?').run(
+        JSON.stringify({ ...far, since: Date.now() - 60_000, refreshedAt: Date.now() - 1000 }),
+      );
     });
-    expect(await rejection(a.lock('s'))).toBeInstanceOf(LockedError);
+    const error = await rejection(a.lock('s'));
+    expect(error).toBeInstanceOf(LockedError);
+    expect((error as LockedError).holder).toMatchObject({ basis: 'fresh', staleMs: 30_000 });
+    expect((error as Error).message).toMatch(
+      /locked by pid \d+ on not-.* since .*; it heartbeats every 5\.0 s, last refreshed 1\.\d s ago; it is taken over once not refreshed for 30 s/,
+    );
+    // An OOM-killed container: its last refresh is older than the bound.
+    await withRaw(file, (db) => {
+      db.prepare('UPDATE locks SET owner = ?').run(
+        JSON.stringify({ ...far, since: Date.now() - 60_000, refreshedAt: Date.now() - 31_000 }),
+      );
+    });
+    expect((await a.lock('s')).owner.pid).toBe(process.pid);
+  });
+
+  it('refreshes the lock row of a held lock on its heartbeat, and only while held', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    const store = await openSqliteStore(file, { lockHeartbeatMs: 50, lockStaleMs: 100 });
+    opened.push(store);
+    const lock = await store.lock('s');
+    await new Promise((done) => setTimeout(done, 180));
+    const [row] = await lockRows(file);
+    const stored = JSON.parse(row?.owner ?? '{}') as { token: string; refreshedAt?: number };
+    expect(stored.token).toBe(lock.owner.token);
+    expect(Date.now() - (stored.refreshedAt ?? 0)).toBeLessThan(120);
+    await lock.release();
+    await new Promise((done) => setTimeout(done, 120));
+    expect(await lockRows(file)).toEqual([]);
+  });
+
+  it('refuses lock timing that would lose a live writer its lock', async () => {
+    const file = join(tempDir(), 'sessions.db');
+    expect(
+      await rejection(openSqliteStore(file, { lockHeartbeatMs: 50, lockStaleMs: 60 })),
+    ).toMatchObject({
+      code: 'INVALID_STORE',
+    });
   });
 
   it('allows locking a session that does not exist yet', async () => {

@@ -1,7 +1,12 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FormatVersionError, InvalidStoreError, StorageError } from '../../../src/store/errors.js';
+import {
+  CorruptLogError,
+  FormatVersionError,
+  InvalidStoreError,
+  StorageError,
+} from '../../../src/store/errors.js';
 import {
   APPLICATION_ID,
   openSqliteStore,
@@ -368,13 +373,13 @@ describe('bump-and-reject: a database of another version or application', () => 
     );
   });
 
-  it('refuses a database with our identity whose tables differ', async () => {
+  it('refuses a database with our identity whose tables differ, as damaged (no palimpsest writes one)', async () => {
     const file = await foreign(
       { applicationId: APPLICATION_ID, userVersion: SCHEMA_VERSION },
       'CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at INTEGER, header TEXT, next_seq INTEGER)',
     );
     const error = await refusal(file);
-    expect(error).toBeInstanceOf(InvalidStoreError);
+    expect(error).toBeInstanceOf(CorruptLogError);
     expect((error as Error).message).toContain(
       "table 'sessions' has columns (id, created_at, header, next_seq)",
     );

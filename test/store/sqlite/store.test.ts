@@ -11,6 +11,7 @@ import {
   NotFoundError,
   type SessionStore,
   StorageError,
+  StoreBusyError,
 } from '../../../src/store/index.js';
 import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
 import { events, header, raw, rejection, useTempDir, withRaw } from './helpers.js';
@@ -305,26 +306,28 @@ describe('delete', () => {
 });
 
 describe('failures of the driver', () => {
-  it('maps SQLITE_BUSY from a writer holding the database to a StorageError and writes nothing', async () => {
+  it('retries SQLITE_BUSY up to its bound, then rejects with a retryable StoreBusyError and writes nothing', async () => {
     const file = join(tempDir(), 'sessions.db');
-    const store = await open(file, { busyTimeoutMs: 50 });
+    const store = await open(file, { busyTimeoutMs: 20, busyRetryMs: 200 });
     await store.create(header('s'));
     const holder = await raw(file);
     try {
       holder.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
       const error = await rejection(store.append('s', events(0, 2), { expectedSeq: 0 }));
-      expect(error).toBeInstanceOf(StorageError);
-      expect((error as StorageError).cause).toMatchObject({ code: 'SQLITE_BUSY' });
-      expect((error as Error).message).toContain(
-        `append to session 's' in ${store.location} failed`,
-      );
-      expect(await rejection(store.lock('s'))).toBeInstanceOf(StorageError);
-      holder.exec('ROLLBACK');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+      expect(error).toBeInstanceOf(StoreBusyError);
+      expect(error).toMatchObject({ code: 'STORE_BUSY', retryable: true });
+      expect((error as StoreBusyError).cause).toMatchObject({ code: 'SQLITE_BUSY' });
+      expect((error as Error).message).toContain(`append to session 's' in ${store.location}`);
+      expect(await rejection(store.lock('s'))).toBeInstanceOf(StoreBusyError);
+      // A holder that lets go within the bound: the waiting write goes through.
+      const pending = store.append('s', events(0, 2), { expectedSeq: 0 });
+      setTimeout(() => holder.exec('ROLLBACK'), 80);
+      await pending;
     } finally {
       holder.close();
     }
-    expect((await store.load('s')).events).toEqual([]);
-    await store.append('s', events(0, 2), { expectedSeq: 0 });
     expect((await store.load('s')).events).toHaveLength(2);
   });
 
