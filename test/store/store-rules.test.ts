@@ -45,7 +45,7 @@ describe('decodeStoredHeader', () => {
 
 describe('checkListOptions', () => {
   it('defaults the page and refuses a bad limit or cursor', () => {
-    expect(checkListOptions({})).toEqual({ limit: DEFAULT_PAGE, after: undefined });
+    expect(checkListOptions({})).toEqual({ limit: DEFAULT_PAGE, after: undefined, filter: {} });
     expect(() => checkListOptions({ limit: 0 })).toThrow(InvalidStoreError);
     expect(() => checkListOptions({ cursor: 'nope' })).toThrow(InvalidStoreError);
   });
