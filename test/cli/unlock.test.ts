@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { untilOutput } from '../store/child-output.js';
 import { cli, tempStores } from './helpers.js';
 
 const HOLDER = fileURLToPath(new URL('../store/fixtures/lock-holder.ts', import.meta.url));
@@ -24,15 +25,7 @@ async function holder(url: string, id: string): Promise<ChildProcess & { pid: nu
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
-  let output = '';
-  child.stdout?.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: string) => {
-      output += chunk;
-      if (output.includes('LOCKED')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`holder exited with ${code}: ${output}`)));
-  });
+  await untilOutput(child, 'LOCKED');
   return child as ChildProcess & { pid: number };
 }
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockedError, openStore, type SessionStore } from '../../src/store/index.js';
+import { untilOutput } from './child-output.js';
 
 const HOLDER = fileURLToPath(new URL('./fixtures/lock-holder.ts', import.meta.url));
 const BEAT_MS = 200;
@@ -55,17 +56,7 @@ async function holder(
         })
       : spawn(node[0] as string, node.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
-  let output = '';
-  child.stdout?.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: string) => {
-      output += chunk;
-      if (output.includes('LOCKED')) resolve();
-    });
-    child.once('exit', (code) => {
-      if (!output.includes('LOCKED')) reject(new Error(`holder exited with ${code}: ${output}`));
-    });
-  });
+  const output = await untilOutput(child, '\n'); // `LOCKED <hostname>`, a line
   return { child, host: /LOCKED (\S+)/.exec(output)?.[1] ?? '' };
 }
 
@@ -129,10 +120,13 @@ for (const backend of ['jsonl', 'sqlite'] as const) {
       const url = storeUrl(backend);
       // The holder ends its script with the lock held: it must exit on its own.
       const { child } = await holder(url, { exit: true });
-      const [code] = (await Promise.race([
-        once(child, 'exit'),
-        sleep(5000).then(() => ['still running']),
-      ])) as [unknown];
+      const [code] =
+        child.exitCode === null
+          ? ((await Promise.race([
+              once(child, 'exit'),
+              sleep(5000).then(() => ['still running']),
+            ])) as [unknown])
+          : [child.exitCode];
       expect(code).toBe(0);
       const store = await open(url);
       const lock = await store.lock('s');

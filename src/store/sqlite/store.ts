@@ -640,12 +640,7 @@ export class SqliteStore implements SessionStore {
   #loadInTransaction(id: string, elide: boolean, salvage: SalvageSlot | undefined): LoadedSession {
     // Read before the first query starts the transaction's snapshot (see ledger-checks.ts).
     const before = this.#ledger?.snapshot();
-    const row = this.#sql.session.get(id) as SessionRow | undefined;
-    if (row === undefined) {
-      const missing = missingFromDatabase(this.#file, id, before);
-      if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
-      throw new NotFoundError(id, this.location);
-    }
+    const row = this.#sessionRow(id, before);
     const header = decodeHeaderRow(this.#file, row);
     const chunk = this.#typeCodes.get(CHUNK_TYPE);
     const context: RowContext = {
@@ -664,8 +659,7 @@ export class SqliteStore implements SessionStore {
         : this.#sql.events.all(row.key)
     ) as EventRow[];
     const { events, elided } = decodeEventRows(context, rows, row.next_seq);
-    const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
-    if (short !== undefined && !this.#deletedNow(row.key)) throw short;
+    this.#checkLength(row, before);
     if (elided.length > 0) {
       restoreUnfinished(
         context,
@@ -678,17 +672,29 @@ export class SqliteStore implements SessionStore {
     return { header, events };
   }
 
-  #summarizeInTransaction(id: string): SessionStats {
-    const before = this.#ledger?.snapshot();
+  /**
+   * The session's row, inside a read transaction; a session the ledger (`before`, read before
+   * the transaction's first query) knows but the database lost is a `CorruptLogError`.
+   */
+  #sessionRow(id: string, before: ReadonlyMap<number, LedgerEntry> | undefined): SessionRow {
     const row = this.#sql.session.get(id) as SessionRow | undefined;
-    if (row === undefined) {
-      const missing = missingFromDatabase(this.#file, id, before);
-      if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
-      throw new NotFoundError(id, this.location);
-    }
-    const header = decodeHeaderRow(this.#file, row);
+    if (row !== undefined) return row;
+    const missing = missingFromDatabase(this.#file, id, before);
+    if (missing !== undefined && !this.#deletedNow(missing.key)) throw missing.error;
+    throw new NotFoundError(id, this.location);
+  }
+
+  /** Throws when the session is shorter than the ledger records. */
+  #checkLength(row: SessionRow, before: ReadonlyMap<number, LedgerEntry> | undefined): void {
     const short = checkAgainstLedger(this.#file, row, before?.get(row.key));
     if (short !== undefined && !this.#deletedNow(row.key)) throw short;
+  }
+
+  #summarizeInTransaction(id: string): SessionStats {
+    const before = this.#ledger?.snapshot();
+    const row = this.#sessionRow(id, before);
+    const header = decodeHeaderRow(this.#file, row);
+    this.#checkLength(row, before);
     const last = this.#sql.lastTime.get(row.key) as { time: number } | undefined;
     const codes = [...STATS_EVENT_TYPES].map((type) => this.#typeCodes.get(type) ?? -1);
     const picked = (

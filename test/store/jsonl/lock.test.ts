@@ -14,6 +14,7 @@ import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { currentOwner } from '../../../src/store/lock-owner.js';
+import { untilOutput } from '../child-output.js';
 import { header, notes, rejection, tempDir } from './helpers.js';
 
 const children: ChildProcess[] = [];
@@ -328,15 +329,7 @@ describe('lock', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(child);
-    let output = '';
-    child.stdout?.setEncoding('utf8');
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on('data', (chunk: string) => {
-        output += chunk;
-        if (output.includes('LOCKED')) resolve();
-      });
-      child.on('exit', () => reject(new Error(`child exited early: ${output}`)));
-    });
+    await untilOutput(child, 'LOCKED');
     const store = await openJsonlStore(dir);
     const held = await rejection(store.lock('s1'));
     expect((held as LockedError).owner.pid).toBe(child.pid);
