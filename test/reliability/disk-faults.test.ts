@@ -17,12 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkInvariants, PalimpsestError, type SessionEvent } from '../../src/core/index.js';
-import {
-  type LiveSession,
-  LockedError,
-  openSession,
-  type SessionStore,
-} from '../../src/store/index.js';
+import { type LiveSession, openSession, type SessionStore } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
 import { errno, faultyFs } from '../store/jsonl/helpers.js';
 import { BACKENDS } from './lib/backends.js';
@@ -113,16 +108,6 @@ async function checkRecovered(
   try {
     live = await openSession(store, id);
   } catch (error) {
-    if (error instanceof LockedError && error.owner.pid === process.pid) {
-      // A known defect (issue 11, item 7; see the KNOWN DEFECT test): the failed writer's lock
-      // outlives it in this process. The data is checked through a read-only load instead.
-      add(t, 'locked out by its own lock after the failure (known defect)');
-      const loaded = await store.load(id);
-      for (const [seq, json] of acked) {
-        if (JSON.stringify(loaded.events[seq]) !== json) fail(t, 'lost', `${what}: seq ${seq}`);
-      }
-      return;
-    }
     if (PalimpsestError.isInstance(error))
       fail(t, 'lost', `${what}: reopen failed: ${String(error)}`);
     else fail(t, 'untyped', `${what}: reopen: ${String(error)}`);
@@ -211,8 +196,8 @@ for (const backend of BACKENDS) {
       },
     );
 
-    it.skipIf(!canMount || backend.name !== 'sqlite').fails(
-      'KNOWN DEFECT (issue 11, item 7; fails until fixed): after a disk-full failure the process is not locked out by its own lock',
+    it.skipIf(!canMount)(
+      'after a disk-full failure the process is not locked out by its own lock',
       async () => {
         const mount = smallFileSystem(192) as string;
         const location = backend.location(mount);

@@ -285,12 +285,26 @@ export async function openExisting(
   file: string,
   flags: 'r' | 'r+',
 ): Promise<FsFileHandle> {
+  let handle: FsFileHandle;
   try {
-    return await fs.open(file, flags);
+    handle = await fs.open(file, flags);
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') throw new NotFoundError(id, location);
     throw error;
   }
+  // A read-only open admits a directory (the store's own, for fsync); a session's log is a file.
+  const stats = await handle.stat().catch(async (error: unknown) => {
+    await handle.close();
+    throw error;
+  });
+  if (!stats.isFile()) {
+    await handle.close();
+    throw new UnsafeFileError(
+      file,
+      stats.isDirectory() ? 'a directory' : 'something other than a regular file',
+    );
+  }
+  return handle;
 }
 
 /** Stats the log of session `id`; a missing file is the session's `NotFoundError`. */

@@ -22,9 +22,9 @@
  * records only makes it a weaker bound. Lines that fail their checksum (a torn last write) are
  * skipped for the same reason: a record less can hide a loss, never invent one.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { crc32Text } from '../crc32.js';
-import { StorageError } from '../errors.js';
+import { StorageError, UnsafeFileError } from '../errors.js';
 
 /** What the ledger records of one session key. */
 export interface LedgerEntry {
@@ -65,12 +65,36 @@ export class Ledger {
    */
   static open(dbPath: string, writable: boolean): Ledger | undefined {
     const path = `${dbPath}${LEDGER_SUFFIX}`;
+    let fd: number;
     try {
-      return new Ledger(path, openSync(path, writable ? 'a+' : 'r', 0o600), writable);
+      // Non-blocking and not through a link: a FIFO planted under the ledger's name must not
+      // hang the open, nor a link send the records elsewhere; the type is checked below.
+      const flags =
+        (writable
+          ? constants.O_RDWR | constants.O_APPEND | constants.O_CREAT
+          : constants.O_RDONLY) |
+        constants.O_NONBLOCK |
+        constants.O_NOFOLLOW;
+      fd = openSync(path, flags, 0o600);
     } catch (error) {
-      if (!writable && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!writable && code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw new UnsafeFileError(path, 'a symbolic link');
       throw new StorageError(`cannot open the ledger ${path}`, { cause: error });
     }
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) {
+      closeSync(fd);
+      throw new UnsafeFileError(
+        path,
+        stats.isFIFO()
+          ? 'a FIFO'
+          : stats.isDirectory()
+            ? 'a directory'
+            : 'something other than a regular file',
+      );
+    }
+    return new Ledger(path, fd, writable);
   }
 
   /** Whether the file holds no record yet. */
