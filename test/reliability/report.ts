@@ -30,18 +30,20 @@ const WHAT: Record<Category, string> = {
 };
 
 /** What each backend detects and what it cannot (consistent with docs/durability.md). */
-const DETECTION = `| damage or fault | JSONL | SQLite |
-|---|---|---|
-| process killed (\`kill -9\`) at any point | acknowledged events kept; a torn final batch dropped and the open turn closed by repair | acknowledged events kept (transactions are atomic); the open turn closed by repair |
-| power loss / OS crash, storage honouring fsync | acknowledged events kept (simulated file system) | acknowledged events kept (\`synchronous=FULL\`); measured here only through copies of live files, not a simulated power cut |
-| a flipped byte or garbage in an event, outside the last batch | \`CorruptLogError\` (batch CRC-32) | \`CorruptLogError\` (row CRC-32, or SQLite's own structure check) |
-| damage inside the **last** batch of a log | **read as a torn tail**: dropped with \`tornTail\` reported, even if it was acknowledged | n/a (no batches) |
-| a log cut short, or destroyed up to its end (its last commit line gone) | **read as the prefix before the damage**: \`tornTail\` reported, or nothing at all when the cut falls on a batch boundary — JSONL keeps no length outside the log | n/a |
-| a damaged, truncated or zeroed WAL | n/a | \`CorruptLogError\` for every session shorter than the ledger records; vanished sessions listed as damaged |
-| damage to the ledger (\`<db>-lengths\`), or its loss | n/a | **not detected by itself**: the sessions read as they are; a loss in the database at the same time would then read as a shorter session |
-| a whole log file deleted | **not detected** (no index of sessions) | n/a (detected through the ledger) |
-| damage to bytes no read touches (free pages, unused space) | nothing to detect | nothing to detect |
-| disk full, read-only file system, EIO on write or fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) |
+const DETECTION = `| damage or fault | JSONL | SQLite | PostgreSQL |
+|---|---|---|---|
+| process killed (\`kill -9\`) at any point | acknowledged events kept; a torn final batch dropped and the open turn closed by repair | acknowledged events kept (transactions are atomic); the open turn closed by repair | acknowledged events kept (transactions); a killed worker's lease taken over at once on its host, within \`leaseMs\` elsewhere; the open turn closed by repair |
+| the database server killed (\`pg_ctl restart -m immediate\`) | n/a | n/a | acknowledged events kept; clients retry within \`retryMs\`; a batch committed before its client heard is applied once |
+| power loss / OS crash, storage honouring fsync | acknowledged events kept (simulated file system) | acknowledged events kept (\`synchronous=FULL\`); measured here only through copies of live files, not a simulated power cut | the server's own guarantees (\`fsync\`, \`synchronous_commit\`); not measured here |
+| a flipped byte or garbage in an event, outside the last batch | \`CorruptLogError\` (batch CRC-32) | \`CorruptLogError\` (row CRC-32, or SQLite's own structure check) | only where it breaks the row's JSON, seq or recorded length (\`CorruptLogError\`); otherwise the server's data checksums, if enabled |
+| damage inside the **last** batch of a log | **read as a torn tail**: dropped with \`tornTail\` reported, even if it was acknowledged | n/a (no batches) | n/a |
+| a log cut short, or destroyed up to its end (its last commit line gone) | **read as the prefix before the damage**: \`tornTail\` reported, or nothing at all when the cut falls on a batch boundary — JSONL keeps no length outside the log | n/a | rows missing below the recorded length: \`CorruptLogError\` |
+| a damaged, truncated or zeroed WAL | n/a | \`CorruptLogError\` for every session shorter than the ledger records; vanished sessions listed as damaged | the server's recovery |
+| damage to the ledger (\`<db>-lengths\`), or its loss | n/a | **not detected by itself**: the sessions read as they are; a loss in the database at the same time would then read as a shorter session | n/a |
+| a whole log file deleted | **not detected** (no index of sessions) | n/a (detected through the ledger) | n/a |
+| damage to bytes no read touches (free pages, unused space) | nothing to detect | nothing to detect | nothing to detect |
+| disk full, read-only file system, EIO on write or fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) | the server's errors, typed as \`StorageError\`; not injected here |
+| a FIFO, device, directory or link where a store file belongs | \`UnsafeFileError\` (exit 4) for logs and lock files, found without reading them | \`UnsafeFileError\` (exit 4) for the ledger | n/a (no files) |`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) |
 | a FIFO, device, directory or link where a store file belongs | \`UnsafeFileError\` (exit 4) for logs and lock files; see known defects | see known defects (the ledger) |`;
 
 function sh(command: string, args: string[]): string {

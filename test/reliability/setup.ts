@@ -21,6 +21,7 @@ export default function setup(project: TestProject): () => void {
     entryPoints: {
       writer: join(import.meta.dirname, 'lib', 'writer.ts'),
       contender: join(import.meta.dirname, 'lib', 'contender.ts'),
+      'pg-writer': join(import.meta.dirname, '..', 'store', 'postgres', 'fleet-worker.ts'),
     },
     outdir: bundle,
     outExtension: { '.js': '.mjs' },
@@ -28,7 +29,7 @@ export default function setup(project: TestProject): () => void {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['better-sqlite3'],
+    external: ['better-sqlite3', 'pg'],
     logLevel: 'warning',
   });
   const results = mkdtempSync(join(tmpdir(), 'palimpsest-reliability-results-'));

@@ -160,7 +160,7 @@ export function resultsDir(): string {
 }
 
 /** The path of a bundled child script (see setup.ts). */
-export function childScript(name: 'writer' | 'contender'): string {
+export function childScript(name: 'writer' | 'contender' | 'pg-writer'): string {
   return join(inject('reliabilityBundle'), `${name}.mjs`);
 }
 

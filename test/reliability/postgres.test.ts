@@ -1,0 +1,157 @@
+/**
+ * Crash recovery on PostgreSQL: worker processes append to sessions of one store while they are
+ * SIGKILLed at random times (≥ 300 kills per run) and the server is stopped with
+ * `pg_ctl restart -m immediate` (every backend killed, as a crash of the server would) every
+ * 100 kills. The oracle: every acknowledged batch is there once at its seqs, seqs are
+ * contiguous, each session folds, lints clean and derives provider-valid messages, the repair a
+ * writer makes on open is written once, and a second open writes nothing.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { checkInvariants, type UserMessage } from '../../src/core/index.js';
+import { inspectSession, openSession } from '../../src/store/index.js';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { type PostgresServer, postgresBinaries, startPostgres } from '../postgres/server.js';
+import { providerProblems } from './lib/oracle.js';
+import {
+  add,
+  childScript,
+  count,
+  expectClean,
+  fail,
+  record,
+  tally,
+  useScratch,
+} from './lib/results.js';
+
+const KILLS = count(300);
+const WORKERS = 3;
+const SESSIONS = 12;
+const available = postgresBinaries() !== undefined || process.env.PALIMPSEST_REQUIRE_PG === '1';
+const scratch = useScratch();
+
+interface Ack {
+  readonly id: string;
+  readonly first: number;
+  readonly mark: string;
+}
+
+(available ? describe : describe.skip)('crash recovery: postgres', () => {
+  let server: PostgresServer;
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(() => server?.stop());
+
+  it(`loses no acknowledged event over ${KILLS} client kills and immediate server restarts, and repairs once`, async () => {
+    const t = tally('crash', 'postgres');
+    const dir = scratch('crash-postgres');
+    const schema = 'crash';
+    await (await openPostgresStore({ connectionString: server.url, schema })).close();
+    const children = new Set<ChildProcess>();
+    let spawned = 0;
+    const start = (): void => {
+      const worker = `w${spawned++}`;
+      const child = spawn(
+        process.execPath,
+        [
+          childScript('pg-writer'),
+          server.url,
+          schema,
+          worker,
+          String(SESSIONS),
+          join(dir, `${worker}.log`),
+        ],
+        { stdio: ['ignore', 'ignore', 'ignore'] },
+      );
+      children.add(child);
+      child.once('exit', () => children.delete(child));
+    };
+    for (let i = 0; i < WORKERS; i++) start();
+    const started = Date.now();
+    let kills = 0;
+    let restarts = 0;
+    while (kills < KILLS) {
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 180));
+      const victims = [...children];
+      const victim = victims[Math.floor(Math.random() * victims.length)];
+      if (victim === undefined) continue;
+      victim.kill('SIGKILL');
+      kills++;
+      start();
+      if (kills % 100 === 0) {
+        server.restartImmediate();
+        restarts++;
+      }
+    }
+    for (const child of children) child.kill('SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.runs += kills;
+    t.faults += kills + restarts;
+    add(t, 'client kills', kills);
+    add(t, 'pg_ctl restart -m immediate', restarts);
+    add(t, 'seconds writing', Math.round((Date.now() - started) / 1000));
+
+    const acks = new Map<string, Ack[]>();
+    for (let i = 0; i < spawned; i++) {
+      let text = '';
+      try {
+        text = readFileSync(join(dir, `w${i}.log`), 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        let entry: Partial<Ack> & { writeError?: string };
+        try {
+          entry = JSON.parse(line) as Partial<Ack>;
+        } catch {
+          continue; // a line cut by the kill was never acknowledged
+        }
+        if (entry.mark === undefined || entry.id === undefined || entry.first === undefined)
+          continue;
+        acks.set(entry.id, [...(acks.get(entry.id) ?? []), entry as Ack]);
+      }
+    }
+    const store = await openPostgresStore({ connectionString: server.url, schema });
+    try {
+      for (const [id, list] of acks) {
+        const view = await inspectSession(store, id);
+        const events = view.events;
+        t.acked += list.length * 3;
+        for (const ack of list) {
+          const message = events[ack.first + 1];
+          if (message === undefined)
+            fail(t, 'lost', `${id}: batch ${ack.mark} at seq ${ack.first} missing`);
+          else if ((message.data as unknown as UserMessage).id !== ack.mark)
+            fail(t, 'altered', `${id}: seq ${ack.first + 1} holds another batch than ${ack.mark}`);
+        }
+        const marks = events
+          .filter((event) => event.type === 'user/message')
+          .map((event) => (event.data as unknown as UserMessage).id);
+        if (new Set(marks).size !== marks.length)
+          fail(t, 'altered', `${id}: a batch is stored twice`);
+        const problems = [
+          ...checkInvariants(events).map((issue) => issue.message),
+          ...providerProblems(view.deriveMessages()),
+        ];
+        if (problems.length > 0) fail(t, 'altered', `${id}: ${problems.slice(0, 3).join('; ')}`);
+        // A writer's open repairs once; the next open finds nothing to write.
+        const first = await openSession(store, id);
+        if (first.openReport.repairedEvents > 0) add(t, 'repairs');
+        const length = first.seq;
+        await first.close();
+        const second = await openSession(store, id);
+        if (second.openReport.repairedEvents !== 0 || second.seq !== length)
+          fail(t, 'altered', `${id}: a second open wrote ${second.seq - length} event(s)`);
+        await second.close();
+        add(t, 'sessions checked');
+      }
+    } finally {
+      await store.close();
+    }
+    record(t);
+    expectClean(t);
+  });
+});
