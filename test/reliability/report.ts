@@ -43,8 +43,7 @@ const DETECTION = `| damage or fault | JSONL | SQLite | PostgreSQL |
 | a whole log file deleted | **not detected** (no index of sessions) | n/a (detected through the ledger) | n/a |
 | damage to bytes no read touches (free pages, unused space) | nothing to detect | nothing to detect | nothing to detect |
 | disk full, read-only file system, EIO on write or fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) | the server's errors, typed as \`StorageError\`; not injected here |
-| a FIFO, device, directory or link where a store file belongs | \`UnsafeFileError\` (exit 4) for logs and lock files, found without reading them | \`UnsafeFileError\` (exit 4) for the ledger | n/a (no files) |`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) |
-| a FIFO, device, directory or link where a store file belongs | \`UnsafeFileError\` (exit 4) for logs and lock files; see known defects | see known defects (the ledger) |`;
+| a FIFO, device, directory or link where a store file belongs | \`UnsafeFileError\` (exit 4) for logs and lock files, found without reading them | \`UnsafeFileError\` (exit 4) for the ledger | n/a (no files) |`;
 
 function sh(command: string, args: string[]): string {
   try {
