@@ -22,10 +22,16 @@ interface Outcome {
   readonly output: string;
 }
 
-function writer(file: string, mode: 'own' | 'shared', id: string, count: number): Promise<Outcome> {
+function writer(
+  file: string,
+  mode: 'own' | 'shared',
+  id: string,
+  count: number,
+  startAt = 0,
+): Promise<Outcome> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', WRITER, file, mode, id, String(count), '2'],
+    ['--import', 'tsx', WRITER, file, mode, id, String(count), '2', String(startAt)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';
@@ -54,8 +60,9 @@ describe('SQLite writers in several processes', () => {
     const file = join(tempDir(), 'shared.db');
     (await openSqliteStore(file)).close();
     const count = 150;
+    const startAt = Date.now() + 5000;
     const outcomes = await Promise.all(
-      [0, 1, 2, 3].map((n) => writer(file, 'own', `w${n}`, count)),
+      [0, 1, 2, 3].map((n) => writer(file, 'own', `w${n}`, count, startAt)),
     );
     for (const outcome of outcomes) {
       expect(outcome.output).toBe('DONE');
@@ -75,7 +82,11 @@ describe('SQLite writers in several processes', () => {
     const file = join(tempDir(), 'shared.db');
     (await openSqliteStore(file)).close();
     const rounds = 15;
-    const outcomes = await Promise.all([0, 1, 2].map(() => writer(file, 'shared', 's', rounds)));
+    // All three start at once (after their slowest start-up), and hold the session a while.
+    const startAt = Date.now() + 5000;
+    const outcomes = await Promise.all(
+      [0, 1, 2].map(() => writer(file, 'shared', 's', rounds, startAt)),
+    );
     for (const outcome of outcomes) {
       expect(outcome.output).toBe('DONE');
       expect(outcome).toMatchObject({ code: 0, acks: rounds });
