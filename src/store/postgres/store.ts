@@ -83,6 +83,8 @@ export interface PostgresSettings {
   readonly retryMs: number;
 }
 
+/** The columns of `sessions` a read takes. */
+const SESSION_COLUMNS = 'key, id, header, created_at, next_seq, updated_at';
 /** Rows a watch reads at a time. */
 const WATCH_PAGE = 10_000;
 /** Rows per INSERT statement: 7 parameters a row stays far below the protocol's 65,535. */
@@ -203,13 +205,7 @@ export class PostgresStore implements SessionStore {
     const elide = options.elideFinishedChunks === true && !salvage;
     return this.#retrying(`load session '${shortId(id)}'`, (client) =>
       this.#snapshot(client, async () => {
-        const { rows: found } = await client.query<SessionRow>(
-          `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE id = $1`,
-          [id],
-        );
-        const row = found[0];
-        if (row === undefined) throw new NotFoundError(id, this.location);
-        const header = this.#header(row);
+        const { row, header } = await this.#session(client, id);
         const { rows } = await client.query<EventRow>(
           elide
             ? `SELECT seq, type, time, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN NULL ELSE data END AS data, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 ORDER BY seq`
@@ -305,7 +301,7 @@ export class PostgresStore implements SessionStore {
       );
     }
     const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
-    const sql = `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions${where} ORDER BY created_at DESC, id_order ASC LIMIT ${param(limit + 1)}`;
+    const sql = `SELECT ${SESSION_COLUMNS} FROM ${this.#s}.sessions${where} ORDER BY created_at DESC, id_order ASC LIMIT ${param(limit + 1)}`;
     const { rows } = await this.#retrying('list sessions', (client) =>
       client.query<SessionRow>(sql, values),
     );
@@ -393,13 +389,7 @@ export class PostgresStore implements SessionStore {
     checkSessionId(id);
     return this.#retrying(`summarize session '${shortId(id)}'`, (client) =>
       this.#snapshot(client, async () => {
-        const { rows: found } = await client.query<SessionRow>(
-          `SELECT key, id, header, created_at, next_seq, updated_at FROM ${this.#s}.sessions WHERE id = $1`,
-          [id],
-        );
-        const row = found[0];
-        if (row === undefined) throw new NotFoundError(id, this.location);
-        const header = this.#header(row);
+        const { row, header } = await this.#session(client, id);
         const count = Number(row.next_seq);
         const { rows: last } = await client.query<{ time: string }>(
           `SELECT time FROM ${this.#s}.events WHERE session_key = $1 AND seq = $2`,
@@ -503,6 +493,20 @@ export class PostgresStore implements SessionStore {
       `INSERT INTO ${this.#s}.events (session_key, seq, type, time, data, source_event_seqs, surface_op) VALUES ${tuples.join(', ')}`,
       values,
     );
+  }
+
+  /** The session's row and its checked header; `NotFoundError` when there is none. */
+  async #session(
+    client: PgQueryable,
+    id: string,
+  ): Promise<{ row: SessionRow; header: SessionHeader }> {
+    const { rows } = await client.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM ${this.#s}.sessions WHERE id = $1`,
+      [id],
+    );
+    const row = rows[0];
+    if (row === undefined) throw new NotFoundError(id, this.location);
+    return { row, header: this.#header(row) };
   }
 
   /** The session's key and next seq, the row locked for the transaction when `forUpdate`. */
