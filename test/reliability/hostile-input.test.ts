@@ -513,27 +513,6 @@ function hostileFiles(backend: BackendUnderTest): HostileFile[] {
   ];
 }
 
-describe('known defects found by the hostile-input harness (each fails until fixed)', () => {
-  for (const backend of BACKENDS) {
-    for (const [what, plant, known] of hostileFiles(backend)) {
-      if (known === undefined) continue;
-      it.fails(`KNOWN DEFECT (${backend.name}): ${known}`, async () => {
-        const root = scratch(`known-${backend.name}`);
-        mkdirSync(join(root, 'store'));
-        const location = backend.location(join(root, 'store'));
-        const store = await backend.open(location);
-        await seed(store, payloadSession('victim'));
-        await store.close();
-        plant(location, join(root, 'outside'));
-        const t = tally('hostile-input', backend.name);
-        const args = ['show', 'victim', '--store', backend.url(location)];
-        judge(t, [what, ...args], await palimpsest(args, 3000), new Set([0, 4]));
-        expect(t.failures).toEqual([]);
-      });
-    }
-  }
-});
-
 describe('the hostile-input harness', () => {
   for (const backend of BACKENDS) {
     it(`catches a ${backend.name} store that accepts an id it must refuse`, async () => {

@@ -9,11 +9,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkInvariants, type UserMessage } from '../../src/core/index.js';
-import { inspectSession, openSession } from '../../src/store/index.js';
+import {
+  inspectSession,
+  type LoadOptions,
+  openSession,
+  type SessionStore,
+} from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { type PostgresServer, postgresBinaries, startPostgres } from '../postgres/server.js';
+import { override } from './lib/mutants.js';
 import { providerProblems } from './lib/oracle.js';
 import {
   add,
@@ -22,6 +28,8 @@ import {
   expectClean,
   fail,
   record,
+  recordMutant,
+  type Tally,
   tally,
   useScratch,
 } from './lib/results.js';
@@ -44,6 +52,8 @@ interface Ack {
     server = await startPostgres();
   });
   afterAll(() => server?.stop());
+  /** The batches the crash run acknowledged, for the mutant. */
+  let acknowledged: ReadonlyMap<string, readonly Ack[]> = new Map();
 
   it(`loses no acknowledged event over ${KILLS} client kills and immediate server restarts, and repairs once`, async () => {
     const t = tally('crash', 'postgres');
@@ -116,42 +126,77 @@ interface Ack {
     }
     const store = await openPostgresStore({ connectionString: server.url, schema });
     try {
-      for (const [id, list] of acks) {
-        const view = await inspectSession(store, id);
-        const events = view.events;
-        t.acked += list.length * 3;
-        for (const ack of list) {
-          const message = events[ack.first + 1];
-          if (message === undefined)
-            fail(t, 'lost', `${id}: batch ${ack.mark} at seq ${ack.first} missing`);
-          else if ((message.data as unknown as UserMessage).id !== ack.mark)
-            fail(t, 'altered', `${id}: seq ${ack.first + 1} holds another batch than ${ack.mark}`);
-        }
-        const marks = events
-          .filter((event) => event.type === 'user/message')
-          .map((event) => (event.data as unknown as UserMessage).id);
-        if (new Set(marks).size !== marks.length)
-          fail(t, 'altered', `${id}: a batch is stored twice`);
-        const problems = [
-          ...checkInvariants(events).map((issue) => issue.message),
-          ...providerProblems(view.deriveMessages()),
-        ];
-        if (problems.length > 0) fail(t, 'altered', `${id}: ${problems.slice(0, 3).join('; ')}`);
-        // A writer's open repairs once; the next open finds nothing to write.
-        const first = await openSession(store, id);
-        if (first.openReport.repairedEvents > 0) add(t, 'repairs');
-        const length = first.seq;
-        await first.close();
-        const second = await openSession(store, id);
-        if (second.openReport.repairedEvents !== 0 || second.seq !== length)
-          fail(t, 'altered', `${id}: a second open wrote ${second.seq - length} event(s)`);
-        await second.close();
-        add(t, 'sessions checked');
-      }
+      await checkAcknowledged(t, store, acks);
     } finally {
       await store.close();
     }
+    acknowledged = acks;
     record(t);
     expectClean(t);
   });
+
+  it('catches a postgres store that drops the last acknowledged batch of a session', async () => {
+    if (acknowledged.size === 0) throw new Error('the crash run recorded no acknowledged batch');
+    const real = await openPostgresStore({ connectionString: server.url, schema: 'crash' });
+    // The mutant: a load that leaves out a session's last three events (its last batch).
+    const store = override(real, {
+      load: async (id: string, options?: LoadOptions) => {
+        const loaded = await real.load(id, options);
+        return { ...loaded, events: loaded.events.slice(0, -3) };
+      },
+    });
+    const t = tally('crash', 'postgres');
+    try {
+      await checkAcknowledged(t, store, acknowledged, false);
+    } finally {
+      await real.close();
+    }
+    const killed = t.lost + t.altered > 0;
+    recordMutant('crash', 'postgres', killed);
+    expect(killed).toBe(true);
+  });
 });
+
+/**
+ * The oracle: every acknowledged batch at its seqs once, the session lint-clean with
+ * provider-valid messages, the repair an open writes made once (with `reopen`: a second open
+ * writes nothing).
+ */
+async function checkAcknowledged(
+  t: Tally,
+  store: SessionStore,
+  acks: ReadonlyMap<string, readonly Ack[]>,
+  reopen = true,
+): Promise<void> {
+  for (const [id, list] of acks) {
+    const view = await inspectSession(store, id);
+    const events = view.events;
+    t.acked += list.length * 3;
+    for (const ack of list) {
+      const message = events[ack.first + 1];
+      if (message === undefined)
+        fail(t, 'lost', `${id}: batch ${ack.mark} at seq ${ack.first} missing`);
+      else if ((message.data as unknown as UserMessage).id !== ack.mark)
+        fail(t, 'altered', `${id}: seq ${ack.first + 1} holds another batch than ${ack.mark}`);
+    }
+    const marks = events
+      .filter((event) => event.type === 'user/message')
+      .map((event) => (event.data as unknown as UserMessage).id);
+    if (new Set(marks).size !== marks.length) fail(t, 'altered', `${id}: a batch is stored twice`);
+    const problems = [
+      ...checkInvariants(events).map((issue) => issue.message),
+      ...providerProblems(view.deriveMessages()),
+    ];
+    if (problems.length > 0) fail(t, 'altered', `${id}: ${problems.slice(0, 3).join('; ')}`);
+    if (!reopen) continue;
+    const first = await openSession(store, id);
+    if (first.openReport.repairedEvents > 0) add(t, 'repairs');
+    const length = first.seq;
+    await first.close();
+    const second = await openSession(store, id);
+    if (second.openReport.repairedEvents !== 0 || second.seq !== length)
+      fail(t, 'altered', `${id}: a second open wrote ${second.seq - length} event(s)`);
+    await second.close();
+    add(t, 'sessions checked');
+  }
+}
