@@ -76,6 +76,23 @@ export function describeWatch(
       expect(await waiting).toEqual({ done: true, value: undefined });
     });
 
+    it('rejects with NotFoundError once the session is deleted while watched', async () => {
+      const s = store();
+      await s.create({ version: 0, id: 'gone', createdAt: 1 });
+      await s.append('gone', notes(0, 1), { expectedSeq: 0 });
+      const iterator = s.watch('gone')[Symbol.asyncIterator]();
+      expect(await take(iterator, 1)).toEqual([0]);
+      const other = await reopen();
+      try {
+        await other.delete('gone');
+      } finally {
+        await other.close();
+      }
+      const next = iterator.next();
+      const timeout = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 10_000));
+      expect(await Promise.race([rejection(next), timeout])).toBeInstanceOf(NotFoundError);
+    });
+
     it('rejects a session that does not exist, and a bad fromSeq', async () => {
       const s = store();
       const missing = s.watch('nobody')[Symbol.asyncIterator]();

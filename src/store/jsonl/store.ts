@@ -293,7 +293,9 @@ export class JsonlStore implements SessionStore {
           const file = sessionPaths(this.directory, id).log;
           const handle = await openExisting(this.#fs, this.location, id, file, 'r');
           try {
-            return await jsonlLogSource(handle, file, id, this.#options.maxLineBytes);
+            return await jsonlLogSource(handle, file, id, this.#options.maxLineBytes, () =>
+              statExisting(this.#fs, this.location, id, file),
+            );
           } catch (error) {
             await handle.close();
             throw error;

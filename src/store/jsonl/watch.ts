@@ -23,6 +23,8 @@ export async function jsonlLogSource(
   file: string,
   id: string,
   maxLineBytes: number,
+  /** Rejects with `NotFoundError` once the log is gone (the open handle reads on regardless). */
+  stillThere: () => Promise<unknown>,
 ): Promise<LogSource> {
   const reader = new LineReader(handle, file, maxLineBytes, 0, 1, READ_CHUNK_BYTES);
   const first = await reader.next();
@@ -51,6 +53,7 @@ export async function jsonlLogSource(
   return {
     read: async (from) => {
       dirty = false;
+      await stillThere();
       // Events before `offset` are known; the reader adds a batch's events only once its
       // marker matched, from `events.length` on.
       const events: SessionEvent[] = new Array(seq);
