@@ -27,7 +27,6 @@ import {
   count,
   expectClean,
   fail,
-  record,
   recordMutant,
   type Tally,
   tally,
@@ -131,7 +130,6 @@ interface Ack {
       await store.close();
     }
     acknowledged = acks;
-    record(t);
     expectClean(t);
   });
 
