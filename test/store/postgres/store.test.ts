@@ -92,7 +92,7 @@ describePg('hostile input', () => {
 });
 
 describePg('the schema', () => {
-  it('is created once when many processes open a new store at once', async () => {
+  it('is created once when many stores, each with its own pool, open a new store at once', async () => {
     const schema = freshSchema('race');
     const stores = await Promise.all(Array.from({ length: 6 }, () => open({ schema })));
     await stores[0]?.create(header('a'));
