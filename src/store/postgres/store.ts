@@ -189,11 +189,12 @@ export class PostgresStore implements SessionStore {
           await this.#insert(client, position.key, encoded.slice(from, from + ROWS_PER_INSERT));
         }
         const next = expected + encoded.length;
+        // The notification rides on the update (one round trip less per append); it is
+        // delivered only if the transaction commits.
         await client.query(
-          `UPDATE ${this.#s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3`,
-          [next, Date.now(), position.key],
+          `UPDATE ${this.#s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3 RETURNING pg_notify($4, $5)`,
+          [next, Date.now(), position.key, this.channel, notification(id, next)],
         );
-        await client.query('SELECT pg_notify($1, $2)', [this.channel, notification(id, next)]);
       }),
     );
   }
