@@ -1,5 +1,6 @@
 /**
- * The layers of DESIGN §2 import one way only: core ← store ← model ← agent, compaction ← cli.
+ * The layers of DESIGN §2 import one way only: core ← store ← model ← agent, compaction ← adapters,
+ * import ← cli, viewer.
  * Testing depends on core and the provider specification alone. Drivers and framework packages
  * are imported only by the files of their own backend or adapter. Type-only imports count: a
  * type that crosses against the grain couples the layers as much as a value does.
@@ -18,7 +19,10 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   agent: ['core', 'model', 'store'],
   compaction: ['core', 'model'],
   testing: ['core'],
-  cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing'],
+  adapters: ['core', 'store', 'model', 'agent', 'compaction'],
+  import: ['core', 'store'],
+  viewer: ['core', 'store'],
+  cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
 };
 
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */
@@ -35,6 +39,9 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
   ],
   compaction: ['@ai-sdk/provider'],
   testing: ['@ai-sdk/provider'],
+  adapters: ['@ai-sdk/provider', 'ai', '@openai/agents', '@openai/agents-core'],
+  import: [],
+  viewer: ['markdown-it'],
   cli: ['@ai-sdk/provider', 'commander'],
 };
 
@@ -45,6 +52,8 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
 const CONFINED: Readonly<Record<string, string>> = {
   'better-sqlite3': 'store/sqlite/',
   pg: 'store/postgres/',
+  '@openai/agents': 'adapters/openai-agents/',
+  '@openai/agents-core': 'adapters/openai-agents/',
 };
 
 interface Import {
