@@ -84,6 +84,111 @@ export function decodeRows(
   return { events, elided };
 }
 
+/**
+ * The finished-chunk candidates of a fast load: the time and data size of each, by seq. A row
+ * object per chunk is what made a fast load slow (most of a streamed session is chunks), so
+ * their metadata travels as one binary value the server aggregates (see
+ * {@link ELIDABLE_CHUNK_BYTES}) and is read here without an object per chunk.
+ */
+export interface ElidableChunks {
+  /** 1 at the seqs of the candidates. */
+  readonly at: Uint8Array;
+  readonly times: Float64Array;
+  readonly bytes: Float64Array;
+  readonly count: number;
+}
+
+/**
+ * The bytes of one chunk in the aggregate: `int8send(seq) || int8send(time) ||
+ * int4send(octet_length(data))`, big-endian as PostgreSQL sends them.
+ */
+export const ELIDABLE_CHUNK_BYTES = 20;
+
+/**
+ * Reads the aggregate of {@link ElidableChunks} (`null` when there are none) of a session of
+ * `recordedLength` events. Each chunk is placed by its seq, so the aggregate may come in any
+ * order (one without ORDER BY, which would sort on the server, follows the scan).
+ */
+export function parseElidableChunks(
+  site: RowSite,
+  packed: Buffer | null,
+  recordedLength: number,
+): ElidableChunks {
+  const length = packed === null ? 0 : packed.length;
+  if (length % ELIDABLE_CHUNK_BYTES !== 0) {
+    throw new CorruptLogError({
+      file: site.location,
+      reason: `the chunk metadata the server aggregated for session '${site.id}' is ${length} bytes, not a multiple of ${ELIDABLE_CHUNK_BYTES}`,
+    });
+  }
+  const count = length / ELIDABLE_CHUNK_BYTES;
+  const chunks = {
+    at: new Uint8Array(recordedLength),
+    times: new Float64Array(recordedLength),
+    bytes: new Float64Array(recordedLength),
+    count,
+  };
+  for (let at = 0; at < length; at += ELIDABLE_CHUNK_BYTES) {
+    const buffer = packed as Buffer;
+    const seq = int64(buffer, at);
+    if (seq < 0 || seq >= recordedLength) throw beyondLength(site, seq, recordedLength);
+    if (chunks.at[seq] === 1) {
+      throw corruptRow(site, seq, `session '${site.id}' has two event rows with seq ${seq}`);
+    }
+    chunks.at[seq] = 1;
+    chunks.times[seq] = int64(buffer, at + 8);
+    chunks.bytes[seq] = buffer.readInt32BE(at + 16);
+  }
+  return chunks;
+}
+
+/** A big-endian int8 as a number (seqs and times are safe integers). */
+function int64(buffer: Buffer, at: number): number {
+  return buffer.readInt32BE(at) * 2 ** 32 + buffer.readUInt32BE(at + 4);
+}
+
+/**
+ * The events of a fast load: the rows loaded whole (`kept`, decoded, in seq order) merged with
+ * stubs for the elidable chunks, checked to be exactly seqs `0..recordedLength-1` as
+ * {@link decodeRows} checks a full load.
+ */
+export function mergeElided(
+  site: RowSite,
+  kept: readonly SessionEvent[],
+  chunks: ElidableChunks,
+  recordedLength: number,
+): DecodedRows {
+  const events: SessionEvent[] = [];
+  const elided: number[] = [];
+  let next = 0;
+  for (let seq = 0; seq < recordedLength; seq++) {
+    const event = kept[next];
+    if (event !== undefined && event.seq === seq) {
+      if (chunks.at[seq] === 1) {
+        throw corruptRow(site, seq, `session '${site.id}' has two event rows with seq ${seq}`);
+      }
+      events.push(event);
+      next++;
+    } else if (chunks.at[seq] === 1) {
+      elided.push(seq);
+      events.push(elidedChunk(seq, chunks.times[seq] as number, chunks.bytes[seq] as number));
+    } else {
+      throw corruptRow(site, seq, `session '${site.id}' has no event with seq ${seq}`);
+    }
+  }
+  const beyond = kept[next];
+  if (beyond !== undefined) throw beyondLength(site, beyond.seq, recordedLength);
+  return { events, elided };
+}
+
+function beyondLength(site: RowSite, seq: number, recordedLength: number): CorruptLogError {
+  return corruptRow(
+    site,
+    seq,
+    `session '${site.id}' has an event row beyond its recorded length of ${recordedLength}`,
+  );
+}
+
 /** One event of its row (its body present). */
 export function decodeRow(site: RowSite, row: EventRow): SessionEvent {
   const seq = Number(row.seq);

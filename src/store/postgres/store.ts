@@ -71,7 +71,17 @@ import {
 } from './driver.js';
 import { Leases } from './leases.js';
 import { Listener } from './listener.js';
-import { decodeRow, decodeRows, type EventRow, idOrder, unfinishedChunks } from './rows.js';
+import {
+  type DecodedRows,
+  decodeRow,
+  decodeRows,
+  type EventRow,
+  idOrder,
+  mergeElided,
+  parseElidableChunks,
+  type RowSite,
+  unfinishedChunks,
+} from './rows.js';
 import { quoted } from './schema.js';
 
 /** The settings a store was opened with, resolved. */
@@ -207,21 +217,17 @@ export class PostgresStore implements SessionStore {
     return this.#retrying(`load session '${shortId(id)}'`, (client) =>
       this.#snapshot(client, async () => {
         const { row, header } = await this.#session(client, id);
-        const { rows } = await client.query<EventRow>(
-          elide
-            ? `SELECT seq, type, time, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN NULL ELSE data END AS data, CASE WHEN type = 'assistant/chunk' AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 ORDER BY seq`
-            : `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 ORDER BY seq`,
-          [row.key],
-        );
         const site = { location: this.location, id };
-        const decoded = decodeRows(site, rows, Number(row.next_seq), salvage);
+        const recorded = Number(row.next_seq);
+        const decoded = elide
+          ? await this.#loadEliding(client, site, row.key, recorded)
+          : decodeRows(site, await this.#rows(client, row.key, ''), recorded, salvage);
         const { events } = decoded;
         const unfinished = unfinishedChunks(events, decoded.elided);
         if (unfinished.length > 0) {
-          const { rows: bodies } = await client.query<EventRow>(
-            `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
-            [row.key, unfinished],
-          );
+          const bodies = await this.#rows(client, row.key, ' AND seq = ANY($2::bigint[])', [
+            unfinished,
+          ]);
           for (const body of bodies) events[Number(body.seq)] = decodeRow(site, body);
         }
         return decoded.damage === undefined
@@ -229,6 +235,48 @@ export class PostgresStore implements SessionStore {
           : { header, events, damage: decoded.damage };
       }),
     );
+  }
+
+  /** The rows of a session in seq order, whole, with `where` appended to its condition. */
+  async #rows(
+    client: PgQueryable,
+    key: string,
+    where: string,
+    values: readonly unknown[] = [],
+  ): Promise<EventRow[]> {
+    const { rows } = await client.query<EventRow>(
+      `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1${where} ORDER BY seq`,
+      [key, ...values],
+    );
+    return rows;
+  }
+
+  /**
+   * A fast load: the rows a resume needs whole, and for every chunk that may be finished only
+   * its seq, time and size, aggregated into one value by the server. The second query is sent
+   * at once, so the first one's rows are decoded while the server computes it.
+   */
+  async #loadEliding(
+    client: PgQueryable,
+    site: RowSite,
+    key: string,
+    recorded: number,
+  ): Promise<DecodedRows> {
+    const kept = this.#rows(
+      client,
+      key,
+      ` AND (type <> 'assistant/chunk' OR source_event_seqs IS NOT NULL)`,
+    );
+    const chunks = client.query<{ meta: Buffer | null }>(
+      `SELECT string_agg(int8send(seq) || int8send(time) || int4send(octet_length(data)), ''::bytea) AS meta FROM ${this.#s}.events WHERE session_key = $1 AND type = 'assistant/chunk' AND source_event_seqs IS NULL`,
+      [key],
+    );
+    // Both are queued on the one connection before either is awaited: a rejection of the second
+    // while the first is awaited must not go unhandled.
+    chunks.catch(() => {});
+    const events = (await kept).map((body) => decodeRow(site, body));
+    const meta = (await chunks).rows[0]?.meta ?? null;
+    return mergeElided(site, events, parseElidableChunks(site, meta, recorded), recorded);
   }
 
   /**

@@ -6,9 +6,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { type SessionEvent, TOOL_OUTCOME_UNKNOWN } from '../../../src/core/index.js';
+import { Session, type SessionEvent, TOOL_OUTCOME_UNKNOWN } from '../../../src/core/index.js';
 import {
   ConflictError,
+  CorruptLogError,
   FormatVersionError,
   InvalidStoreError,
   LeaseLostError,
@@ -18,6 +19,8 @@ import {
   StoreUnavailableError,
 } from '../../../src/store/index.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/index.js';
+import { rejection } from '../../conformance/helpers.js';
+import { recordToolTurn, tickingClock } from '../../core/builders.js';
 import { describePg, dropSchema, freshSchema, pgUrl, withClient } from '../../postgres/helpers.js';
 import { type CuttingProxy, startProxy } from '../../postgres/proxy.js';
 
@@ -88,6 +91,52 @@ describePg('hostile input', () => {
     }
     const listed = (await store.list()).sessions.map((summary) => summary.header.id).sort();
     expect(listed).toEqual([...ids].sort());
+  });
+});
+
+describePg('damage found by a fast load as by a full one', () => {
+  /** A stored session of two tool turns, then `sql` run on its events table behind the store. */
+  async function damaged(sql: (events: string, session: Session) => string) {
+    const store = await open();
+    const session = Session.create({ id: 'd', clock: tickingClock() });
+    recordToolTurn(session, 1);
+    recordToolTurn(session, 2);
+    await store.create(header('d'));
+    await store.append('d', session.events, { expectedSeq: 0 });
+    const events = `"${schemas[schemas.length - 1] as string}".events`;
+    await withClient((client) => client.query(sql(events, session)));
+    return store;
+  }
+
+  async function bothLoads(store: PostgresStore, message: string | RegExp) {
+    for (const options of [{}, { elideFinishedChunks: true }]) {
+      const error = await rejection(store.load('d', options));
+      expect(error).toBeInstanceOf(CorruptLogError);
+      expect((error as CorruptLogError).message).toMatch(message);
+    }
+  }
+
+  it('a missing chunk row is a CorruptLogError naming its seq', async () => {
+    let chunk = -1;
+    const store = await damaged((events, session) => {
+      chunk = (session.events.find((event) => event.type === 'assistant/chunk') as SessionEvent)
+        .seq;
+      return `DELETE FROM ${events} WHERE seq = ${chunk}`;
+    });
+    await bothLoads(store, `seq ${chunk}`);
+  });
+
+  it('a missing message row is a CorruptLogError naming its seq', async () => {
+    const store = await damaged((events) => `DELETE FROM ${events} WHERE seq = 1`);
+    await bothLoads(store, 'seq 1');
+  });
+
+  it('a chunk row beyond the recorded length is a CorruptLogError', async () => {
+    const store = await damaged((events, session) => {
+      const chunk = session.events.find((event) => event.type === 'assistant/chunk');
+      return `INSERT INTO ${events} (session_key, seq, type, time, data) SELECT session_key, ${session.seq}, type, time, data FROM ${events} WHERE seq = ${chunk?.seq}`;
+    });
+    await bothLoads(store, 'beyond its recorded length');
   });
 });
 
