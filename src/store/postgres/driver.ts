@@ -107,6 +107,9 @@ export function isConnectionFailure(error: unknown): boolean {
     return state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03';
   }
   const code = (error as { code?: unknown } | null)?.code;
+  // A host name that does not resolve is a mistake in the URL, not an outage: waiting for it to
+  // come back would only delay the report (a DNS server that did not answer is EAI_AGAIN).
+  if (code === 'ENOTFOUND') return false;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true; // ECONNRESET, ECONNREFUSED, EPIPE...
   const message = error instanceof Error ? error.message : '';
   return /Connection terminated|connection (?:is )?closed|Client has encountered a connection error|not queryable/i.test(

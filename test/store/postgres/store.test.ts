@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Session, type SessionEvent, TOOL_OUTCOME_UNKNOWN } from '../../../src/core/index.js';
 import {
   ConflictError,
@@ -15,6 +15,7 @@ import {
   LeaseLostError,
   LockedError,
   openSession,
+  StorageError,
   StoreNotFoundError,
   StoreUnavailableError,
 } from '../../../src/store/index.js';
@@ -293,6 +294,20 @@ describePg('leases', () => {
     for (const result of results) {
       if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(LockedError);
     }
+  });
+});
+
+describe('a server that cannot be reached', () => {
+  it('by a host name that does not resolve is a mistake reported at once, not an outage waited out', async () => {
+    const error = await rejection(
+      openPostgresStore({
+        connectionString: 'postgres://u@no-such-host.invalid/db',
+        retryMs: 600_000,
+      }),
+    );
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error).not.toBeInstanceOf(StoreUnavailableError);
+    expect((error as StorageError).message).toContain('ENOTFOUND');
   });
 });
 
