@@ -314,9 +314,10 @@ export class InvalidStoreError extends PalimpsestError {
 }
 
 /**
- * The session's lease was taken over by another writer (this one stopped heartbeating past the
- * lease's bound, or was thought dead): the append was refused and nothing was written. A writer
- * fenced off this way must reopen the session, which loads what the new holder wrote.
+ * The session's lease (PostgreSQL) or lock (SQLite) was taken over by another writer (this one
+ * stopped heartbeating past the bound, was thought dead, or an operator forced the lock away):
+ * the append was refused and nothing was written. A writer fenced off this way must reopen the
+ * session, which loads what the new holder wrote.
  */
 export class LeaseLostError extends PalimpsestError {
   static override readonly kind: string = 'LeaseLostError';
@@ -328,7 +329,7 @@ export class LeaseLostError extends PalimpsestError {
   ) {
     super(
       'LEASE_LOST',
-      `the lease of session '${short(sessionId)}' was taken over${holder === undefined ? '' : ` by pid ${holder.pid} on ${holder.host} (since ${new Date(holder.since).toISOString()})`}; this writer was fenced off and nothing was written; reopen the session to continue`,
+      `the lease (lock) of session '${short(sessionId)}' was taken over${holder === undefined ? '' : ` by pid ${holder.pid} on ${holder.host} (since ${new Date(holder.since).toISOString()})`}; this writer was fenced off and nothing was written; reopen the session to continue`,
     );
   }
 }

@@ -30,6 +30,7 @@ import {
   CorruptLogError,
   FormatVersionError,
   InvalidStoreError,
+  LeaseLostError,
   LockedError,
   type LockHolderState,
   type LockOwner,
@@ -176,6 +177,8 @@ export class SqliteStore implements SessionStore {
   readonly #typeNames = new Map<number, string>();
   /** Locks this store took and still holds, by session id. */
   readonly #held = new Map<string, HeldRow>();
+  /** Sessions whose lock this store held until another writer took it over (fenced off). */
+  readonly #lost = new Set<string>();
   /** Wakes this store's watchers when it commits (its own commits leave data_version as it is). */
   readonly #committed = new Wakeups();
   readonly #timing: LockTiming;
@@ -453,6 +456,7 @@ export class SqliteStore implements SessionStore {
       throw this.#storageError(`lock session '${id}'`, error);
     }
     this.#held.set(id, held);
+    this.#lost.delete(id);
     try {
       this.#failpoint('lock:after-acquire');
     } catch (error) {
@@ -568,6 +572,7 @@ export class SqliteStore implements SessionStore {
     expected: number,
   ): { readonly key: number; readonly learned: ReadonlyMap<string, number> } {
     const key = this.#checkNext(id, expected);
+    this.#checkWriter(id);
     const insert = this.#sql.insertEvent;
     const learned = new Map<string, number>();
     for (const event of events) {
@@ -793,13 +798,40 @@ export class SqliteStore implements SessionStore {
           this.#sql.refreshLock.run(next, id, held.stored),
         );
         if (changed.changes === 1) held.stored = next;
-        else this.#forget(id, held);
+        else this.#fence(id, held);
       } catch {
         // Busy or failing: skipped; the next beat tries again.
       }
     }, this.#timing.heartbeatMs);
     timer.unref();
     held.timer = timer;
+  }
+
+  /**
+   * Fencing, inside an append's transaction: a session this store holds must still be locked by
+   * its own acquisition (another writer may have judged it stale, or an operator forced it), and
+   * one it does not hold must not be held by a live writer. Either refusal rolls the append back.
+   */
+  #checkWriter(id: string): void {
+    const held = this.#held.get(id);
+    const row = this.#sql.lockRow.get(id) as { owner: string } | undefined;
+    if (held !== undefined) {
+      if (row?.owner === held.stored) return;
+      const owner = row === undefined ? undefined : parseOwnerJson(row.owner);
+      if (owner?.token === held.owner.token) return;
+      this.#fence(id, held);
+    }
+    if (this.#lost.has(id)) {
+      throw new LeaseLostError(id, row === undefined ? undefined : parseOwnerJson(row.owner));
+    }
+    const found = row === undefined ? undefined : this.#lockOf(id);
+    if (found?.holder !== undefined) throw found.locked();
+  }
+
+  /** Forgets a lock another writer took over; this store's appends to it fail from now on. */
+  #fence(id: string, held: HeldRow): void {
+    this.#forget(id, held);
+    this.#lost.add(id);
   }
 
   /** Stops tracking a lock this store took: its heartbeat, and its token as held. */

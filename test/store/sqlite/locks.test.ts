@@ -2,7 +2,12 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LockedError, type LockOwner, type SessionStore } from '../../../src/store/index.js';
+import {
+  LeaseLostError,
+  LockedError,
+  type LockOwner,
+  type SessionStore,
+} from '../../../src/store/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
 import { events, header, rejection, useTempDir, withRaw } from './helpers.js';
 
@@ -179,6 +184,52 @@ describe('the single-writer lock', () => {
     await a.close();
     expect(await lockRows(file)).toEqual([]);
     await b.lock('s');
+  });
+});
+
+describe('fencing: appends and the lock', () => {
+  it('refuses the append of a writer whose lock was taken over, writing nothing, while the new holder appends', async () => {
+    const { a, b } = await two();
+    await a.create(header('s'));
+    await a.lock('s');
+    await a.append('s', events(0, 2), { expectedSeq: 0 });
+    await b.unlock('s', { force: true });
+    await b.lock('s');
+    const refused = await rejection(a.append('s', events(2, 2), { expectedSeq: 2 }));
+    expect(refused).toBeInstanceOf(LeaseLostError);
+    expect((refused as LeaseLostError).holder?.pid).toBe(process.pid);
+    expect((await b.load('s')).events).toHaveLength(2);
+    await b.append('s', events(2, 1), { expectedSeq: 2 });
+    expect((await a.load('s')).events).toHaveLength(3);
+  });
+
+  it('keeps a writer whose lock was forced away fenced off until it locks the session again', async () => {
+    const { a, b } = await two();
+    await a.create(header('s'));
+    await a.lock('s');
+    await b.unlock('s', { force: true });
+    expect(await rejection(a.append('s', events(0, 1), { expectedSeq: 0 }))).toBeInstanceOf(
+      LeaseLostError,
+    );
+    expect(await rejection(a.append('s', events(0, 1), { expectedSeq: 0 }))).toBeInstanceOf(
+      LeaseLostError,
+    );
+    await a.lock('s');
+    await a.append('s', events(0, 1), { expectedSeq: 0 });
+    expect((await b.load('s')).events).toHaveLength(1);
+  });
+
+  it('refuses the append of a store that does not hold the lock while a live writer does, and allows it once released', async () => {
+    const { a, b } = await two();
+    await a.create(header('s'));
+    const lock = await a.lock('s');
+    const refused = await rejection(b.append('s', events(0, 1), { expectedSeq: 0 }));
+    expect(refused).toBeInstanceOf(LockedError);
+    expect((refused as LockedError).owner.token).toBe(lock.owner.token);
+    expect((await a.load('s')).events).toHaveLength(0);
+    await lock.release();
+    await b.append('s', events(0, 1), { expectedSeq: 0 });
+    expect((await a.load('s')).events).toHaveLength(1);
   });
 });
 
