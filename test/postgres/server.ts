@@ -4,7 +4,7 @@
  * refuses to be), and removed when stopped. The machine image ships PostgreSQL 15 (`initdb`,
  * `pg_ctl`, `postgres` on the PATH or in /usr/lib/postgresql/<version>/bin).
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -100,6 +100,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     ]);
   };
   start();
+  const watchdog = stopWhenOrphaned(process.pid, root, dataDir, bin, account !== undefined);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
@@ -123,6 +124,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       ]);
     },
     stop: () => {
+      watchdog.kill();
       try {
         run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
       } finally {
@@ -130,6 +132,24 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
     },
   };
+}
+
+/**
+ * A detached shell that stops the server and removes its folder once `pid` is gone: a test run
+ * killed before its teardown (a timeout, ^C, kill -9) must not leave a server running.
+ */
+function stopWhenOrphaned(
+  pid: number,
+  root: string,
+  dataDir: string,
+  bin: string,
+  asPostgres: boolean,
+): ChildProcess {
+  const pgCtl = `${asPostgres ? 'runuser -u postgres -- ' : ''}'${join(bin, 'pg_ctl')}'`;
+  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ${pgCtl} -D '${dataDir}' -m immediate -w -t 30 stop >/dev/null 2>&1; rm -rf '${root}'`;
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  return child;
 }
 
 function postgresAccount(): { uid: number; gid: number } {
