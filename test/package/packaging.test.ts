@@ -53,9 +53,13 @@ describe('the package', () => {
       types: ['node'],
       typeRoots: [join(root, 'node_modules', '@types')],
     });
-    const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const problems = ts.getPreEmitDiagnostics(program).flatMap((diagnostic) => {
       const where = diagnostic.file?.fileName ?? '';
-      return `${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
+      // @openai/agents-core 0.14's own declarations fail under exactOptionalPropertyTypes with
+      // skipLibCheck off (RunResultBase.agentToolInvocation), for anyone who imports the SDK:
+      // not a problem of palimpsest's declarations, which are what this test is about.
+      if (where.includes('/node_modules/@openai/agents-core/')) return [];
+      return [`${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`];
     });
     expect(problems).toEqual([]);
     // The program read the built declarations, not the sources.
