@@ -11,6 +11,8 @@ import {
   type ReplaceOp,
   type Session,
   type SessionEvent,
+  TOOL_NOT_STARTED,
+  TOOL_OUTCOME_UNKNOWN,
 } from '../../core/index.js';
 import {
   type LiveSession,
@@ -277,7 +279,7 @@ export class PalimpsestSession implements AgentsSession {
       const event = this.eventAt(surface.at(at));
       const item = itemOf(event);
       if (item !== undefined) this.cached.push(item);
-      else if (!isRemoval(event)) {
+      else if (!isRemoval(event) && !isRepairCloser(event)) {
         throw new OpenAIAgentsSessionError(
           'FOREIGN_SURFACE_EVENT',
           `the surface holds seq ${event.seq} (${event.type}), which carries no OpenAI Agents item; this session was not written by PalimpsestSession alone`,
@@ -307,6 +309,17 @@ function itemOf(event: SessionEvent): JsonObject | undefined {
   return typeof item === 'object' && item !== null && !Array.isArray(item)
     ? (item as JsonObject)
     : undefined;
+}
+
+/**
+ * A result crash repair appended for a call a crash left unanswered: it answers the model, not
+ * the SDK, which has no item for it (and drops a call left without a result on its own).
+ */
+function isRepairCloser(event: SessionEvent): boolean {
+  const code = (event.data as { error?: { code?: unknown } } | null)?.error?.code;
+  return (
+    event.type === 'tool/result' && (code === TOOL_NOT_STARTED || code === TOOL_OUTCOME_UNKNOWN)
+  );
 }
 
 function isRemoval(event: SessionEvent): boolean {

@@ -25,7 +25,8 @@ export type WireOutputItem =
       readonly name: string;
       readonly arguments: string;
       readonly status: 'completed';
-    };
+    }
+  | { readonly type: 'compaction'; readonly id: string; readonly encrypted_content: string };
 
 /** An assistant text message output item. */
 export function textOutput(id: string, text: string): WireOutputItem {
@@ -50,18 +51,32 @@ export function callOutput(callId: string, name: string, args: object): WireOutp
   };
 }
 
-/** A running server: its base URL (for `baseURL`), the request bodies it got, and `close`. */
+/** A compaction output item, as `responses.compact` and server-side compaction return it. */
+export function compactionOutput(id: string): WireOutputItem {
+  return { type: 'compaction', id, encrypted_content: `gAAAA-${id}` };
+}
+
+/**
+ * A running server: its base URL (for `baseURL`), the bodies of the `/responses` and
+ * `/responses/compact` requests it got, and `close`.
+ */
 export interface ResponsesServer {
   readonly baseURL: string;
   readonly requests: readonly Record<string, unknown>[];
+  readonly compactRequests: readonly Record<string, unknown>[];
   close(): Promise<void>;
 }
 
-/** Starts a server on 127.0.0.1 that answers request n with `script[n]`. */
+/**
+ * Starts a server on 127.0.0.1 that answers request n to `/responses` with `script[n]`, and
+ * every request to `/responses/compact` with `compacted` (one compaction item by default).
+ */
 export async function startResponsesServer(
   script: readonly (readonly WireOutputItem[])[],
+  compacted: readonly WireOutputItem[] = [compactionOutput('cmp_1')],
 ): Promise<ResponsesServer> {
   const requests: Record<string, unknown>[] = [];
+  const compactRequests: Record<string, unknown>[] = [];
   const server = createServer((request, response) => {
     void answer(request, response);
   });
@@ -69,6 +84,13 @@ export async function startResponsesServer(
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+    if (request.url === '/v1/responses/compact') {
+      compactRequests.push(body);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const reply = responseObject(`cmp_${compactRequests.length}`, body, compacted);
+      response.end(JSON.stringify({ ...reply, object: 'response.compaction' }));
+      return;
+    }
     const index = requests.length;
     requests.push(body);
     const output = script[index];
@@ -124,6 +146,7 @@ export async function startResponsesServer(
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    compactRequests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

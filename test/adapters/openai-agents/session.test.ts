@@ -8,8 +8,9 @@ import {
   OpenAIAgentsSessionError,
   PalimpsestSession,
 } from '../../../src/adapters/openai-agents/index.js';
-import { checkInvariants, Session } from '../../../src/core/index.js';
-import { MemoryStore } from '../../../src/store/index.js';
+import { itemEvent } from '../../../src/adapters/openai-agents/item-events.js';
+import { checkInvariants, type JsonObject, Session } from '../../../src/core/index.js';
+import { type LiveSession, MemoryStore, openSession } from '../../../src/store/index.js';
 import { SAMPLES } from './samples.js';
 
 type ItemType = Exclude<AgentInputItem['type'], 'message' | undefined>;
@@ -222,6 +223,29 @@ describe('durability', () => {
     expect((await store.load('durable')).events).toHaveLength(adapter.session.seq);
     await adapter.popItem();
     expect((await store.load('durable')).events).toHaveLength(adapter.session.seq);
+    await adapter.close();
+    await store.close();
+  });
+});
+
+describe('after a crash', () => {
+  it('a turn a crash left open is repaired on open, and its closers are not items', async () => {
+    const store = new MemoryStore();
+    // What a crash in the middle of a batch written event by event leaves: an open step whose
+    // call has no result.
+    const crashed = await openSession(store, 'crashed');
+    const call = SAMPLES[5]?.item as AgentInputItem;
+    const event = itemEvent(call as unknown as JsonObject, { turn: 1, step: 1, fallbackId: 'c' });
+    if (event.type !== 'assistant/message') throw new Error('expected an assistant message');
+    crashed.append('turn/start', { turn: 1 });
+    crashed.append('step/start', { turn: 1, step: 1 });
+    crashed.append('assistant/message', event.data, { surfaceOp: 'append' });
+    await crashed.close();
+
+    const adapter = await PalimpsestSession.open(store, 'crashed');
+    expect((adapter.session as LiveSession).openReport.repairedEvents).toBe(3);
+    expect(await adapter.getItems()).toEqual([call]);
+    expect(checkInvariants(adapter.session.events, { requireClosed: true })).toEqual([]);
     await adapter.close();
     await store.close();
   });
