@@ -99,7 +99,7 @@ describe('compaction', () => {
     expect(server.compactRequests).toHaveLength(1);
     expect(itemTypes(await underlying.getItems())).toEqual(['compaction']);
     await runner().run(agent, 'Two', { session });
-    expect((server.requests[1]?.input as { type?: string }[])[0]?.type).toBe('compaction');
+    expect(server.requests[1]?.input).toMatchObject([{ type: 'compaction' }, { role: 'user' }]);
     const logged = underlying.session.events.filter(
       (event) => (event.data as { item?: unknown }).item !== undefined,
     );
