@@ -94,7 +94,9 @@ export class PalimpsestSession implements AgentsSession {
 
   /**
    * Opens (or creates) the session `id` in `store` for writing, as `openSession` does (lock,
-   * repair, group commit), and wraps it. {@link PalimpsestSession.close} closes it.
+   * repair, group commit), and wraps it. {@link PalimpsestSession.close} closes it. A session it
+   * creates gets `metadata: {writer: 'palimpsest/openai-agents'}` in its header unless
+   * `options.header` says otherwise.
    *
    * @throws LockedError when another live writer holds the session, and the other errors of
    *   `openSession`.
@@ -106,6 +108,7 @@ export class PalimpsestSession implements AgentsSession {
   ): Promise<PalimpsestSession> {
     // Group commit keeps the events of one call in one store append: a crash keeps all or none.
     const live: LiveSession = await openSession(store, id, {
+      header: { metadata: { writer: 'palimpsest/openai-agents' } },
       ...options,
       durability: { mode: 'group' },
     });
@@ -275,8 +278,8 @@ export class PalimpsestSession implements AgentsSession {
       this.cachedSize = 0;
       this.cachedGeneration = surface.replaceGeneration;
     }
-    for (let at = this.cachedSize; at < surface.size; at++) {
-      const event = this.eventAt(surface.at(at));
+    for (; this.cachedSize < surface.size; this.cachedSize++) {
+      const event = this.eventAt(surface.at(this.cachedSize));
       const item = itemOf(event);
       if (item !== undefined) this.cached.push(item);
       else if (!isRemoval(event) && !isRepairCloser(event)) {
@@ -286,7 +289,6 @@ export class PalimpsestSession implements AgentsSession {
         );
       }
     }
-    this.cachedSize = surface.size;
     return this.cached;
   }
 

@@ -218,6 +218,7 @@ describe('durability', () => {
   it('addItems resolves once the store holds the batch', async () => {
     const store = new MemoryStore();
     const adapter = await PalimpsestSession.open(store, 'durable');
+    expect(adapter.session.header.metadata).toEqual({ writer: 'palimpsest/openai-agents' });
     await adapter.addItems([{ role: 'user', content: 'a' }]);
     // The group-commit window is 50 ms; without the barrier the store would hold nothing yet.
     expect((await store.load('durable')).events).toHaveLength(adapter.session.seq);
