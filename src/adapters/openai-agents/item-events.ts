@@ -77,7 +77,7 @@ export function itemEvent(item: JsonObject, place: ItemPlace): ItemEvent {
   const kind = itemKind(item);
   const id = typeof item.id === 'string' && item.id !== '' ? item.id : place.fallbackId;
   if (kind === 'user' || kind === 'system' || kind === 'developer') {
-    const content = userContent(item.content);
+    const content = messageContent(item.content);
     const data: UserItemEvent['data'] =
       kind === 'user'
         ? { id, role: 'user', content, source: { kind: 'user' }, item }
@@ -120,7 +120,7 @@ export function itemEvent(item: JsonObject, place: ItemPlace): ItemEvent {
     });
     calls.push(callId);
   } else if (kind === 'assistant') {
-    content.push(...assistantContent(item.content));
+    content.push(...messageContent(item.content));
   } else if (kind === 'reasoning') {
     content.push(...reasoningContent(item));
   } else if (HOSTED.has(kind)) {
@@ -183,27 +183,22 @@ function text(value: string): TextBlock {
   return { type: 'text', text: value };
 }
 
-function userContent(content: JsonValue | undefined): UserContentBlock[] {
+/** The parts of a user, system or assistant message: each is text or an image to palimpsest. */
+function messageContent(content: JsonValue | undefined): UserContentBlock[] {
   if (typeof content === 'string') return [text(content)];
   if (!Array.isArray(content)) return [];
   return content.map((part) => {
     if (!isObject(part)) return text('');
-    if (part.type === 'input_text' && typeof part.text === 'string') return text(part.text);
-    if (part.type === 'input_image') return image(part.image) ?? text('[image]');
+    if (typeof part.text === 'string') return text(part.text); // input_text, output_text
+    if (typeof part.refusal === 'string') return text(part.refusal);
+    if (part.type === 'input_image' || part.type === 'image') {
+      return image(part.image) ?? text('[image]');
+    }
     if (part.type === 'input_file') return text(`[file${describeFile(part)}]`);
-    return text(audioText(part) ?? `[${String(part.type)}]`);
-  });
-}
-
-function assistantContent(content: JsonValue | undefined): AssistantContentBlock[] {
-  if (typeof content === 'string') return [text(content)];
-  if (!Array.isArray(content)) return [];
-  return content.map((part) => {
-    if (!isObject(part)) return text('');
-    if (part.type === 'output_text' && typeof part.text === 'string') return text(part.text);
-    if (part.type === 'refusal' && typeof part.refusal === 'string') return text(part.refusal);
-    if (part.type === 'image') return image(part.image) ?? text('[image]');
-    return text(audioText(part) ?? `[${String(part.type)}]`);
+    if (part.type === 'audio') {
+      return text(typeof part.transcript === 'string' ? part.transcript : '[audio]');
+    }
+    return text(`[${String(part.type)}]`);
   });
 }
 
@@ -274,11 +269,6 @@ function describeFile(part: JsonObject): string {
   if (isObject(file) && typeof file.url === 'string') return ` ${file.url}`;
   if (isObject(file) && typeof file.id === 'string') return ` ${file.id}`;
   return '';
-}
-
-function audioText(part: JsonObject): string | undefined {
-  if (part.type !== 'audio') return undefined;
-  return typeof part.transcript === 'string' ? part.transcript : '[audio]';
 }
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
