@@ -80,6 +80,7 @@ export class PalimpsestSession implements AgentsSession {
   /** The palimpsest session holding the history: its log, surface and derived messages. */
   readonly session: Session;
   private owned = false;
+  private open: OpenTurn | undefined;
   private cached: JsonObject[] = [];
   private cachedGeneration = -1;
   private cachedSize = 0;
@@ -201,14 +202,21 @@ export class PalimpsestSession implements AgentsSession {
     if (this.owned) await (this.session as LiveSession).close();
   }
 
-  /** Writes one turn; with `shadow`, its first item replaces those surface entries. */
+  /**
+   * Writes one batch as a turn; with `shadow`, its first item replaces those surface entries.
+   * A batch whose step requests calls it does not answer leaves its turn open (the run waits
+   * for tool approval), and the next batch continues it, unless that one starts a new run.
+   */
   private writeTurn(items: readonly JsonObject[], shadow?: readonly number[]): void {
     const session = this.session;
-    const turn = lastTurnNumber(session) + 1;
+    const open = shadow === undefined && !startsRun(items[0]) ? this.open : undefined;
+    if (open === undefined) this.closeOpenTurn();
+    const turn = open?.turn ?? lastTurnNumber(session) + 1;
     const step = 1;
-    session.append('turn/start', { turn });
-    const requested = new Map<string, number>();
-    let stepOpen = false;
+    const requested = open?.requested ?? new Map<string, number>();
+    const answered = open?.answered ?? new Set<string>();
+    let stepOpen = open !== undefined;
+    if (open === undefined) session.append('turn/start', { turn });
     items.forEach((item, index) => {
       const event = itemEvent(item, { turn, step, fallbackId: `item-${session.seq}` });
       if (!stepOpen && (event.type === 'assistant/message' || event.type === 'tool/result')) {
@@ -237,6 +245,7 @@ export class PalimpsestSession implements AgentsSession {
           surfaceOp: 'append',
           ...(call === undefined ? {} : { sourceEventSeqs: [call] }),
         });
+        answered.add(event.answers);
       } else if (event.type === 'assistant/message') {
         const appended = session.append('assistant/message', event.data, { surfaceOp: 'append' });
         // The first request of a call id is the one a result answers (the linter's rule P1).
@@ -247,11 +256,33 @@ export class PalimpsestSession implements AgentsSession {
         session.append(event.type, event.data, { surfaceOp: 'append' });
       }
     });
+    const waiting = [...requested.keys()].some((callId) => !answered.has(callId));
+    if (stepOpen && waiting) {
+      this.open = { turn, requested, answered };
+      return;
+    }
+    this.open = undefined;
     if (stepOpen) session.append('step/end', { turn, step });
     session.append('turn/end', { turn, reason: { kind: 'completed' } });
   }
 
+  /**
+   * Ends a turn left waiting for results, when what comes next is not them (a new run, a
+   * removal, a compaction): its calls stay unanswered, and the turn says it was cut short.
+   */
+  private closeOpenTurn(): void {
+    const open = this.open;
+    if (open === undefined) return;
+    this.open = undefined;
+    this.session.append('step/end', { turn: open.turn, step: 1 });
+    this.session.append('turn/end', {
+      turn: open.turn,
+      reason: { kind: 'aborted', cause: 'the history moved on with tool calls unanswered' },
+    });
+  }
+
   private remove(shadow: readonly number[], by: RemovalCause, count: number): void {
+    this.closeOpenTurn();
     const data: RemovalData = {
       turn: lastTurnNumber(this.session),
       step: 1,
@@ -299,6 +330,19 @@ export class PalimpsestSession implements AgentsSession {
   private durable(): Promise<void> {
     return isDurable(this.session) ? this.session.flush() : Promise.resolve();
   }
+}
+
+/** A turn whose step requested calls that no batch has answered yet. */
+interface OpenTurn {
+  readonly turn: number;
+  readonly requested: Map<string, number>;
+  readonly answered: Set<string>;
+}
+
+/** The runner persists a run's input first: a batch opening with a message starts a run. */
+function startsRun(first: JsonObject | undefined): boolean {
+  const kind = first === undefined ? '' : itemKind(first);
+  return kind === 'user' || kind === 'system' || kind === 'developer';
 }
 
 function replaceOf(shadow: readonly number[]): ReplaceOp {

@@ -22,7 +22,7 @@ import {
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PalimpsestSession } from '../../../src/adapters/openai-agents/index.js';
-import { checkInvariants } from '../../../src/core/index.js';
+import { checkInvariants, endsInsideTurn } from '../../../src/core/index.js';
 import { type LiveSession, openStore, type SessionStore } from '../../../src/store/index.js';
 import { cli } from '../../cli/helpers.js';
 import {
@@ -140,6 +140,57 @@ describe.each([
     await converse(session, stream);
     expect(await session.getItems()).toEqual(await memory.getItems());
     expect(await session.getItems(2)).toEqual(await memory.getItems(2));
+    await session.close();
+  });
+});
+
+describe('a run interrupted for tool approval', () => {
+  const guarded = tool({
+    name: 'add',
+    description: 'Adds two numbers, once a person approves.',
+    parameters: z.object({ a: z.number(), b: z.number() }),
+    needsApproval: true,
+    execute: async ({ a, b }) => String(a + b),
+  });
+  const careful = new Agent({
+    name: 'careful',
+    instructions: 'Add.',
+    tools: [guarded],
+    model: 'gpt-test',
+  });
+
+  async function approveAndResume(session: Session): Promise<string> {
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({ apiKey: 'sk-test', baseURL: server.baseURL }),
+    });
+    const waiting = await runner.run(careful, INPUTS[0] as string, { session });
+    expect(waiting.interruptions).toHaveLength(1);
+    for (const interruption of waiting.interruptions) waiting.state.approve(interruption);
+    const resumed = await runner.run(careful, waiting.state, { session });
+    return String(resumed.finalOutput);
+  }
+
+  it('keeps its turn open while the call waits, and pairs the call with its later result', async () => {
+    server = await startResponsesServer(SCRIPT);
+    const memory = new MemorySession();
+    expect(await approveAndResume(memory)).toBe('The sum is 5.');
+    await server.close();
+
+    server = await startResponsesServer(SCRIPT);
+    const session = await PalimpsestSession.open(store, 'approval');
+    let openWhileWaiting: boolean | undefined;
+    const addItems = session.addItems.bind(session);
+    // The runner persists the call, then (after the approval) its result, then the answer.
+    session.addItems = async (items) => {
+      if (items[0]?.type === 'function_call_result') {
+        openWhileWaiting = endsInsideTurn(session.session);
+      }
+      return addItems(items);
+    };
+    expect(await approveAndResume(session)).toBe('The sum is 5.');
+    expect(openWhileWaiting).toBe(true);
+    expect(await session.getItems()).toEqual(await memory.getItems());
+    expect(checkInvariants(session.session.events, { requireClosed: true })).toEqual([]);
     await session.close();
   });
 });

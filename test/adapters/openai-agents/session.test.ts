@@ -98,6 +98,24 @@ describe('the item mapping', () => {
     ]);
   });
 
+  it('leaves a turn open while its calls wait for results, and a new run ends it cut short', async () => {
+    const adapter = inMemory();
+    const call = SAMPLES[5]?.item as AgentInputItem;
+    await adapter.addItems([{ role: 'user', content: 'look it up' }, call]);
+    expect(adapter.session.events.at(-1)?.type).toBe('assistant/message');
+    await adapter.addItems([{ role: 'user', content: 'never mind' }]);
+    const ends = adapter.session.events.filter((event) => event.type === 'turn/end');
+    expect(ends.map((event) => (event.data as { reason: { kind: string } }).reason.kind)).toEqual([
+      'aborted',
+      'completed',
+    ]);
+    const findings = checkInvariants(adapter.session.events, { requireClosed: true });
+    expect(findings.map((finding) => finding.code)).toEqual([
+      'TOOL_CALL_UNANSWERED',
+      'SURFACE_TOOL_PAIRING',
+    ]);
+  });
+
   it('drops undefined members, as JSON does, and keeps a literal __proto__ key as data', async () => {
     const adapter = inMemory();
     const item = JSON.parse('{"role":"user","content":"x","__proto__":{"polluted":true}}');
