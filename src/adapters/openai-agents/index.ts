@@ -5,9 +5,5 @@
  * @packageDocumentation
  */
 export { OpenAIAgentsSessionError, type OpenAIAgentsSessionErrorCode } from './errors.js';
-export {
-  PalimpsestSession,
-  type PalimpsestSessionOptions,
-  type RemovalCause,
-  type RemovalData,
-} from './session.js';
+export { PalimpsestSession, type PalimpsestSessionOptions } from './session.js';
+export type { RemovalCause, RemovalData } from './turn-writer.js';

@@ -3,17 +3,7 @@
  * { session })` persists into the log, and the SDK reads its history back from the surface.
  */
 import type { AgentInputItem, Session as AgentsSession } from '@openai/agents';
-import {
-  type AssistantMessageData,
-  isDurable,
-  type JsonObject,
-  lastTurnNumber,
-  type ReplaceOp,
-  type Session,
-  type SessionEvent,
-  TOOL_NOT_STARTED,
-  TOOL_OUTCOME_UNKNOWN,
-} from '../../core/index.js';
+import { isDurable, type JsonObject, type Session } from '../../core/index.js';
 import {
   type LiveSession,
   type OpenSessionOptions,
@@ -21,8 +11,10 @@ import {
   type SessionStore,
 } from '../../store/index.js';
 import { OpenAIAgentsSessionError } from './errors.js';
-import { ITEM_SOURCE, itemEvent, itemKind } from './item-events.js';
+import { itemKind } from './item-events.js';
 import { copyItem, jsonItem } from './json-item.js';
+import { itemOf, SurfaceItems } from './surface-items.js';
+import { TurnWriter } from './turn-writer.js';
 
 /** Options of {@link PalimpsestSession.open}: those of `openSession` the adapter leaves open. */
 export type PalimpsestSessionOptions = Pick<
@@ -30,23 +22,14 @@ export type PalimpsestSessionOptions = Pick<
   'create' | 'header' | 'clock' | 'limits' | 'onListenerError'
 >;
 
-/** What removed items from the SDK's history: the method whose replace shadows them. */
-export type RemovalCause = 'popItem' | 'clearSession';
-
-/**
- * The data of the event that shadows removed items: an empty assistant message, which keeps a
- * place on the surface and derives no message, so the model's view loses exactly the items.
- */
-export interface RemovalData extends AssistantMessageData {
-  readonly removed: { readonly by: RemovalCause; readonly items: number };
-}
-
 /**
  * The OpenAI Agents JS SDK's `Session`, backed by a palimpsest session.
  *
  * Each item becomes one surface event that keeps the item verbatim (`data.item`), so
  * `getItems()` returns exactly what was added; the mapping of every item type is in
- * docs/openai-agents.md. One `addItems` call is one turn of the log. Nothing is ever deleted:
+ * docs/openai-agents.md. One `addItems` call is one turn of the log, except that a turn whose
+ * tool calls wait for results (a run interrupted for approval) stays open until a later call
+ * brings them. Nothing is ever deleted:
  * `popItem` and `clearSession` append a replace that shadows the removed surface range, and
  * `replaceHistoryWithCompaction` puts the provider's compaction item in the place of the whole
  * history, citing every event it shadows. Each method resolves once what it wrote is durable
@@ -80,10 +63,8 @@ export class PalimpsestSession implements AgentsSession {
   /** The palimpsest session holding the history: its log, surface and derived messages. */
   readonly session: Session;
   private owned = false;
-  private open: OpenTurn | undefined;
-  private cached: JsonObject[] = [];
-  private cachedGeneration = -1;
-  private cachedSize = 0;
+  private readonly writer: TurnWriter;
+  private readonly surfaceItems: SurfaceItems;
 
   /**
    * Wraps a session. Writes wait for its durability barrier when it has one (a
@@ -91,6 +72,8 @@ export class PalimpsestSession implements AgentsSession {
    */
   constructor(session: Session) {
     this.session = session;
+    this.writer = new TurnWriter(session);
+    this.surfaceItems = new SurfaceItems(session);
   }
 
   /**
@@ -136,7 +119,7 @@ export class PalimpsestSession implements AgentsSession {
         `getItems expects a non-negative integer limit, found ${String(limit)}`,
       );
     }
-    const items = this.surfaceItems();
+    const items = this.surfaceItems.items();
     const kept = limit === undefined ? items : limit === 0 ? [] : items.slice(-limit);
     return kept.map((item) => copyItem(item) as AgentInputItem);
   }
@@ -149,7 +132,7 @@ export class PalimpsestSession implements AgentsSession {
   async addItems(items: AgentInputItem[]): Promise<void> {
     const checked = items.map((item, index) => jsonItem(item, index));
     if (checked.length === 0) return;
-    this.writeTurn(checked);
+    this.writer.write(checked);
     await this.durable();
   }
 
@@ -160,19 +143,19 @@ export class PalimpsestSession implements AgentsSession {
   async popItem(): Promise<AgentInputItem | undefined> {
     const seqs = this.session.surface.seqs;
     let at = seqs.length - 1;
-    while (at >= 0 && itemOf(this.eventAt(seqs[at])) === undefined) at--;
+    while (at >= 0 && itemOf(this.surfaceItems.eventAt(seqs[at])) === undefined) at--;
     if (at < 0) return undefined;
-    const item = itemOf(this.eventAt(seqs[at])) as JsonObject;
-    this.remove(seqs.slice(at), 'popItem', 1);
+    const item = itemOf(this.surfaceItems.eventAt(seqs[at])) as JsonObject;
+    this.writer.remove(seqs.slice(at), 'popItem', 1);
     await this.durable();
     return copyItem(item) as AgentInputItem;
   }
 
   /** Shadows the whole surface with one removal marker; writes nothing when it holds no item. */
   async clearSession(): Promise<void> {
-    const count = this.surfaceItems().length;
+    const count = this.surfaceItems.items().length;
     if (count === 0) return;
-    this.remove(this.session.surface.seqs, 'clearSession', count);
+    this.writer.remove(this.session.surface.seqs, 'clearSession', count);
     await this.durable();
   }
 
@@ -193,7 +176,7 @@ export class PalimpsestSession implements AgentsSession {
         `replaceHistoryWithCompaction expects a compaction item first, found ${first === undefined ? 'no items' : `a '${itemKind(first)}' item`}`,
       );
     }
-    this.writeTurn(checked, this.session.surface.seqs);
+    this.writer.write(checked, this.session.surface.seqs);
     await this.durable();
   }
 
@@ -202,173 +185,7 @@ export class PalimpsestSession implements AgentsSession {
     if (this.owned) await (this.session as LiveSession).close();
   }
 
-  /**
-   * Writes one batch as a turn; with `shadow`, its first item replaces those surface entries.
-   * A batch whose step requests calls it does not answer leaves its turn open (the run waits
-   * for tool approval), and the next batch continues it, unless that one starts a new run.
-   */
-  private writeTurn(items: readonly JsonObject[], shadow?: readonly number[]): void {
-    const session = this.session;
-    const open = shadow === undefined && !startsRun(items[0]) ? this.open : undefined;
-    if (open === undefined) this.closeOpenTurn();
-    const turn = open?.turn ?? lastTurnNumber(session) + 1;
-    const step = 1;
-    const requested = open?.requested ?? new Map<string, number>();
-    const answered = open?.answered ?? new Set<string>();
-    let stepOpen = open !== undefined;
-    if (open === undefined) session.append('turn/start', { turn });
-    items.forEach((item, index) => {
-      const event = itemEvent(item, { turn, step, fallbackId: `item-${session.seq}` });
-      if (!stepOpen && (event.type === 'assistant/message' || event.type === 'tool/result')) {
-        session.append('step/start', { turn, step });
-        stepOpen = true;
-      }
-      if (
-        index === 0 &&
-        shadow !== undefined &&
-        shadow.length > 0 &&
-        event.type === 'user/message'
-      ) {
-        const id = `openai-agents-${session.seq}`;
-        const start = session.append('compaction/start', {
-          id,
-          by: 'replaceHistoryWithCompaction',
-        });
-        session.append('user/message', event.data, {
-          surfaceOp: replaceOf(shadow),
-          sourceEventSeqs: [...shadow, start.seq],
-        });
-        session.append('compaction/end', { id, shadowed: shadow.length });
-      } else if (event.type === 'tool/result') {
-        const call = requested.get(event.answers);
-        session.append('tool/result', event.data, {
-          surfaceOp: 'append',
-          ...(call === undefined ? {} : { sourceEventSeqs: [call] }),
-        });
-        answered.add(event.answers);
-      } else if (event.type === 'assistant/message') {
-        const appended = session.append('assistant/message', event.data, { surfaceOp: 'append' });
-        // The first request of a call id is the one a result answers (the linter's rule P1).
-        for (const callId of event.calls) {
-          if (!requested.has(callId)) requested.set(callId, appended.seq);
-        }
-      } else {
-        session.append(event.type, event.data, { surfaceOp: 'append' });
-      }
-    });
-    const waiting = [...requested.keys()].some((callId) => !answered.has(callId));
-    if (stepOpen && waiting) {
-      this.open = { turn, requested, answered };
-      return;
-    }
-    this.open = undefined;
-    if (stepOpen) session.append('step/end', { turn, step });
-    session.append('turn/end', { turn, reason: { kind: 'completed' } });
-  }
-
-  /**
-   * Ends a turn left waiting for results, when what comes next is not them (a new run, a
-   * removal, a compaction): its calls stay unanswered, and the turn says it was cut short.
-   */
-  private closeOpenTurn(): void {
-    const open = this.open;
-    if (open === undefined) return;
-    this.open = undefined;
-    this.session.append('step/end', { turn: open.turn, step: 1 });
-    this.session.append('turn/end', {
-      turn: open.turn,
-      reason: { kind: 'aborted', cause: 'the history moved on with tool calls unanswered' },
-    });
-  }
-
-  private remove(shadow: readonly number[], by: RemovalCause, count: number): void {
-    this.closeOpenTurn();
-    const data: RemovalData = {
-      turn: lastTurnNumber(this.session),
-      step: 1,
-      message: {
-        id: `removed-${this.session.seq}`,
-        role: 'assistant',
-        content: [],
-        source: ITEM_SOURCE,
-      },
-      finishReason: 'other',
-      removed: { by, items: count },
-    };
-    this.session.append('assistant/message', data, {
-      surfaceOp: replaceOf(shadow),
-      sourceEventSeqs: [...shadow],
-    });
-  }
-
-  /** The stored items on the surface, in order; rebuilt only when a replace changed it. */
-  private surfaceItems(): readonly JsonObject[] {
-    const surface = this.session.surface;
-    if (surface.replaceGeneration !== this.cachedGeneration) {
-      this.cached = [];
-      this.cachedSize = 0;
-      this.cachedGeneration = surface.replaceGeneration;
-    }
-    for (; this.cachedSize < surface.size; this.cachedSize++) {
-      const event = this.eventAt(surface.at(this.cachedSize));
-      const item = itemOf(event);
-      if (item !== undefined) this.cached.push(item);
-      else if (!isRemoval(event) && !isRepairCloser(event)) {
-        throw new OpenAIAgentsSessionError(
-          'FOREIGN_SURFACE_EVENT',
-          `the surface holds seq ${event.seq} (${event.type}), which carries no OpenAI Agents item; this session was not written by PalimpsestSession alone`,
-        );
-      }
-    }
-    return this.cached;
-  }
-
-  private eventAt(seq: number | undefined): SessionEvent {
-    return this.session.event(seq ?? -1) as SessionEvent;
-  }
-
   private durable(): Promise<void> {
     return isDurable(this.session) ? this.session.flush() : Promise.resolve();
   }
-}
-
-/** A turn whose step requested calls that no batch has answered yet. */
-interface OpenTurn {
-  readonly turn: number;
-  readonly requested: Map<string, number>;
-  readonly answered: Set<string>;
-}
-
-/** The runner persists a run's input first: a batch opening with a message starts a run. */
-function startsRun(first: JsonObject | undefined): boolean {
-  const kind = first === undefined ? '' : itemKind(first);
-  return kind === 'user' || kind === 'system' || kind === 'developer';
-}
-
-function replaceOf(shadow: readonly number[]): ReplaceOp {
-  return { op: 'replace', start: shadow[0] as number, end: shadow[shadow.length - 1] as number };
-}
-
-function itemOf(event: SessionEvent): JsonObject | undefined {
-  const data = event.data as { item?: unknown } | null;
-  const item = data?.item;
-  return typeof item === 'object' && item !== null && !Array.isArray(item)
-    ? (item as JsonObject)
-    : undefined;
-}
-
-/**
- * A result crash repair appended for a call a crash left unanswered: it answers the model, not
- * the SDK, which has no item for it (and drops a call left without a result on its own).
- */
-function isRepairCloser(event: SessionEvent): boolean {
-  const code = (event.data as { error?: { code?: unknown } } | null)?.error?.code;
-  return (
-    event.type === 'tool/result' && (code === TOOL_NOT_STARTED || code === TOOL_OUTCOME_UNKNOWN)
-  );
-}
-
-function isRemoval(event: SessionEvent): boolean {
-  const data = event.data as { removed?: unknown } | null;
-  return event.type === 'assistant/message' && typeof data?.removed === 'object';
 }
