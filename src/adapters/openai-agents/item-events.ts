@@ -52,13 +52,13 @@ export interface ToolItemEvent {
 export type ItemEvent = UserItemEvent | AssistantItemEvent | ToolItemEvent;
 
 /** Item types whose call id opens a tool call, with the tool name palimpsest records. */
-const CALLS: Readonly<Record<string, string | undefined>> = {
-  function_call: undefined, // named by the item
-  computer_call: 'computer',
-  shell_call: 'shell',
-  apply_patch_call: 'apply_patch',
-  program: 'program',
-};
+const CALLS: ReadonlyMap<string, string | undefined> = new Map([
+  ['function_call', undefined], // named by the item
+  ['computer_call', 'computer'],
+  ['shell_call', 'shell'],
+  ['apply_patch_call', 'apply_patch'],
+  ['program', 'program'],
+]);
 
 /** Item types that answer a call, by call id. */
 const RESULTS = new Set([
@@ -110,12 +110,12 @@ export function itemEvent(item: JsonObject, place: ItemPlace): ItemEvent {
   }
   const content: AssistantContentBlock[] = [];
   const calls: string[] = [];
-  if (kind in CALLS) {
+  if (CALLS.has(kind)) {
     const callId = callIdOf(item);
     content.push({
       type: 'tool-call',
       id: callId,
-      name: CALLS[kind] ?? functionName(item),
+      name: CALLS.get(kind) ?? functionName(item),
       arguments: callArguments(kind, item),
     });
     calls.push(callId);

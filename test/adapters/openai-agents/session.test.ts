@@ -116,6 +116,18 @@ describe('the item mapping', () => {
     ]);
   });
 
+  it('reads a type named like an Object member as an unknown item, not as a call', async () => {
+    const adapter = inMemory();
+    const odd = { type: 'constructor', callId: 'c' } as unknown as AgentInputItem;
+    await adapter.addItems([odd]);
+    expect(adapter.session.events.map((event) => event.type)).toEqual([
+      'turn/start',
+      'context/message',
+      'turn/end',
+    ]);
+    expect(await adapter.getItems()).toEqual([odd]);
+  });
+
   it('drops undefined members, as JSON does, and keeps a literal __proto__ key as data', async () => {
     const adapter = inMemory();
     const item = JSON.parse('{"role":"user","content":"x","__proto__":{"polluted":true}}');
