@@ -1,0 +1,66 @@
+/**
+ * Defensive reads of source entries: every harness adds and drops fields between versions, so a
+ * field of the wrong type reads as absent rather than failing the import.
+ */
+import type { ImageBlock, JsonObject, JsonValue, TextBlock } from '../core/index.js';
+
+/** The field as a JSON object, or `undefined`. */
+export function objectField(value: JsonObject | undefined, key: string): JsonObject | undefined {
+  const field = value?.[key];
+  return typeof field === 'object' && field !== null && !Array.isArray(field)
+    ? (field as JsonObject)
+    : undefined;
+}
+
+/** The field as a string, or `undefined`. */
+export function stringField(value: JsonObject | undefined, key: string): string | undefined {
+  const field = value?.[key];
+  return typeof field === 'string' ? field : undefined;
+}
+
+/** The field as a number, or `undefined`. */
+export function numberField(value: JsonObject | undefined, key: string): number | undefined {
+  const field = value?.[key];
+  return typeof field === 'number' && Number.isFinite(field) ? field : undefined;
+}
+
+/** The field as an array of objects (other elements dropped), or `undefined`. */
+export function objectsField(
+  value: JsonObject | undefined,
+  key: string,
+): readonly JsonObject[] | undefined {
+  const field = value?.[key];
+  if (!Array.isArray(field)) return undefined;
+  return field.filter(
+    (item): item is JsonObject => typeof item === 'object' && item !== null && !Array.isArray(item),
+  );
+}
+
+/** A text block. */
+export function text(value: string): TextBlock {
+  return { type: 'text', text: value };
+}
+
+/** An image block from a `data:` URL or any other URL. */
+export function imageFromUrl(url: string): ImageBlock {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (match !== null)
+    return { type: 'image', mediaType: match[1] as string, data: match[2] as string };
+  return { type: 'image', mediaType: guessMediaType(url), url };
+}
+
+function guessMediaType(url: string): string {
+  const ext = /\.([a-z0-9]+)(?:[?#].*)?$/i.exec(url)?.[1]?.toLowerCase();
+  return ext === 'png'
+    ? 'image/png'
+    : ext === 'gif'
+      ? 'image/gif'
+      : ext === 'webp'
+        ? 'image/webp'
+        : 'image/jpeg';
+}
+
+/** A value's JSON text (for tool arguments the source keeps parsed). */
+export function jsonText(value: JsonValue | undefined): string {
+  return value === undefined ? '{}' : JSON.stringify(value);
+}

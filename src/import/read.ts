@@ -1,0 +1,91 @@
+/**
+ * Finding and reading source files: a file, or every `.jsonl` file under a directory, read by the
+ * reader of the format `--from` names.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Harness } from './builder.js';
+import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
+import { looksLikeCodex, readCodex } from './codex.js';
+import { ImportError } from './errors.js';
+import { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
+import { looksLikePi, readPi } from './pi.js';
+import type { ImportedFile } from './source.js';
+
+/** The formats palimpsest imports, by the name `--from` takes. */
+export const HARNESSES: readonly Harness[] = ['claude-code', 'codex', 'pi'];
+
+const READERS: Readonly<
+  Record<
+    Harness,
+    {
+      looksLike(lines: readonly SourceLine[]): boolean;
+      read(lines: readonly SourceLine[], path: string): ImportedFile;
+    }
+  >
+> = {
+  'claude-code': { looksLike: looksLikeClaudeCode, read: readClaudeCode },
+  codex: { looksLike: looksLikeCodex, read: readCodex },
+  pi: { looksLike: looksLikePi, read: readPi },
+};
+
+/** True when `value` names a supported format. */
+export function isHarness(value: string): value is Harness {
+  return (HARNESSES as readonly string[]).includes(value);
+}
+
+/**
+ * The source files at `path`: the file itself, or the `.jsonl` files under the directory (sorted,
+ * recursively; symbolic links are not followed).
+ *
+ * @throws ImportError `NO_SOURCE` when the path does not exist or the directory holds none.
+ */
+export function sourceFiles(path: string): string[] {
+  let stats: ReturnType<typeof statSync>;
+  try {
+    stats = statSync(path);
+  } catch {
+    throw new ImportError('NO_SOURCE', `${path} does not exist`, { file: path });
+  }
+  if (!stats.isDirectory()) return [path];
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.jsonl')) found.push(full);
+    }
+  };
+  walk(path);
+  if (found.length === 0) {
+    throw new ImportError('NO_SOURCE', `${path} holds no .jsonl file`, { file: path });
+  }
+  return found;
+}
+
+/**
+ * Reads one source file with the reader of `harness`. An empty file reads as no session.
+ *
+ * @throws ImportError `MALFORMED_LINE` or `TRUNCATED_LINE` naming the file and line;
+ *   `UNKNOWN_FORMAT` when the file's entries are not of that format.
+ */
+export function readSourceFile(
+  harness: Harness,
+  path: string,
+  options: ParseLinesOptions = {},
+): ImportedFile {
+  const lines = parseLines(readFileSync(path, 'utf8'), path, options);
+  const reader = READERS[harness];
+  if (lines.length === 0) return { harness, path, sessions: [], skipped: new Map() };
+  if (!reader.looksLike(lines)) {
+    const other = HARNESSES.find((name) => name !== harness && READERS[name].looksLike(lines));
+    throw new ImportError(
+      'UNKNOWN_FORMAT',
+      `${path} is not a ${harness} session file${other === undefined ? '' : ` (it looks like ${other}: pass --from ${other})`}`,
+      { file: path },
+    );
+  }
+  return reader.read(lines, path);
+}
