@@ -34,14 +34,15 @@ const LEFT_OUT: Readonly<Record<string, string>> = {
   progress: 'progress (tool and hook progress shown in the UI)',
 };
 
-/** True when the entries look like a Claude Code transcript. */
+/** True when the entries look like a Claude Code transcript (one of its entry shapes appears). */
 export function looksLikeClaudeCode(lines: readonly SourceLine[]): boolean {
   return lines.some(({ value }) => {
     const type = value.type;
+    if (type === 'summary' || type === 'file-history-snapshot') return true;
     return (
-      (type === 'user' || type === 'assistant') &&
+      (type === 'user' || type === 'assistant' || type === 'system') &&
       typeof value.uuid === 'string' &&
-      typeof value.message === 'object'
+      !('payload' in value)
     );
   });
 }
