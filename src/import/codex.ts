@@ -278,6 +278,11 @@ function event(
       builder.endTurn({ kind: 'aborted', ...(reason === undefined ? {} : { cause: reason }) }, at);
       return;
     }
+    case 'thread_rolled_back':
+      skips.add(
+        'event_msg/thread_rolled_back (dropping turns would need a replacement that removes entries)',
+      );
+      return;
     case 'user_message':
     case 'agent_message':
     case 'agent_reasoning':

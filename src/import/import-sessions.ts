@@ -71,12 +71,31 @@ export interface ImportReport {
  *
  * @example
  * ```ts
+ * import { mkdtempSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
  * import { importSessions } from 'palimpsest/import';
  * import { openStore } from 'palimpsest/store';
  *
+ * // A pi session file: its header, a prompt and the answer.
+ * const path = join(mkdtempSync(join(tmpdir(), 'import-example-')), 'session.jsonl');
+ * const at = (s: number) => `2026-11-03T10:00:0${s}.000Z`;
+ * const entries = [
+ *   { type: 'session', version: 3, id: 'demo', timestamp: at(0), cwd: '/app' },
+ *   { type: 'message', id: 'e1', parentId: null, timestamp: at(1), message: { role: 'user', content: 'Hello' } },
+ *   {
+ *     type: 'message', id: 'e2', parentId: 'e1', timestamp: at(2),
+ *     message: { role: 'assistant', content: [{ type: 'text', text: 'Hi!' }], provider: 'anthropic', model: 'claude-sonnet-4-5', stopReason: 'stop' },
+ *   },
+ * ];
+ * writeFileSync(path, `${entries.map((entry) => JSON.stringify(entry)).join('\n')}\n`);
+ *
  * const store = await openStore('memory:');
- * const report = await importSessions({ from: 'pi', path: 'session.jsonl', store });
- * for (const session of report.sessions) console.log(session.id, session.result, session.events);
+ * const first = await importSessions({ from: 'pi', path, store });
+ * console.log(first.sessions[0]?.id); // 'pi-demo'
+ * console.log(first.sessions[0]?.events); // 6: turn and step brackets around the two messages
+ * const again = await importSessions({ from: 'pi', path, store });
+ * console.log(again.sessions[0]?.result); // 'up to date'
  * await store.close();
  * ```
  */

@@ -175,6 +175,14 @@ describe('Codex', () => {
     ]);
   });
 
+  it('counts a rollback it cannot carry over', () => {
+    expect(
+      file.skipped.get(
+        'event_msg/thread_rolled_back (dropping turns would need a replacement that removes entries)',
+      ),
+    ).toBe(1);
+  });
+
   it('marks a failed output as an error result', () => {
     const failed = events.filter(
       (e) =>
