@@ -2,7 +2,7 @@
  * The import benchmark: reading a Claude Code transcript, a Codex rollout and a pi session file of
  * about 16 MB each into palimpsest sessions, in MB/s, beside a floor measured in the same run on
  * the same file: `readFileSync`, split into lines, `JSON.parse` of each (the least any importer
- * does). Also the whole import into an in-memory store (reading, validating, writing).
+ * does). Also the whole import into a JSONL store (reading, validating, writing, fsync).
  *
  *   npm run bench:import
  *
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Harness, importSessions, readSourceFile } from '../src/import/index.js';
-import { MemoryStore } from '../src/store/index.js';
+import { openStore } from '../src/store/index.js';
 import { collectGarbage, median } from './measure.js';
 import {
   formatRatio,
@@ -298,7 +298,7 @@ async function measure(dir: string, harness: Harness): Promise<Figures> {
       events = readSourceFile(harness, path).sessions[0]?.events.length ?? 0;
     });
     collectGarbage();
-    const store = new MemoryStore();
+    const store = await openStore(`jsonl:${join(dir, `store-${harness}-${rep + 1}`)}`);
     const importNs = await timeAsync(() => importSessions({ from: harness, path, store }));
     await store.close();
     if (rep >= 0) {
@@ -347,7 +347,7 @@ async function main(): Promise<void> {
     },
     {
       id: `${i * 2 + 2}`,
-      what: `import the same file into a memory store (read, validate again, write)`,
+      what: 'import the same file into a JSONL store (read, validate again, write, fsync)',
       ours: mbps(f.bytes, f.import),
       floor: mbps(f.bytes, f.floor),
       ratio: formatRatio(f.floor / f.import),
@@ -383,7 +383,7 @@ async function main(): Promise<void> {
     ],
     method: [
       'Each generated turn is a prompt, a tool call, a tool result of 2 to 4 KB of log lines and an answer, in the shapes of docs/import.md; Codex adds its `token_count` and `task_complete` lines. Every turn becomes 11 palimpsest events (turn and step brackets, the two messages, the call and its result).',
-      '“read” is `readSourceFile`: read the file, parse every line, convert, and admit every event through a `Session` (every surface rule, frozen). “import” is `importSessions` into a `MemoryStore`: the read, a second validation of the whole session before the first write, the store’s load (not found) and one append.',
+      '“read” is `readSourceFile`: read the file, parse every line, convert, and admit every event through a `Session` (every surface rule, frozen). “import” is `importSessions` into a fresh JSONL store: the read, a second validation of the whole session before the first write, the store’s load (not found), the header and one append batch, fsynced.',
       `One warm-up round, then the median of ${REPS} rounds.`,
       'Source: `bench/import.ts`.',
     ],

@@ -15,7 +15,15 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import { type At, SessionBuilder, timeOf } from './builder.js';
-import { jsonText, numberField, objectField, objectsField, stringField, text } from './fields.js';
+import {
+  baseName,
+  jsonText,
+  numberField,
+  objectField,
+  objectsField,
+  stringField,
+  text,
+} from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
 import { type TreeNode, treePaths } from './tree.js';
@@ -363,9 +371,4 @@ function tokenUsage(usage: JsonObject): TokenUsage {
     ...(input === undefined ? {} : { noCacheTokens: input }),
     raw: usage,
   };
-}
-
-/** The last segment of a path. */
-export function baseName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }

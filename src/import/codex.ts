@@ -13,8 +13,8 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import { type At, SessionBuilder, timeOf } from './builder.js';
-import { baseName } from './claude-code.js';
 import {
+  baseName,
   imageFromUrl,
   numberField,
   objectField,

@@ -64,3 +64,15 @@ function guessMediaType(url: string): string {
 export function jsonText(value: JsonValue | undefined): string {
   return value === undefined ? '{}' : JSON.stringify(value);
 }
+
+/** The last segment of a path. */
+export function baseName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+}
+
+/** The fields `keys` of `value` that are present. */
+export function pick(value: JsonObject, keys: readonly string[]): JsonObject {
+  const out: Record<string, JsonObject[string]> = {};
+  for (const key of keys) if (value[key] !== undefined) out[key] = value[key];
+  return out;
+}

@@ -13,8 +13,16 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import { type At, SessionBuilder, timeOf } from './builder.js';
-import { baseName } from './claude-code.js';
-import { jsonText, numberField, objectField, objectsField, stringField, text } from './fields.js';
+import {
+  baseName,
+  jsonText,
+  numberField,
+  objectField,
+  objectsField,
+  pick,
+  stringField,
+  text,
+} from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
 import { type TreeNode, treePaths } from './tree.js';
@@ -331,10 +339,4 @@ function tokenUsage(usage: JsonObject): TokenUsage {
     if (value !== undefined) out[to] = value;
   }
   return { ...out, raw: usage } as TokenUsage;
-}
-
-function pick(value: JsonObject, keys: readonly string[]): JsonObject {
-  const out: Record<string, JsonObject[string]> = {};
-  for (const key of keys) if (value[key] !== undefined) out[key] = value[key];
-  return out;
 }
