@@ -3,7 +3,7 @@
  * reader of the format `--from` names.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Harness } from './builder.js';
 import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
 import { looksLikeCodex, readCodex } from './codex.js';
@@ -87,5 +87,6 @@ export function readSourceFile(
       { file: path },
     );
   }
-  return reader.read(lines, path);
+  // The header names the file by its absolute path, whatever the working directory was.
+  return { ...reader.read(lines, resolve(path)), path };
 }
