@@ -382,7 +382,7 @@ async function main(): Promise<void> {
       },
     ],
     method: [
-      'Each generated turn is a prompt, a tool call, a tool result of 2 to 4 KB of log lines and an answer, in the shapes of docs/import.md; Codex adds its `token_count` and `task_complete` lines. Every turn becomes 11 palimpsest events (turn and step brackets, the two messages, the call and its result).',
+      'Each generated turn is a prompt, a tool call, a tool result of 2 to 4 KB of log lines and an answer, in the shapes of docs/import.md; Codex adds its `token_count` and `task_complete` lines. Every turn becomes 11 palimpsest events (turn and step brackets, the prompt, two responses, the call and its result).',
       '“read” is `readSourceFile`: read the file, parse every line, convert, and admit every event through a `Session` (every surface rule, frozen). “import” is `importSessions` into a fresh JSONL store: the read, a second validation of the whole session before the first write, the store’s load (not found), the header and one append batch, fsynced.',
       `One warm-up round, then the median of ${REPS} rounds.`,
       'Source: `bench/import.ts`.',

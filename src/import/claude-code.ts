@@ -8,6 +8,7 @@
 import type {
   AssistantContentBlock,
   FinishReason,
+  ImageBlock,
   JsonObject,
   TokenUsage,
   ToolResultContentBlock,
@@ -23,6 +24,7 @@ import {
   objectsField,
   stringField,
   text,
+  textAndImages,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
@@ -223,38 +225,19 @@ function user(
 
 /** The text and image blocks of a user message (its tool results are read apart). */
 function userContent(message: JsonObject, skips: Skips): UserContentBlock[] {
-  const content = message.content;
-  if (typeof content === 'string') return [text(content)];
-  const out: UserContentBlock[] = [];
-  for (const block of objectsField(message, 'content') ?? []) {
-    if (block.type === 'tool_result') continue;
-    if (block.type === 'text' && typeof block.text === 'string') out.push(text(block.text));
-    else if (block.type === 'image') {
-      const image = imageBlock(block);
-      if (image !== undefined) out.push(image);
-      else skips.add('image block without base64 data or a url');
-    } else skips.add(`user content block '${String(block.type)}' (no palimpsest block holds it)`);
-  }
-  return out;
+  return textAndImages(message.content, imageBlock, (type) => {
+    if (type !== 'tool_result')
+      skips.add(`user content block '${type}' (no palimpsest block holds it)`);
+  });
 }
 
 function toolResultContent(content: unknown, skips: Skips): ToolResultContentBlock[] {
-  if (typeof content === 'string') return [text(content)];
-  if (!Array.isArray(content)) return [];
-  const out: ToolResultContentBlock[] = [];
-  for (const block of content) {
-    if (typeof block !== 'object' || block === null || Array.isArray(block)) continue;
-    const b = block as JsonObject;
-    if (b.type === 'text' && typeof b.text === 'string') out.push(text(b.text));
-    else if (b.type === 'image') {
-      const image = imageBlock(b);
-      if (image !== undefined) out.push(image);
-    } else skips.add(`tool_result block '${String(b.type)}' (no palimpsest block holds it)`);
-  }
-  return out;
+  return textAndImages(content, imageBlock, (type) =>
+    skips.add(`tool_result block '${type}' (no palimpsest block holds it)`),
+  );
 }
 
-function imageBlock(block: JsonObject): UserContentBlock | undefined {
+function imageBlock(block: JsonObject): ImageBlock | undefined {
   const source = objectField(block, 'source');
   const mediaType = stringField(source, 'media_type') ?? 'image/png';
   const data = stringField(source, 'data');

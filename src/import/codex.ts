@@ -16,11 +16,11 @@ import { type At, SessionBuilder, timeOf } from './builder.js';
 import {
   baseName,
   imageFromUrl,
-  numberField,
   objectField,
   objectsField,
   stringField,
   text,
+  usageOf,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
@@ -263,7 +263,8 @@ function event(
       // Written when a response completes: it ends the response and carries its usage.
       const usage = objectField(objectField(payload, 'info'), 'last_token_usage');
       const response = pending();
-      if (response !== undefined && usage !== undefined) response.usage = tokenUsage(usage);
+      if (response !== undefined && usage !== undefined)
+        response.usage = usageOf(usage, CODEX_USAGE);
       flush();
       return;
     }
@@ -356,18 +357,11 @@ function compactedSummary(payload: JsonObject): UserContentBlock[] {
   return out;
 }
 
-function tokenUsage(usage: JsonObject): TokenUsage {
-  const fields: [keyof TokenUsage, string][] = [
-    ['inputTokens', 'input_tokens'],
-    ['cachedInputTokens', 'cached_input_tokens'],
-    ['outputTokens', 'output_tokens'],
-    ['reasoningTokens', 'reasoning_output_tokens'],
-    ['totalTokens', 'total_tokens'],
-  ];
-  const out: Record<string, number | JsonObject> = {};
-  for (const [to, from] of fields) {
-    const value = numberField(usage, from);
-    if (value !== undefined) out[to] = value;
-  }
-  return { ...out, raw: usage } as TokenUsage;
-}
+/** The usage fields of the source, by their palimpsest names. */
+const CODEX_USAGE = {
+  inputTokens: 'input_tokens',
+  cachedInputTokens: 'cached_input_tokens',
+  outputTokens: 'output_tokens',
+  reasoningTokens: 'reasoning_output_tokens',
+  totalTokens: 'total_tokens',
+} as const;

@@ -2,7 +2,7 @@
  * Defensive reads of source entries: every harness adds and drops fields between versions, so a
  * field of the wrong type reads as absent rather than failing the import.
  */
-import type { ImageBlock, JsonObject, JsonValue, TextBlock } from '../core/index.js';
+import type { ImageBlock, JsonObject, JsonValue, TextBlock, TokenUsage } from '../core/index.js';
 
 /** The field as a JSON object, or `undefined`. */
 export function objectField(value: JsonObject | undefined, key: string): JsonObject | undefined {
@@ -74,5 +74,45 @@ export function baseName(path: string): string {
 export function pick(value: JsonObject, keys: readonly string[]): JsonObject {
   const out: Record<string, JsonObject[string]> = {};
   for (const key of keys) if (value[key] !== undefined) out[key] = value[key];
+  return out;
+}
+
+/**
+ * A source's usage object as {@link TokenUsage}: each count `names` maps that the source
+ * reported, and the whole object as `raw`.
+ */
+export function usageOf(
+  usage: JsonObject,
+  names: Readonly<Partial<Record<Exclude<keyof TokenUsage, 'raw'>, string>>>,
+): TokenUsage {
+  const out: Record<string, number | JsonObject> = {};
+  for (const [to, from] of Object.entries(names)) {
+    const value = numberField(usage, from);
+    if (value !== undefined) out[to] = value;
+  }
+  return { ...out, raw: usage } as TokenUsage;
+}
+
+/**
+ * The text and image blocks of a source's content (a string, or an array of blocks): `imageOf`
+ * reads an `image` block the source's way; every other block (and an image `imageOf` cannot read)
+ * is passed to `other` by type and left out.
+ */
+export function textAndImages(
+  content: unknown,
+  imageOf: (block: JsonObject) => ImageBlock | undefined,
+  other: (type: string) => void,
+): (TextBlock | ImageBlock)[] {
+  if (typeof content === 'string') return [text(content)];
+  if (!Array.isArray(content)) return [];
+  const out: (TextBlock | ImageBlock)[] = [];
+  for (const item of content) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
+    const block = item as JsonObject;
+    const image = block.type === 'image' ? imageOf(block) : undefined;
+    if (block.type === 'text' && typeof block.text === 'string') out.push(text(block.text));
+    else if (image !== undefined) out.push(image);
+    else other(String(block.type));
+  }
   return out;
 }

@@ -7,7 +7,6 @@
 import type {
   AssistantContentBlock,
   JsonObject,
-  TokenUsage,
   ToolResultContentBlock,
   TurnEndReason,
   UserContentBlock,
@@ -16,12 +15,13 @@ import { type At, SessionBuilder, timeOf } from './builder.js';
 import {
   baseName,
   jsonText,
-  numberField,
   objectField,
   objectsField,
   pick,
   stringField,
   text,
+  textAndImages,
+  usageOf,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
@@ -279,7 +279,7 @@ function assistant(
                   ? 'stop'
                   : 'unknown',
       ...(stopReason === undefined ? {} : { rawFinishReason: stopReason }),
-      ...(usage === undefined ? {} : { usage: tokenUsage(usage) }),
+      ...(usage === undefined ? {} : { usage: usageOf(usage, PI_USAGE) }),
       ...(end === undefined ? {} : { endsTurn: end }),
     },
     at,
@@ -307,36 +307,25 @@ function turnEnd(
 }
 
 function userContent(content: unknown, skips: Skips): UserContentBlock[] {
-  if (typeof content === 'string') return [text(content)];
-  if (!Array.isArray(content)) return [];
-  const out: UserContentBlock[] = [];
-  for (const block of content) {
-    if (typeof block !== 'object' || block === null || Array.isArray(block)) continue;
-    const b = block as JsonObject;
-    if (b.type === 'text' && typeof b.text === 'string') out.push(text(b.text));
-    else if (b.type === 'image' && typeof b.data === 'string') {
-      out.push({
-        type: 'image',
-        mediaType: stringField(b, 'mimeType') ?? 'image/png',
-        data: b.data,
-      });
-    } else skips.add(`content block '${String(b.type)}' (no palimpsest block holds it)`);
-  }
-  return out;
+  return textAndImages(
+    content,
+    (block) =>
+      typeof block.data === 'string'
+        ? {
+            type: 'image',
+            mediaType: stringField(block, 'mimeType') ?? 'image/png',
+            data: block.data,
+          }
+        : undefined,
+    (type) => skips.add(`content block '${type}' (no palimpsest block holds it)`),
+  );
 }
 
-function tokenUsage(usage: JsonObject): TokenUsage {
-  const fields: [keyof TokenUsage, string][] = [
-    ['inputTokens', 'input'],
-    ['outputTokens', 'output'],
-    ['cachedInputTokens', 'cacheRead'],
-    ['cacheWriteTokens', 'cacheWrite'],
-    ['totalTokens', 'totalTokens'],
-  ];
-  const out: Record<string, number | JsonObject> = {};
-  for (const [to, from] of fields) {
-    const value = numberField(usage, from);
-    if (value !== undefined) out[to] = value;
-  }
-  return { ...out, raw: usage } as TokenUsage;
-}
+/** The usage fields of the source, by their palimpsest names. */
+const PI_USAGE = {
+  inputTokens: 'input',
+  outputTokens: 'output',
+  cachedInputTokens: 'cacheRead',
+  cacheWriteTokens: 'cacheWrite',
+  totalTokens: 'totalTokens',
+} as const;
