@@ -70,6 +70,31 @@ export function sourceFiles(path: string): string[] {
  *
  * @throws ImportError `MALFORMED_LINE` or `TRUNCATED_LINE` naming the file and line;
  *   `UNKNOWN_FORMAT` when the file's entries are not of that format.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { readSourceFile } from 'palimpsest/import';
+ *
+ * // A Codex rollout: its session line, a prompt, the answer, the end of the turn.
+ * const path = join(mkdtempSync(join(tmpdir(), 'read-example-')), 'rollout.jsonl');
+ * const line = (type: string, payload: object) =>
+ *   JSON.stringify({ timestamp: '2026-11-04T08:00:00.000Z', type, payload });
+ * writeFileSync(path, `${[
+ *   line('session_meta', { id: 'demo', cwd: '/app', model_provider: 'openai' }),
+ *   line('response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }),
+ *   line('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!' }] }),
+ *   line('event_msg', { type: 'task_complete' }),
+ * ].join('\n')}\n`);
+ *
+ * const file = readSourceFile('codex', path);
+ * const [session] = file.sessions;
+ * console.log(session?.header.id); // 'codex-demo'
+ * console.log(session?.events.at(-1)?.type); // 'turn/end'
+ * console.log(session?.sourceMessages); // 2
+ * ```
  */
 export function readSourceFile(
   harness: Harness,
