@@ -210,6 +210,8 @@ function message(
       );
       return;
     }
+    // Version 2 files call an extension's message `hookMessage`; version 3 renamed it `custom`.
+    case 'hookMessage':
     case 'custom':
       builder.context(
         userContent(m.content, skips),

@@ -3,6 +3,8 @@
  * the log linter: messages carried over one for one, compactions as surface replacements, branches
  * as forks sharing their parent's prefix, and every entry left out counted by reason.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -239,5 +241,50 @@ describe('pi', () => {
       'session_info (the display name)': 1,
       'bashExecution excluded from context (a !! command)': 1,
     });
+  });
+});
+
+describe('pi, version 1 and 2 files', () => {
+  it('reads entries without ids as a line, and a hookMessage as context', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'palimpsest-pi-v1-'));
+    const path = join(dir, 'old.jsonl');
+    const at = (s: number) => `2025-06-01T10:00:0${s}.000Z`;
+    const lines = [
+      { type: 'session', version: 1, id: 'old', timestamp: at(0), cwd: '/app' },
+      { type: 'message', timestamp: at(1), message: { role: 'user', content: 'Hello' } },
+      {
+        type: 'message',
+        timestamp: at(2),
+        message: { role: 'hookMessage', content: 'a hook said this' },
+      },
+      {
+        type: 'message',
+        timestamp: at(3),
+        message: {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Hi' }],
+          provider: 'openai',
+          model: 'gpt-5',
+          stopReason: 'stop',
+        },
+      },
+    ];
+    writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    try {
+      const [session, ...forks] = readSourceFile('pi', path).sessions;
+      expect(forks).toEqual([]);
+      expect(session?.events.map((e) => e.type)).toEqual([
+        'turn/start',
+        'user/message',
+        'context/message',
+        'step/start',
+        'assistant/message',
+        'step/end',
+        'turn/end',
+      ]);
+      expect(checkInvariants(session?.events ?? [], { requireClosed: true })).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
