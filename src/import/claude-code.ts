@@ -27,7 +27,7 @@ import {
   textAndImages,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
-import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
+import { assemble, baseHeader, type ImportedFile, type ReadOptions, Skips } from './source.js';
 import { type TreeNode, treePaths } from './tree.js';
 
 interface Node extends TreeNode {
@@ -63,7 +63,11 @@ export function looksLikeClaudeCode(lines: readonly SourceLine[]): boolean {
  * @throws ImportError `MALFORMED_LINE` for an entry without a string `type`, or a user or
  *   assistant entry without `uuid` or `message`.
  */
-export function readClaudeCode(lines: readonly SourceLine[], path: string): ImportedFile {
+export function readClaudeCode(
+  lines: readonly SourceLine[],
+  path: string,
+  options: ReadOptions = {},
+): ImportedFile {
   const file = baseName(path);
   const skips = new Skips();
   const nodes: Node[] = [];
@@ -118,12 +122,12 @@ export function readClaudeCode(lines: readonly SourceLine[], path: string): Impo
       },
     },
   };
-  const build = (path_: readonly Node[]): SessionBuilder => {
+  const build = (path_: readonly Node[], hold = false): SessionBuilder => {
     const builder = new SessionBuilder(baseHeader(base), 'claude-code', file);
-    convert(path_, builder, skips);
+    convert(path_, builder, skips, hold);
     return builder;
   };
-  const active = build(paths.active);
+  const active = build(paths.active, options.holdUnfinished === true);
   skips.active = false;
   const branches = paths.branches
     .filter((branch) => branch.path.some((n) => n.role === 'conversation'))
@@ -143,7 +147,12 @@ function node(entry: JsonObject, line: number, role: Node['role']): Node {
   return { id: entry.uuid as string, parentId: parent, line, entry, role };
 }
 
-function convert(path: readonly Node[], builder: SessionBuilder, skips: Skips): void {
+function convert(
+  path: readonly Node[],
+  builder: SessionBuilder,
+  skips: Skips,
+  holdUnfinished: boolean,
+): void {
   let time = 0;
   let compactMetadata: JsonObject | undefined;
   for (let i = 0; i < path.length; i++) {
@@ -168,6 +177,8 @@ function convert(path: readonly Node[], builder: SessionBuilder, skips: Skips): 
         group.push(nextMessage as JsonObject);
         i = next.index;
       }
+      const last = path.slice(i + 1).every((n) => n.role === 'other');
+      if (holdUnfinished && last && !group.some((m) => typeof m.stop_reason === 'string')) break;
       assistant(group, builder, skips, at, id ?? (current.entry.uuid as string));
       continue;
     }

@@ -23,7 +23,7 @@ import {
   usageOf,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
-import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
+import { assemble, baseHeader, type ImportedFile, type ReadOptions, Skips } from './source.js';
 
 const ROLLOUT_TYPES: ReadonlySet<string> = new Set([
   'session_meta',
@@ -65,7 +65,11 @@ interface Response {
  *
  * @throws ImportError `MALFORMED_LINE` for a line without a string `type` or an object `payload`.
  */
-export function readCodex(lines: readonly SourceLine[], path: string): ImportedFile {
+export function readCodex(
+  lines: readonly SourceLine[],
+  path: string,
+  options: ReadOptions = {},
+): ImportedFile {
   const file = baseName(path);
   const skips = new Skips();
   let meta: JsonObject | undefined;
@@ -94,7 +98,13 @@ export function readCodex(lines: readonly SourceLine[], path: string): ImportedF
     },
   };
   const builder = new SessionBuilder(baseHeader(base), 'codex', file);
-  convert(lines, builder, skips, stringField(meta, 'model_provider') ?? 'openai');
+  convert(
+    lines,
+    builder,
+    skips,
+    stringField(meta, 'model_provider') ?? 'openai',
+    options.holdUnfinished === true,
+  );
   const sessions = builder.events.length === 0 ? [] : assemble(base, builder, []);
   return { harness: 'codex', path, sessions, skipped: skips.counts };
 }
@@ -104,6 +114,7 @@ function convert(
   builder: SessionBuilder,
   skips: Skips,
   provider: string,
+  holdUnfinished: boolean,
 ): void {
   let time = 0;
   let model = 'unknown';
@@ -157,7 +168,8 @@ function convert(
         skips.add(`${String(value.type)} (a rollout item this importer does not know)`);
     }
   }
-  flush();
+  // A response's token_count line ends it; without one yet, the harness may still be writing it.
+  if (!holdUnfinished) flush();
 }
 
 function item(

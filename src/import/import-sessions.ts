@@ -22,8 +22,9 @@ export interface ImportOptions {
   /** Where the sessions go. */
   readonly store: SessionStore;
   /**
-   * A final line cut short: `'error'` (default) fails with `TRUNCATED_LINE`; `'wait'` leaves it
-   * for the next import (a file its harness is still writing).
+   * A final line cut short: `'error'` (default) fails with `TRUNCATED_LINE`; `'wait'` leaves it,
+   * and a last model response the source has not said is finished, for the next import (a file
+   * its harness is still writing).
    */
   readonly partialTail?: 'error' | 'wait';
   /** Called after each source file, for progress. */

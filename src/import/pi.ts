@@ -51,6 +51,7 @@ export function looksLikePi(lines: readonly SourceLine[]): boolean {
  * @throws ImportError `MALFORMED_LINE` for an entry without a string `type`, or a `message` entry
  *   without a message that has a role.
  */
+/** pi writes each message as one line, so there is no unfinished response to hold. */
 export function readPi(lines: readonly SourceLine[], path: string): ImportedFile {
   const file = baseName(path);
   const skips = new Skips();

@@ -10,7 +10,7 @@ import { looksLikeCodex, readCodex } from './codex.js';
 import { ImportError } from './errors.js';
 import { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
 import { looksLikePi, readPi } from './pi.js';
-import type { ImportedFile } from './source.js';
+import type { ImportedFile, ReadOptions } from './source.js';
 
 /** The formats palimpsest imports, by the name `--from` takes. */
 export const HARNESSES: readonly Harness[] = ['claude-code', 'codex', 'pi'];
@@ -20,7 +20,7 @@ const READERS: Readonly<
     Harness,
     {
       looksLike(lines: readonly SourceLine[]): boolean;
-      read(lines: readonly SourceLine[], path: string): ImportedFile;
+      read(lines: readonly SourceLine[], path: string, options: ReadOptions): ImportedFile;
     }
   >
 > = {
@@ -66,7 +66,9 @@ export function sourceFiles(path: string): string[] {
 }
 
 /**
- * Reads one source file with the reader of `harness`. An empty file reads as no session.
+ * Reads one source file with the reader of `harness`. An empty file reads as no session. With
+ * `partialTail: 'wait'`, a final line cut short and a last model response the source has not said
+ * is finished are left out, for the next read of a file its harness is still writing.
  *
  * @throws ImportError `MALFORMED_LINE` or `TRUNCATED_LINE` naming the file and line;
  *   `UNKNOWN_FORMAT` when the file's entries are not of that format.
@@ -113,5 +115,6 @@ export function readSourceFile(
     );
   }
   // The header names the file by its absolute path, whatever the working directory was.
-  return { ...reader.read(lines, resolve(path)), path };
+  const held = { holdUnfinished: options.partialTail === 'wait' };
+  return { ...reader.read(lines, resolve(path), held), path };
 }

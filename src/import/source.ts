@@ -34,6 +34,16 @@ export interface ImportedFile {
   readonly skipped: ReadonlyMap<string, number>;
 }
 
+/** Options every reader takes. */
+export interface ReadOptions {
+  /**
+   * Leave out a last model response the source has not said is finished (Claude Code writes one
+   * response over several lines; Codex ends one with its `token_count` line), so that reading a
+   * file its harness is still writing gives a prefix of what the finished file gives.
+   */
+  readonly holdUnfinished?: boolean;
+}
+
 /** A count of entries left out, by reason. */
 export class Skips {
   readonly counts = new Map<string, number>();

@@ -101,6 +101,29 @@ describe('importSessions', () => {
     await fresh.close();
   });
 
+  it('while the harness writes a response line by line, waits for its end instead of diverging', async () => {
+    const lines = readFileSync(fixture('claude-code.jsonl'), 'utf8').split('\n');
+    const path = join(dir, 'live.jsonl');
+    // Cut between the two lines of one response (msg_04, lines 15 and 16).
+    writeFileSync(path, `${lines.slice(0, 15).join('\n')}\n`);
+    const held = await importSessions({ from: 'claude-code', path, store, partialTail: 'wait' });
+    writeFileSync(path, lines.join('\n'));
+    const grown = await importSessions({ from: 'claude-code', path, store, partialTail: 'wait' });
+    expect(grown.sessions[0]?.result).toBe('appended');
+    expect(grown.sessions[0]?.added).toBeGreaterThan(0);
+    expect(held.sessions[0]?.events).toBeLessThan(grown.sessions[0]?.events ?? 0);
+
+    // Read as finished, the cut file gives the response's first line as a whole message, which the
+    // grown file then contradicts.
+    const other = new MemoryStore();
+    writeFileSync(path, `${lines.slice(0, 15).join('\n')}\n`);
+    await importSessions({ from: 'claude-code', path, store: other });
+    writeFileSync(path, lines.join('\n'));
+    const error = await rejection(importSessions({ from: 'claude-code', path, store: other }));
+    expect(error.code).toBe('SOURCE_DIVERGED');
+    await other.close();
+  });
+
   it('refuses a source that was rewritten rather than grown, and writes nothing', async () => {
     const path = join(dir, 'session.jsonl');
     copyFileSync(fixture('pi.jsonl'), path);
