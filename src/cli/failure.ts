@@ -59,6 +59,18 @@ export function describeFailure(error: unknown): { code: number; message: string
         };
       case 'FORMAT_VERSION':
         return { code: EXIT.version, message: error.message };
+      case 'MALFORMED_LINE':
+      case 'TRUNCATED_LINE':
+        return {
+          code: EXIT.corrupt,
+          message: `${error.message} (nothing of that file was imported)`,
+        };
+      case 'UNKNOWN_FORMAT':
+        return { code: EXIT.usage, message: error.message };
+      case 'NO_SOURCE':
+        return { code: EXIT.notFound, message: error.message };
+      case 'SOURCE_DIVERGED':
+        return { code: EXIT.unchanged, message: error.message };
       case 'INVALID_ARGUMENT':
       case 'INVALID_RANGE':
       case 'INVALID_OPTIONS':

@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { convertCommand } from './commands/convert.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
+import { type ImportCommandOptions, importCommand } from './commands/import.js';
 import {
   listCommand,
   logCommand,
@@ -43,7 +44,7 @@ function packageVersion(): string {
 function program(): Command {
   const root = new Command('palimpsest')
     .description(
-      'Record, inspect, verify, repair, fork, compact and convert event-sourced LLM agent sessions.',
+      'Record, import, inspect, verify, repair, fork, compact and convert event-sourced LLM agent sessions.',
     )
     .version(VERSION)
     .option(
@@ -289,6 +290,24 @@ function program(): Command {
     .action(
       run((context, ids: string[], options: { from?: string; to?: string; all?: boolean }) =>
         convertCommand(context, ids, options),
+      ),
+    );
+
+  root
+    .command('import')
+    .description(
+      'import the sessions Claude Code, Codex or pi wrote (a file, or every .jsonl under a directory); a second run adds only what is new',
+    )
+    .argument('<file-or-dir>')
+    .addOption(
+      new Option('--from <harness>', 'the harness that wrote them')
+        .choices(['claude-code', 'codex', 'pi'])
+        .makeOptionMandatory(),
+    )
+    .option('--watch', 'keep importing as the source grows, until Ctrl-C')
+    .action(
+      run((context, path: string, options: ImportCommandOptions) =>
+        importCommand(context, path, options),
       ),
     );
 

@@ -8,6 +8,7 @@ import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
 import * as core from '../../src/core/index.js';
+import * as importer from '../../src/import/index.js';
 import * as store from '../../src/store/index.js';
 import * as jsonl from '../../src/store/jsonl/index.js';
 import * as postgres from '../../src/store/postgres/index.js';
@@ -22,13 +23,19 @@ const entryPoints = {
   './postgres': postgres,
   './agent': agent,
   './compaction': compaction,
+  './import': importer,
   './testing': testing,
   './openai-agents': openaiAgents,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
 // entry here fails the completeness test below.
-type Samples = typeof core & typeof store & typeof agent & typeof compaction & typeof openaiAgents;
+type Samples = typeof core &
+  typeof store &
+  typeof agent &
+  typeof compaction &
+  typeof importer &
+  typeof openaiAgents;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -60,6 +67,8 @@ const samples = {
   CompactionError: (m: Samples) => new m.CompactionError('BUSY', 'busy'),
   OpenAIAgentsSessionError: (m: Samples) =>
     new m.OpenAIAgentsSessionError('INVALID_ITEM', 'not an item', 0),
+  ImportError: (m: Samples) =>
+    new m.ImportError('MALFORMED_LINE', 'not JSON', { file: 's.jsonl', line: 3 }),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -69,13 +78,20 @@ interface ErrorClass {
   isInstance(value: unknown): boolean;
 }
 
-const sourceCopy: Samples = { ...core, ...store, ...agent, ...compaction, ...openaiAgents };
+const sourceCopy: Samples = {
+  ...core,
+  ...store,
+  ...agent,
+  ...compaction,
+  ...importer,
+  ...openaiAgents,
+};
 
 function loadedCopies(): Promise<Samples[]> {
   return Promise.all([
     Promise.resolve(sourceCopy),
     Promise.all([
-      ...['core', 'store', 'agent', 'compaction'].map(
+      ...['core', 'store', 'agent', 'compaction', 'import'].map(
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
       // Vite resolves a variable import one folder deep only, so adapters get their own pattern.

@@ -1,0 +1,139 @@
+/**
+ * `palimpsest import --from claude-code|codex|pi FILE_OR_DIR [--watch]`: reads the sessions another
+ * harness wrote into the store. Idempotent: a second run adds nothing, and after the source grew
+ * it appends only the new part. `--watch` keeps importing as the source grows, until Ctrl-C.
+ */
+import {
+  type Harness,
+  type ImportReport,
+  importSessions,
+  isHarness,
+  watchImports,
+} from '../../import/index.js';
+import type { CliContext } from '../context.js';
+import { CliError, describeFailure, EXIT } from '../failure.js';
+import type { Progress } from '../terminal.js';
+import { safeLine, table } from '../terminal.js';
+
+export interface ImportCommandOptions {
+  readonly from?: string;
+  readonly watch?: boolean;
+}
+
+export async function importCommand(
+  context: CliContext,
+  path: string,
+  options: ImportCommandOptions,
+): Promise<number> {
+  const from = options.from;
+  if (from === undefined || !isHarness(from)) {
+    throw new CliError(
+      `import needs --from claude-code, codex or pi, found ${from === undefined ? 'none' : `'${from}'`}`,
+      EXIT.usage,
+    );
+  }
+  return context.withStore(
+    (store) =>
+      options.watch === true ? watch(context, store, from, path) : once(context, store, from, path),
+    context.storeUrl,
+    { create: true },
+  );
+}
+
+async function once(
+  context: CliContext,
+  store: Parameters<typeof importSessions>[0]['store'],
+  from: Harness,
+  path: string,
+): Promise<number> {
+  let progress: Progress | undefined;
+  const report = await importSessions({
+    from,
+    path,
+    store,
+    onFile: (done, total) => {
+      progress ??= context.terminal.progress('importing', total);
+      progress.tick();
+      if (done === total) progress.done();
+    },
+  });
+  print(context, report);
+  if (report.sessions.length === 0) {
+    context.terminal.note(
+      `nothing imported: ${safeLine(path, 200)} holds no ${from} conversation (${report.files} file(s) read)`,
+    );
+    return EXIT.unchanged;
+  }
+  return EXIT.ok;
+}
+
+async function watch(
+  context: CliContext,
+  store: Parameters<typeof importSessions>[0]['store'],
+  from: Harness,
+  path: string,
+): Promise<number> {
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let first = true;
+  try {
+    await watchImports({
+      from,
+      path,
+      store,
+      signal: controller.signal,
+      onImport: (report) => {
+        if (first || context.json) print(context, report);
+        else {
+          for (const session of report.sessions) {
+            if (session.added > 0) {
+              context.terminal.line(
+                `${safeLine(session.id, 120)}: ${session.result}, +${session.added} events (${session.events} in all)`,
+              );
+            }
+          }
+        }
+        if (first) context.terminal.note(`watching ${safeLine(path, 200)} (Ctrl-C stops)`);
+        first = false;
+      },
+      onError: (error) => context.terminal.note(`palimpsest: ${describeFailure(error).message}`),
+    });
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  return EXIT.ok;
+}
+
+function print(context: CliContext, report: ImportReport): void {
+  if (context.json) {
+    context.terminal.json(report);
+    return;
+  }
+  context.terminal.line(
+    table(
+      ['ID', 'RESULT', 'EVENTS', 'ADDED', 'MESSAGES', 'PARENT', 'FILE'],
+      report.sessions.map((session) => [
+        session.id,
+        session.result,
+        String(session.events),
+        String(session.added),
+        String(session.messages),
+        session.parentSession ?? '-',
+        session.file,
+      ]),
+    ),
+  );
+  const skipped = Object.entries(report.skipped);
+  if (skipped.length > 0) {
+    context.terminal.line();
+    context.terminal.line(
+      table(
+        ['SKIPPED', 'REASON'],
+        skipped.map(([reason, count]) => [String(count), reason]),
+      ),
+    );
+  }
+}

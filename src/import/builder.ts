@@ -1,0 +1,352 @@
+/**
+ * The one place imported events are made. A reader walks its source's entries in conversation
+ * order and calls the builder; the builder adds the structure palimpsest's vocabulary needs and
+ * the sources do not record as such (turns, steps, a `tool/call` before each result), validates
+ * every event through a `Session`, and stamps each with where it came from.
+ *
+ * Everything the builder emits is decided by the entries seen so far, never by later ones: the
+ * events of a file's prefix are a prefix of the events of the whole file. That is what makes a
+ * re-import of a grown file an append of the new part only.
+ */
+import {
+  type AssistantContentBlock,
+  type FinishReason,
+  type JsonObject,
+  type ReplaceOp,
+  Session,
+  type SessionEvent,
+  type SessionHeader,
+  type TokenUsage,
+  type ToolResultContentBlock,
+  type TurnEndReason,
+  type UserContentBlock,
+} from '../core/index.js';
+
+/** The harnesses palimpsest imports from. */
+export type Harness = 'claude-code' | 'codex' | 'pi';
+
+/** Where an event came from, as recorded in its `data.origin`. */
+export interface ImportOrigin extends JsonObject {
+  readonly harness: Harness;
+  /** The source file's name (its full path is in the header's `metadata.imported`). */
+  readonly file: string;
+  /** The 1-based line of the source entry. */
+  readonly line: number;
+  /**
+   * Present on events the source does not hold as such: `structure` for turn and step brackets
+   * and the `tool/call` before a result, `no-result` for the error result of a call the source
+   * never answered.
+   */
+  readonly made?: 'structure' | 'no-result';
+}
+
+/** A source entry's position: its line, and its time in epoch ms. */
+export interface At {
+  readonly line: number;
+  readonly time: number;
+}
+
+/** What an assistant message says beyond its content. */
+export interface AssistantInfo {
+  readonly provider: string;
+  readonly model: string;
+  readonly finishReason: FinishReason;
+  readonly rawFinishReason?: string;
+  readonly usage?: TokenUsage;
+  /** The turn ends with this message (the source says the agent stopped). */
+  readonly endsTurn?: TurnEndReason;
+}
+
+/** Error code of the result made for a call the source recorded no result for. */
+export const NO_RESULT = 'IMPORT_NO_RESULT';
+
+/** Builds one imported session's events. */
+export class SessionBuilder {
+  private readonly session: Session;
+  private now = 0;
+  private turn = 0;
+  private turnOpen = false;
+  private step = 0;
+  private stepOpen = false;
+  private requester = -1;
+  /** Calls the open step's assistant messages requested and no result answered, in order. */
+  private readonly pending = new Map<string, { name: string; arguments: string }>();
+  /** The source line of each surface-eligible event, by seq. */
+  private readonly lines = new Map<number, number>();
+  private readonly summaries = new Set<number>();
+  private ids = 0;
+  /** Messages read from the source (not made by the builder). */
+  sourceMessages = 0;
+  /** Results the builder made for calls the source never answered. */
+  madeResults = 0;
+
+  constructor(
+    header: SessionHeader,
+    private readonly harness: Harness,
+    private readonly file: string,
+  ) {
+    this.session = Session.create({ header, clock: () => this.now });
+  }
+
+  /** The events so far, validated and frozen. */
+  get events(): readonly SessionEvent[] {
+    return this.session.events;
+  }
+
+  /** True while a turn is open (the source has not said it ended). */
+  get inTurn(): boolean {
+    return this.turnOpen;
+  }
+
+  /** A user prompt: closes the open turn, opens a new one. */
+  prompt(content: readonly UserContentBlock[], at: At, id?: string): void {
+    this.at(at);
+    if (this.turnOpen) this.closeTurn(this.pending.size > 0 ? abandoned : completed, at);
+    this.openTurn(at);
+    this.sourceMessages++;
+    this.surface(
+      'user/message',
+      { id: this.id(id, at), role: 'user', content, source: { kind: 'user' } },
+      at,
+    );
+  }
+
+  /** Context the harness injected (instructions, environment, extension messages). */
+  context(content: readonly UserContentBlock[], at: At, source: JsonObject, id?: string): void {
+    this.at(at);
+    this.sourceMessages++;
+    this.surface(
+      'context/message',
+      { id: this.id(id, at), role: 'user', content, source: { kind: 'context', ...source } },
+      at,
+    );
+  }
+
+  /** One model response: a step of its own, in the open turn (or a new one). */
+  assistant(
+    content: readonly AssistantContentBlock[],
+    info: AssistantInfo,
+    at: At,
+    id?: string,
+  ): void {
+    this.at(at);
+    if (!this.turnOpen) this.openTurn(at);
+    if (this.stepOpen) this.closeStep(at);
+    this.step++;
+    this.stepOpen = true;
+    this.structure('step/start', { turn: this.turn, step: this.step }, at);
+    this.sourceMessages++;
+    const event = this.surface(
+      'assistant/message',
+      {
+        turn: this.turn,
+        step: this.step,
+        message: {
+          id: this.id(id, at),
+          role: 'assistant',
+          content,
+          source: { kind: 'model', provider: info.provider, model: info.model },
+        },
+        finishReason: info.finishReason,
+        ...(info.rawFinishReason === undefined ? {} : { rawFinishReason: info.rawFinishReason }),
+        ...(info.usage === undefined ? {} : { usage: info.usage }),
+      },
+      at,
+    );
+    this.requester = event.seq;
+    for (const block of content) {
+      if (block.type === 'tool-call')
+        this.pending.set(block.id, { name: block.name, arguments: block.arguments });
+    }
+    if (info.endsTurn !== undefined) this.closeTurn(info.endsTurn, at);
+  }
+
+  /**
+   * The result of call `callId`, as a `tool/call` then a `tool/result` citing it. Returns false,
+   * and appends nothing, when the open step requested no such call (an orphan in the source).
+   */
+  toolResult(
+    callId: string,
+    content: readonly ToolResultContentBlock[],
+    isError: boolean,
+    at: At,
+    id?: string,
+  ): boolean {
+    this.at(at);
+    const call = this.pending.get(callId);
+    if (call === undefined || !this.stepOpen) return false;
+    this.pending.delete(callId);
+    const started = this.structure(
+      'tool/call',
+      { turn: this.turn, step: this.step, callId, name: call.name, arguments: call.arguments },
+      at,
+    );
+    this.sourceMessages++;
+    this.surface(
+      'tool/result',
+      {
+        turn: this.turn,
+        step: this.step,
+        message: {
+          id: this.id(id, at),
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: callId, content, isError }],
+        },
+      },
+      at,
+      [started.seq],
+    );
+    return true;
+  }
+
+  /**
+   * A compaction the source recorded: `compaction/start`, the summary as a `user/message` that
+   * replaces the surface from its start through the last entry `shadows` accepts (it is asked
+   * with each entry's source line, and whether the entry is an earlier summary), then
+   * `compaction/end`. With nothing to shadow, the summary is appended. `details` are the source's
+   * own fields, kept on the bracket.
+   */
+  compaction(
+    summary: readonly UserContentBlock[],
+    at: At,
+    shadows: (line: number, isSummary: boolean) => boolean,
+    details: JsonObject,
+  ): void {
+    this.at(at);
+    const seqs = this.session.surface.seqs;
+    let end = -1;
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i] as number;
+      if (shadows(this.lines.get(seq) ?? 0, this.summaries.has(seq))) end = i;
+    }
+    const id = `${this.harness}-compaction-${at.line}`;
+    const start = this.structure('compaction/start', { id, ...details }, at);
+    const shadowed = seqs.slice(0, end + 1);
+    const replace: ReplaceOp | undefined =
+      end >= 0 ? { op: 'replace', start: seqs[0] as number, end: seqs[end] as number } : undefined;
+    this.sourceMessages++;
+    const event = this.session.appendAdopted(
+      'user/message',
+      {
+        id: this.id(undefined, at),
+        role: 'user',
+        content: summary,
+        source: { kind: 'compaction', id },
+        origin: this.origin(at),
+      } as never,
+      replace === undefined
+        ? { surfaceOp: 'append' }
+        : { surfaceOp: replace, sourceEventSeqs: [...shadowed, start.seq] },
+    );
+    this.lines.set(event.seq, at.line);
+    this.summaries.add(event.seq);
+    this.structure('compaction/end', { id, replaced: shadowed.length }, at);
+  }
+
+  /** The source says the turn ended (completed, aborted, failed). */
+  endTurn(reason: TurnEndReason, at: At): void {
+    this.at(at);
+    if (this.turnOpen) this.closeTurn(reason, at);
+  }
+
+  private openTurn(at: At): void {
+    this.turn++;
+    this.step = 0;
+    this.turnOpen = true;
+    this.structure('turn/start', { turn: this.turn }, at);
+  }
+
+  private closeTurn(reason: TurnEndReason, at: At): void {
+    if (this.stepOpen) this.closeStep(at);
+    this.turnOpen = false;
+    this.structure('turn/end', { turn: this.turn, reason }, at);
+  }
+
+  private closeStep(at: At): void {
+    for (const [callId] of this.pending) {
+      this.madeResults++;
+      this.session.appendAdopted(
+        'tool/result',
+        {
+          turn: this.turn,
+          step: this.step,
+          message: {
+            id: this.id(undefined, at),
+            role: 'tool',
+            content: [
+              {
+                type: 'tool-result',
+                toolCallId: callId,
+                content: [{ type: 'text', text: NO_RESULT_TEXT }],
+                isError: true,
+              },
+            ],
+          },
+          error: { code: NO_RESULT, message: NO_RESULT_TEXT },
+          origin: { ...this.origin(at), made: 'no-result' },
+        } as never,
+        { surfaceOp: 'append', sourceEventSeqs: [this.requester] },
+      );
+    }
+    this.pending.clear();
+    this.stepOpen = false;
+    this.structure('step/end', { turn: this.turn, step: this.step }, at);
+  }
+
+  private surface(
+    type: 'user/message' | 'context/message' | 'assistant/message' | 'tool/result',
+    data: object,
+    at: At,
+    sourceEventSeqs?: readonly number[],
+  ): SessionEvent {
+    const event = this.session.appendAdopted(
+      type,
+      // The data shapes are checked at admission; the builder's callers build them.
+      { ...data, origin: this.origin(at) } as never,
+      sourceEventSeqs === undefined
+        ? { surfaceOp: 'append' }
+        : { surfaceOp: 'append', sourceEventSeqs },
+    );
+    this.lines.set(event.seq, at.line);
+    return event;
+  }
+
+  private structure(type: string, data: object, at: At): SessionEvent {
+    return this.session.appendAdopted(type, {
+      ...data,
+      origin: { ...this.origin(at), made: 'structure' },
+    } as never);
+  }
+
+  private origin(at: At): ImportOrigin {
+    return { harness: this.harness, file: this.file, line: at.line };
+  }
+
+  private at(at: At): void {
+    // Sources' clocks step back; an event's time is its entry's, never checked for order.
+    this.now = at.time;
+  }
+
+  private id(sourceId: string | undefined, at: At): string {
+    this.ids++;
+    return sourceId !== undefined && sourceId !== ''
+      ? sourceId
+      : `${this.harness}-${at.line}-${this.ids}`;
+  }
+}
+
+const NO_RESULT_TEXT =
+  'The imported session recorded no result for this call (the harness stopped or moved on before it finished).';
+const completed: TurnEndReason = { kind: 'completed' };
+const abandoned: TurnEndReason = {
+  kind: 'aborted',
+  cause: 'the source session went on to a new prompt before this turn finished',
+};
+
+/** Epoch ms of an ISO timestamp (or of epoch ms), or `fallback` when it is neither. */
+export function timeOf(value: unknown, fallback: number): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  if (typeof value !== 'string') return fallback;
+  const ms = Date.parse(value);
+  return Number.isSafeInteger(ms) ? ms : fallback;
+}

@@ -1,0 +1,26 @@
+/**
+ * palimpsest/import — sessions written by Claude Code, Codex CLI and pi, read into palimpsest
+ * sessions (docs/import.md maps each format).
+ *
+ * @packageDocumentation
+ */
+export {
+  type AssistantInfo,
+  type Harness,
+  type ImportOrigin,
+  NO_RESULT,
+} from './builder.js';
+export { readClaudeCode } from './claude-code.js';
+export { readCodex } from './codex.js';
+export { ImportError, type ImportErrorCode } from './errors.js';
+export {
+  type ImportOptions,
+  type ImportReport,
+  importSessions,
+  type SessionOutcome,
+} from './import-sessions.js';
+export { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
+export { readPi } from './pi.js';
+export { HARNESSES, isHarness, readSourceFile, sourceFiles } from './read.js';
+export type { ImportedFile, ImportedSession, ReadOptions } from './source.js';
+export { type WatchImportOptions, watchImports } from './watch.js';

@@ -1,0 +1,120 @@
+/**
+ * Finding and reading source files: a file, or every `.jsonl` file under a directory, read by the
+ * reader of the format `--from` names.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Harness } from './builder.js';
+import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
+import { looksLikeCodex, readCodex } from './codex.js';
+import { ImportError } from './errors.js';
+import { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
+import { looksLikePi, readPi } from './pi.js';
+import type { ImportedFile, ReadOptions } from './source.js';
+
+/** The formats palimpsest imports, by the name `--from` takes. */
+export const HARNESSES: readonly Harness[] = ['claude-code', 'codex', 'pi'];
+
+const READERS: Readonly<
+  Record<
+    Harness,
+    {
+      looksLike(lines: readonly SourceLine[]): boolean;
+      read(lines: readonly SourceLine[], path: string, options: ReadOptions): ImportedFile;
+    }
+  >
+> = {
+  'claude-code': { looksLike: looksLikeClaudeCode, read: readClaudeCode },
+  codex: { looksLike: looksLikeCodex, read: readCodex },
+  pi: { looksLike: looksLikePi, read: readPi },
+};
+
+/** True when `value` names a supported format. */
+export function isHarness(value: string): value is Harness {
+  return (HARNESSES as readonly string[]).includes(value);
+}
+
+/**
+ * The source files at `path`: the file itself, or the `.jsonl` files under the directory (sorted,
+ * recursively; symbolic links are not followed).
+ *
+ * @throws ImportError `NO_SOURCE` when the path does not exist or the directory holds none.
+ */
+export function sourceFiles(path: string): string[] {
+  let stats: ReturnType<typeof statSync>;
+  try {
+    stats = statSync(path);
+  } catch {
+    throw new ImportError('NO_SOURCE', `${path} does not exist`, { file: path });
+  }
+  if (!stats.isDirectory()) return [path];
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.jsonl')) found.push(full);
+    }
+  };
+  walk(path);
+  if (found.length === 0) {
+    throw new ImportError('NO_SOURCE', `${path} holds no .jsonl file`, { file: path });
+  }
+  return found;
+}
+
+/**
+ * Reads one source file with the reader of `harness`. An empty file reads as no session. With
+ * `partialTail: 'wait'`, a final line cut short and a last model response the source has not said
+ * is finished are left out, for the next read of a file its harness is still writing.
+ *
+ * @throws ImportError `MALFORMED_LINE` or `TRUNCATED_LINE` naming the file and line;
+ *   `UNKNOWN_FORMAT` when the file's entries are not of that format.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { readSourceFile } from 'palimpsest/import';
+ *
+ * // A Codex rollout: its session line, a prompt, the answer, the end of the turn.
+ * const path = join(mkdtempSync(join(tmpdir(), 'read-example-')), 'rollout.jsonl');
+ * const line = (type: string, payload: object) =>
+ *   JSON.stringify({ timestamp: '2026-11-04T08:00:00.000Z', type, payload });
+ * writeFileSync(path, `${[
+ *   line('session_meta', { id: 'demo', cwd: '/app', model_provider: 'openai' }),
+ *   line('response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }),
+ *   line('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!' }] }),
+ *   line('event_msg', { type: 'task_complete' }),
+ * ].join('\n')}\n`);
+ *
+ * const file = readSourceFile('codex', path);
+ * const [session] = file.sessions;
+ * console.log(session?.header.id); // 'codex-demo'
+ * console.log(session?.events.at(-1)?.type); // 'turn/end'
+ * console.log(session?.sourceMessages); // 2
+ * ```
+ */
+export function readSourceFile(
+  harness: Harness,
+  path: string,
+  options: ParseLinesOptions = {},
+): ImportedFile {
+  const lines = parseLines(readFileSync(path, 'utf8'), path, options);
+  const reader = READERS[harness];
+  if (lines.length === 0) return { harness, path, sessions: [], skipped: new Map() };
+  if (!reader.looksLike(lines)) {
+    const other = HARNESSES.find((name) => name !== harness && READERS[name].looksLike(lines));
+    throw new ImportError(
+      'UNKNOWN_FORMAT',
+      `${path} is not a ${harness} session file${other === undefined ? '' : ` (it looks like ${other}: pass --from ${other})`}`,
+      { file: path },
+    );
+  }
+  // The header names the file by its absolute path, whatever the working directory was.
+  const held = { holdUnfinished: options.partialTail === 'wait' };
+  return { ...reader.read(lines, resolve(path), held), path };
+}

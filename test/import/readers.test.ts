@@ -1,0 +1,290 @@
+/**
+ * Each reader turns its harness's file into palimpsest sessions that pass every surface rule and
+ * the log linter: messages carried over one for one, compactions as surface replacements, branches
+ * as forks sharing their parent's prefix, and every entry left out counted by reason.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  checkInvariants,
+  foldSurface,
+  type JsonObject,
+  Session,
+  type SessionEvent,
+} from '../../src/core/index.js';
+import { type ImportedFile, NO_RESULT, readSourceFile } from '../../src/import/index.js';
+
+const fixture = (name: string): string => join(import.meta.dirname, 'fixtures', name);
+
+function read(harness: 'claude-code' | 'codex' | 'pi'): ImportedFile {
+  return readSourceFile(harness, fixture(`${harness}.jsonl`));
+}
+
+/** An event's data, read as `T` (a missing event reads as empty, and fails the expectation). */
+function dataOf<T>(event: SessionEvent | undefined): T {
+  return (event?.data ?? {}) as T;
+}
+
+function origin(event: SessionEvent): JsonObject {
+  return (event.data as { origin: JsonObject }).origin;
+}
+
+/** Messages the source holds: every surface-eligible event but the results the builder made. */
+function sourceMessages(events: readonly SessionEvent[]): number {
+  return events.filter((e) => e.surfaceOp !== undefined && origin(e).made !== 'no-result').length;
+}
+
+describe.each(['claude-code', 'codex', 'pi'] as const)('reading a %s file', (harness) => {
+  it('gives sessions a Session seeds and the linter passes, closed', () => {
+    for (const session of read(harness).sessions) {
+      const seeded = Session.create({ header: session.header, seed: session.events });
+      expect(seeded.seq).toBe(session.events.length);
+      expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+    }
+  });
+
+  it('records the harness, the file and the line on every event, and says so in the header', () => {
+    const [session] = read(harness).sessions;
+    expect(session?.header.metadata?.imported).toMatchObject({
+      harness,
+      path: fixture(`${harness}.jsonl`),
+    });
+    for (const event of session?.events ?? []) {
+      expect(origin(event)).toMatchObject({ harness, file: `${harness}.jsonl` });
+      expect(origin(event).line).toBeGreaterThan(0);
+    }
+  });
+
+  it('carries over each source message once: the count equals the messages it appended', () => {
+    for (const session of read(harness).sessions) {
+      expect(sourceMessages(session.events)).toBe(session.sourceMessages);
+    }
+  });
+});
+
+describe('Claude Code', () => {
+  const file = read('claude-code');
+  const [active, branch] = file.sessions;
+
+  it('merges the entries of one response (one message.id) into one assistant message', () => {
+    const messages = active?.events.filter((e) => e.type === 'assistant/message') ?? [];
+    const first = messages[0]?.data as { message: { id: string; content: { type: string }[] } };
+    expect(first.message.id).toBe('msg_01');
+    expect(first.message.content.map((b) => b.type)).toEqual(['reasoning', 'tool-call']);
+    expect(messages.map((m) => (m.data as { message: { id: string } }).message.id)).toEqual([
+      'msg_01',
+      'msg_02',
+      'msg_04',
+      'msg_05',
+      'msg_06',
+    ]);
+  });
+
+  it('makes the compact summary a replacement of everything the model saw before it', () => {
+    const events = active?.events ?? [];
+    const { replacements, seqs } = foldSurface(events);
+    expect(replacements).toHaveLength(1);
+    const summary = events[replacements[0]?.seq ?? -1];
+    expect(dataOf<{ source: JsonObject }>(summary).source.kind).toBe('compaction');
+    expect(replacements[0]?.shadowedSeqs).toHaveLength(10);
+    // The summary, the next prompt and its answer.
+    expect(seqs).toHaveLength(3);
+  });
+
+  it('makes the branch a user left a fork that shares the prefix up to its last turn boundary', () => {
+    expect(branch?.header).toMatchObject({
+      id: `${active?.header.id}~c0000000-0000-4000-8000-000000000009`,
+      parentSession: active?.header.id,
+    });
+    const seedLength = branch?.header.seedLength ?? 0;
+    expect(seedLength).toBeGreaterThan(0);
+    expect(branch?.events.slice(0, seedLength)).toEqual(active?.events.slice(0, seedLength));
+    expect(branch?.events[seedLength]?.type).toBe('turn/start');
+    const last = branch?.events.filter((e) => e.type === 'assistant/message').at(-1);
+    expect(dataOf<{ message: { id: string } }>(last).message.id).toBe('msg_03');
+  });
+
+  it('counts what it left out by reason, once per entry', () => {
+    expect(Object.fromEntries(file.skipped)).toMatchObject({
+      'summary (a title for the session picker, not conversation)': 1,
+      'file-history-snapshot (file backups for undo, not conversation)': 1,
+      "sidechain (a subagent's conversation, in its own transcript)": 1,
+      'tool_result without a matching tool_use in its step': 1,
+      "assistant content block 'server_tool_use' (no palimpsest block holds it)": 1,
+    });
+  });
+
+  it('keeps thinking signatures and cache usage for the next request', () => {
+    const message = active?.events.find((e) => e.type === 'assistant/message')?.data as {
+      message: { content: JsonObject[] };
+      usage: JsonObject;
+    };
+    expect(message.message.content[0]).toMatchObject({
+      type: 'reasoning',
+      providerMetadata: { anthropic: { signature: 'c2ln' } },
+    });
+    expect(message.usage).toMatchObject({
+      inputTokens: 210,
+      outputTokens: 30,
+      cacheWriteTokens: 200,
+    });
+  });
+});
+
+describe('Codex', () => {
+  const file = read('codex');
+  const [session] = file.sessions;
+  const events = session?.events ?? [];
+
+  it('gathers the output items of one response (up to its token_count) into one message', () => {
+    const first = events.find((e) => e.type === 'assistant/message')?.data as {
+      message: { content: { type: string; name?: string }[] };
+      usage: JsonObject;
+    };
+    expect(first.message.content.map((b) => b.name ?? b.type)).toEqual([
+      'reasoning',
+      'shell',
+      'apply_patch',
+    ]);
+    expect(first.usage).toMatchObject({ inputTokens: 900, reasoningTokens: 20 });
+  });
+
+  it('reads injected instructions as context, not as the user speaking', () => {
+    const context = events.filter((e) => e.type === 'context/message');
+    expect(context).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(2);
+  });
+
+  it('ends turns where task_complete and turn_aborted say, closing an unanswered call', () => {
+    const ends = events
+      .filter((e) => e.type === 'turn/end')
+      .map((e) => (e.data as { reason: JsonObject }).reason);
+    expect(ends).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'interrupted' }]);
+    const made = events.filter((e) => origin(e).made === 'no-result');
+    expect(made).toHaveLength(1);
+    expect(dataOf<{ error: JsonObject }>(made[0]).error.code).toBe(NO_RESULT);
+  });
+
+  it('makes compacted a replacement of the whole surface by the history Codex kept', () => {
+    const { replacements } = foldSurface(events);
+    expect(replacements).toHaveLength(1);
+    const summary = events[replacements[0]?.seq ?? -1]?.data as { content: { text: string }[] };
+    expect(summary.content.map((b) => b.text)).toEqual([
+      'Why does the build fail?',
+      'Summary: the build failed on a string port.',
+    ]);
+  });
+
+  it('counts a rollback it cannot carry over', () => {
+    expect(
+      file.skipped.get(
+        'event_msg/thread_rolled_back (dropping turns would need a replacement that removes entries)',
+      ),
+    ).toBe(1);
+  });
+
+  it('marks a failed output as an error result', () => {
+    const failed = events.filter(
+      (e) =>
+        e.type === 'tool/result' &&
+        origin(e).made === undefined &&
+        (e.data as { message: { content: [{ isError: boolean }] } }).message.content[0].isError,
+    );
+    expect(failed).toHaveLength(1);
+  });
+});
+
+describe('pi', () => {
+  const file = read('pi');
+  const [active, branch] = file.sessions;
+
+  it('replaces the surface before firstKeptEntryId with the compaction summary', () => {
+    const events = active?.events ?? [];
+    const { replacements, seqs } = foldSurface(events);
+    expect(replacements).toHaveLength(1);
+    const shadowedLines = replacements[0]?.shadowedSeqs.map(
+      (seq) => origin(events[seq] as SessionEvent).line,
+    );
+    // Everything from the first prompt (line 4) to the custom message (line 11); the kept entry
+    // (line 15) follows the summary.
+    expect(shadowedLines).toEqual([4, 5, 6, 7, 8, 11]);
+    expect(origin(events[seqs[1] as number] as SessionEvent).line).toBe(15);
+  });
+
+  it('makes the abandoned edit a fork whose aborted call gets a made error result', () => {
+    expect(branch?.header.parentSession).toBe(active?.header.id);
+    expect(branch?.header.id.endsWith('~e0000013')).toBe(true);
+    expect(branch?.madeResults).toBe(1);
+    const end = branch?.events.at(-1);
+    expect(end?.type).toBe('turn/end');
+    expect(dataOf<{ reason: JsonObject }>(end).reason).toEqual({ kind: 'aborted' });
+  });
+
+  it('reads bash executions and extension messages as context, and error stops as failed turns', () => {
+    const events = active?.events ?? [];
+    const names = events
+      .filter((e) => e.type === 'context/message')
+      .map((e) => (e.data as { source: { name: string } }).source.name);
+    expect(names).toEqual(['bashExecution', 'custom_message', 'branch_summary', 'custom']);
+    const end = events.at(-1)?.data as { reason: JsonObject };
+    expect(end.reason).toEqual({ kind: 'error', error: { message: '429 rate limited' } });
+  });
+
+  it('counts the entries pi keeps out of the model context', () => {
+    expect(Object.fromEntries(file.skipped)).toEqual({
+      'model_change (a setting; the model is recorded on each assistant message)': 1,
+      'thinking_level_change (a setting, not conversation)': 1,
+      "custom (an extension's state; pi never sends it to the model)": 1,
+      'label (a bookmark on an entry)': 1,
+      'session_info (the display name)': 1,
+      'bashExecution excluded from context (a !! command)': 1,
+    });
+  });
+});
+
+describe('pi, version 1 and 2 files', () => {
+  it('reads entries without ids as a line, and a hookMessage as context', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'palimpsest-pi-v1-'));
+    const path = join(dir, 'old.jsonl');
+    const at = (s: number) => `2025-06-01T10:00:0${s}.000Z`;
+    const lines = [
+      { type: 'session', version: 1, id: 'old', timestamp: at(0), cwd: '/app' },
+      { type: 'message', timestamp: at(1), message: { role: 'user', content: 'Hello' } },
+      {
+        type: 'message',
+        timestamp: at(2),
+        message: { role: 'hookMessage', content: 'a hook said this' },
+      },
+      {
+        type: 'message',
+        timestamp: at(3),
+        message: {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Hi' }],
+          provider: 'openai',
+          model: 'gpt-5',
+          stopReason: 'stop',
+        },
+      },
+    ];
+    writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    try {
+      const [session, ...forks] = readSourceFile('pi', path).sessions;
+      expect(forks).toEqual([]);
+      expect(session?.events.map((e) => e.type)).toEqual([
+        'turn/start',
+        'user/message',
+        'context/message',
+        'step/start',
+        'assistant/message',
+        'step/end',
+        'turn/end',
+      ]);
+      expect(checkInvariants(session?.events ?? [], { requireClosed: true })).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
