@@ -116,7 +116,7 @@ describe('sessionMiddleware under streamText', () => {
     await result.consumeStream();
     for (const event of session.events) {
       if (event.type === 'assistant/message') {
-        const { step } = event.data as AssistantMessageData;
+        const { step } = event.data as unknown as AssistantMessageData;
         const chunks = session.events
           .filter((e) => e.type === 'assistant/chunk' && (e.data as { step: number }).step === step)
           .map((e) => e.seq);
@@ -124,9 +124,9 @@ describe('sessionMiddleware under streamText', () => {
       }
       if (event.type === 'tool/result') {
         const cited = session.event(event.sourceEventSeqs?.[0] ?? -1);
-        const { message } = event.data as ToolResultData;
+        const { message } = event.data as unknown as ToolResultData;
         expect(cited?.type).toBe('tool/call');
-        expect((cited?.data as { callId: string }).callId).toBe(message.content[0].toolCallId);
+        expect(cited?.data).toMatchObject({ callId: message.content[0].toolCallId });
       }
     }
   });
