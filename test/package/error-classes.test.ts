@@ -4,6 +4,7 @@
  * where `instanceof` fails.
  */
 import { describe, expect, it } from 'vitest';
+import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
 import * as core from '../../src/core/index.js';
@@ -22,11 +23,12 @@ const entryPoints = {
   './agent': agent,
   './compaction': compaction,
   './testing': testing,
+  './ai-sdk': aiSdk,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
 // entry here fails the completeness test below.
-type Samples = typeof core & typeof store & typeof agent & typeof compaction;
+type Samples = typeof core & typeof store & typeof agent & typeof compaction & typeof aiSdk;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -56,6 +58,8 @@ const samples = {
     }),
   AgentError: (m: Samples) => new m.AgentError('INVALID_INPUT', 'empty input'),
   CompactionError: (m: Samples) => new m.CompactionError('BUSY', 'busy'),
+  AiSdkError: (m: Samples) =>
+    new m.AiSdkError('PROMPT_DIVERGED', 'an unrecorded assistant message'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -65,16 +69,18 @@ interface ErrorClass {
   isInstance(value: unknown): boolean;
 }
 
-const sourceCopy: Samples = { ...core, ...store, ...agent, ...compaction };
+const sourceCopy: Samples = { ...core, ...store, ...agent, ...compaction, ...aiSdk };
 
 function loadedCopies(): Promise<Samples[]> {
   return Promise.all([
     Promise.resolve(sourceCopy),
-    Promise.all(
-      ['core', 'store', 'agent', 'compaction'].map(
+    Promise.all([
+      ...['core', 'store', 'agent', 'compaction'].map(
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
-    ).then((modules) => Object.assign({}, ...modules) as Samples),
+      // Vite resolves a variable import one folder deep only.
+      import('../../dist/adapters/ai-sdk/index.js') as Promise<Record<string, unknown>>,
+    ]).then((modules) => Object.assign({}, ...modules) as Samples),
   ]);
 }
 

@@ -53,7 +53,13 @@ describe('the package', () => {
       types: ['node'],
       typeRoots: [join(root, 'node_modules', '@types')],
     });
-    const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    // The `ai` package's own declarations fail these settings (its `TOOLS[NAME]` constraint
+    // under exactOptionalPropertyTypes), for any consumer of `ai`, with or without palimpsest;
+    // palimpsest/ai-sdk's declarations, which name its types, are still checked.
+    const ownProblems = ts
+      .getPreEmitDiagnostics(program)
+      .filter((diagnostic) => !diagnostic.file?.fileName.includes('/node_modules/ai/'));
+    const problems = ownProblems.map((diagnostic) => {
       const where = diagnostic.file?.fileName ?? '';
       return `${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
     });
