@@ -20,6 +20,7 @@ import type {
   ToolResultContentBlock,
   UserContentBlock,
 } from '../../core/index.js';
+import { toolCallInput } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 import { asObject, stashOf, withoutStash } from './stash.js';
 
@@ -326,20 +327,15 @@ function modelSource(stash: JsonObject | undefined): ModelSource | undefined {
     : undefined;
 }
 
-/** The raw arguments: the stashed text while it still parses to the input, else the input's JSON. */
+/**
+ * The raw arguments: the stashed text while it still stands for the input (the request builder
+ * sends it as this input), else the input's JSON.
+ */
 function callArguments(input: unknown, stash: JsonObject | undefined): string {
   const raw = stash?.arguments;
   const text = typeof input === 'string' ? input : JSON.stringify(toLogJson(input ?? {}));
-  if (typeof raw === 'string' && sameJson(raw, text)) return raw;
+  if (typeof raw === 'string' && JSON.stringify(toolCallInput(raw)) === text) return raw;
   return text;
-}
-
-function sameJson(a: string, b: string): boolean {
-  try {
-    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
-  } catch {
-    return a === b;
-  }
 }
 
 function stashedResult(

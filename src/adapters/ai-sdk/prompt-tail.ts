@@ -4,21 +4,43 @@
  * the surface, so the SDK's copy is longer than the surface). The new messages are those after
  * the prompt's derived-message prefix, or else after the last message the log recorded.
  */
-import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
-import type { Message, Session } from '../../core/index.js';
+import type { ImageBlock, Message, Session } from '../../core/index.js';
 import { buildPrompt } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 
-/** The same request on the wire: the messages convert to the same provider prompt. */
+/**
+ * The same request on the wire: the messages convert to the same provider prompt. Images
+ * compare by position only: the SDK downloads an image URL a model cannot take and sends the
+ * bytes, which is the same image.
+ */
 export function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
-  return (
-    a.length === b.length &&
-    wireText(buildPrompt(undefined, a)) === wireText(buildPrompt(undefined, b))
-  );
+  return a.length === b.length && wireText(a) === wireText(b);
 }
 
-function wireText(prompt: LanguageModelV3Prompt): string {
-  return JSON.stringify(prompt);
+function wireText(messages: readonly Message[]): string {
+  return JSON.stringify(buildPrompt(undefined, messages.map(withoutImages)));
+}
+
+const IMAGE: ImageBlock = { type: 'image', mediaType: 'image/*', data: '' };
+
+function withoutImages(message: Message): Message {
+  switch (message.role) {
+    case 'user':
+      return {
+        ...message,
+        content: message.content.map((block) => (block.type === 'image' ? IMAGE : block)),
+      };
+    case 'assistant':
+      return {
+        ...message,
+        content: message.content.map((block) => (block.type === 'image' ? IMAGE : block)),
+      };
+    case 'tool': {
+      const [result] = message.content;
+      const content = result.content.map((block) => (block.type === 'image' ? IMAGE : block));
+      return { ...message, content: [{ ...result, content }] };
+    }
+  }
 }
 
 /** What the log recorded, indexed once and extended as the log grows. */
@@ -34,8 +56,7 @@ class LogIndex {
   holds(message: Message): boolean {
     this.catchUp();
     if (this.ids.has(message.id)) return true;
-    if (message.role === 'assistant')
-      return this.answers.has(wireText(buildPrompt(undefined, [message])));
+    if (message.role === 'assistant') return this.answers.has(wireText([message]));
     if (message.role === 'tool') return this.answered.has(message.content[0].toolCallId);
     return false;
   }
@@ -48,7 +69,7 @@ class LogIndex {
       const message = data.message ?? (data as unknown as Message);
       if (typeof message.id === 'string') this.ids.add(message.id);
       if (event.type === 'assistant/message') {
-        this.answers.add(wireText(buildPrompt(undefined, [message])));
+        this.answers.add(wireText([message]));
       } else if (event.type === 'tool/result' && message.role === 'tool') {
         this.answered.add(message.content[0].toolCallId);
       }
