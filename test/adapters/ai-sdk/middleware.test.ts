@@ -15,6 +15,7 @@ import {
   type SessionEvent,
   type ToolResultData,
 } from '../../../src/core/index.js';
+import { openSession, openStore } from '../../../src/store/index.js';
 import { type ScriptStep, scriptedModel } from '../../../src/testing/index.js';
 import { dataOf, expectValidLog, outline } from '../../agent/helpers.js';
 
@@ -159,6 +160,58 @@ describe('sessionMiddleware under streamText', () => {
       'assistant',
     ]);
     expectValidLog(session);
+  });
+});
+
+describe('sessionMiddleware between streamText calls', () => {
+  it('finish() records the results of a last step the SDK stopped after, and closes the turn', async () => {
+    const session = Session.create();
+    const middleware = sessionMiddleware(session);
+    // streamText stops after one step by default: its tool results reach no further model call.
+    const result = streamText({
+      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
+      prompt: 'Are the files clean?',
+      tools: sdkTools,
+    });
+    await result.consumeStream();
+    expect(outline(session.events).at(-1)).toBe('assistant/message');
+    await middleware.finish((await result.response).messages);
+    expect(outline(session.events).slice(-7)).toEqual([
+      'assistant/message',
+      'tool/call',
+      'tool/call',
+      'tool/result',
+      'tool/result',
+      'step/end',
+      'turn/end',
+    ]);
+    const results = dataOf<ToolResultData>(session, 'tool/result');
+    expect(results.map((data) => data.message.content[0].content)).toEqual([
+      [{ type: 'text', text: 'contents of a.ts' }],
+      [{ type: 'text', text: 'contents of b.ts' }],
+    ]);
+    expectValidLog(session);
+  });
+
+  it('records into a store through openSession, durable once finish() resolves', async () => {
+    const store = await openStore('memory:');
+    const live = await openSession(store, 'sdk-1');
+    const middleware = sessionMiddleware(live);
+    const result = streamText({
+      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
+      prompt: 'Are the files clean?',
+      tools: sdkTools,
+      stopWhen: stepCountIs(5),
+    });
+    await result.consumeStream();
+    await middleware.finish();
+    const stored = await store.load('sdk-1');
+    expect(stored.events.map((event) => event.type)).toEqual(
+      live.events.map((event) => event.type),
+    );
+    expectValidLog(live);
+    await live.close();
+    await store.close();
   });
 });
 
