@@ -5,17 +5,8 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { toLogJson } from '../../agent/wire-json.js';
 import type { JsonObject, JsonValue, RequestHeaderData, ToolSchema } from '../../core/index.js';
+import { NUMBER_SETTINGS } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
-
-const NUMBER_SETTINGS = [
-  'maxOutputTokens',
-  'temperature',
-  'topP',
-  'topK',
-  'presencePenalty',
-  'frequencyPenalty',
-  'seed',
-] as const;
 
 /**
  * The header for `params` sent to `model`, and the system prompt it names.

@@ -135,14 +135,9 @@ class Recorder {
     params: LanguageModelV3CallOptions,
     doStream: () => PromiseLike<LanguageModelV3StreamResult>,
   ): Promise<LanguageModelV3StreamResult> {
-    const { call, send } = await this.begin(model, params);
-    let result: LanguageModelV3StreamResult;
-    try {
-      result = send === params ? await doStream() : await model.doStream(send);
-    } catch (error) {
-      this.end(call, { error });
-      throw error;
-    }
+    const { call, result } = await this.call(model, params, doStream, (send) =>
+      model.doStream(send),
+    );
     return { ...result, stream: this.recorded(call, result.stream) };
   }
 
@@ -151,20 +146,34 @@ class Recorder {
     params: LanguageModelV3CallOptions,
     doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>,
   ): Promise<LanguageModelV3GenerateResult> {
-    const { call, send } = await this.begin(model, params);
-    let result: LanguageModelV3GenerateResult;
-    try {
-      result = send === params ? await doGenerate() : await model.doGenerate(send);
-    } catch (error) {
-      this.end(call, { error });
-      throw error;
-    }
+    const { call, result } = await this.call(model, params, doGenerate, (send) =>
+      model.doGenerate(send),
+    );
     try {
       for (const part of generatedParts(result)) this.part(call, part);
     } finally {
       this.end(call, {});
     }
     return result;
+  }
+
+  /**
+   * Opens the step and makes the call: the SDK's own when it sends the surface, else the same
+   * call over the surface. A call that throws is recorded as failed before the error goes on.
+   */
+  private async call<R>(
+    model: LanguageModelV3,
+    params: LanguageModelV3CallOptions,
+    asSent: () => PromiseLike<R>,
+    over: (send: LanguageModelV3CallOptions) => PromiseLike<R>,
+  ): Promise<{ call: Call; result: R }> {
+    const { call, send } = await this.begin(model, params);
+    try {
+      return { call, result: await (send === params ? asSent() : over(send)) };
+    } catch (error) {
+      this.end(call, { error });
+      throw error;
+    }
   }
 
   async finish(messages: readonly ModelMessage[] = []): Promise<void> {

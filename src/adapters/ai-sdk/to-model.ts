@@ -19,7 +19,7 @@ import type {
   Session,
   ToolResultBlock,
 } from '../../core/index.js';
-import { toolCallInput } from '../../model/index.js';
+import { toolCallInput, toolOutput } from '../../model/index.js';
 import { withStash } from './stash.js';
 
 type ToolResultOutput = ToolResultPart['output'];
@@ -126,22 +126,10 @@ function resultPart(
   };
 }
 
-/** The output palimpsest's request builder sends for a result (text joined by newlines). */
+/** The output palimpsest's request builder sends for a result: the same on the wire. */
 function resultOutput(block: ToolResultBlock): ToolResultOutput {
-  if (block.content.every((item) => item.type === 'text')) {
-    const value = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
-    return block.isError === true ? { type: 'error-text', value } : { type: 'text', value };
-  }
-  return {
-    type: 'content',
-    value: block.content.map((item) => {
-      if (item.type === 'text') return { type: 'text' as const, text: item.text };
-      if (item.data !== undefined) {
-        return { type: 'file-data' as const, data: item.data, mediaType: item.mediaType };
-      }
-      return { type: 'file-url' as const, url: item.url ?? '' };
-    }),
-  };
+  // The provider spec's output type and the SDK's are one shape, declared by two packages.
+  return toolOutput(block) as ToolResultOutput;
 }
 
 /** Whether reading `output` back gives `block` without help from the stash. */

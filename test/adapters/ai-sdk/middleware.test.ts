@@ -5,7 +5,7 @@
 import { generateText, stepCountIs, streamText, ToolLoopAgent, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
+import { type SessionMiddleware, sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
 import { defineTool, runTurn } from '../../../src/agent/index.js';
 import {
   type AssistantMessageData,
@@ -84,18 +84,24 @@ async function loopRecording(): Promise<Session> {
   return session;
 }
 
+/** The script's tool loop through `streamText`, recorded by `middleware`, read to its end. */
+async function streamScript(middleware: SessionMiddleware, maxSteps = 5) {
+  const result = streamText({
+    model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
+    system: 'Be brief.',
+    prompt: 'Are the files clean?',
+    tools: sdkTools,
+    stopWhen: stepCountIs(maxSteps),
+  });
+  await result.consumeStream();
+  return result;
+}
+
 describe('sessionMiddleware under streamText', () => {
   it('records a multi-step tool loop as palimpsest’s own loop does: same events, surface and messages', async () => {
     const session = Session.create();
     const middleware = sessionMiddleware(session);
-    const result = streamText({
-      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
-      system: 'Be brief.',
-      prompt: 'Are the files clean?',
-      tools: sdkTools,
-      stopWhen: stepCountIs(5),
-    });
-    await result.consumeStream();
+    const result = await streamScript(middleware);
     expect(await result.text).toBe('Both files are clean.');
     const loop = await loopRecording();
 
@@ -108,13 +114,7 @@ describe('sessionMiddleware under streamText', () => {
   it('cites exactly its chunks from each assistant message, and the tool call from each result', async () => {
     const session = Session.create();
     const middleware = sessionMiddleware(session);
-    const result = streamText({
-      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
-      prompt: 'Are the files clean?',
-      tools: sdkTools,
-      stopWhen: stepCountIs(5),
-    });
-    await result.consumeStream();
+    await streamScript(middleware);
     for (const event of session.events) {
       if (event.type === 'assistant/message') {
         const { step } = event.data as unknown as AssistantMessageData;
@@ -167,13 +167,8 @@ describe('sessionMiddleware between streamText calls', () => {
   it('finish() records the results of a last step the SDK stopped after, and closes the turn', async () => {
     const session = Session.create();
     const middleware = sessionMiddleware(session);
-    // streamText stops after one step by default: its tool results reach no further model call.
-    const result = streamText({
-      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
-      prompt: 'Are the files clean?',
-      tools: sdkTools,
-    });
-    await result.consumeStream();
+    // Stopped after one step, its tool results reach no further model call.
+    const result = await streamScript(middleware, 1);
     expect(outline(session.events).at(-1)).toBe('assistant/message');
     await middleware.finish((await result.response).messages);
     expect(outline(session.events).slice(-7)).toEqual([
@@ -197,13 +192,7 @@ describe('sessionMiddleware between streamText calls', () => {
     const store = await openStore('memory:');
     const live = await openSession(store, 'sdk-1');
     const middleware = sessionMiddleware(live);
-    const result = streamText({
-      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
-      prompt: 'Are the files clean?',
-      tools: sdkTools,
-      stopWhen: stepCountIs(5),
-    });
-    await result.consumeStream();
+    await streamScript(middleware);
     await middleware.finish();
     const stored = await store.load('sdk-1');
     expect(stored.events.map((event) => event.type)).toEqual(
