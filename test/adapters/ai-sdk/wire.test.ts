@@ -1,9 +1,12 @@
 /**
- * The recording middleware on the HTTP wire: `streamText` drives the real OpenAI-compatible
- * provider against a local server replaying recorded streams. The request rebuilt from the log
- * for every step is byte-equal, on the wire, to the request the SDK sent; and the log is the one
- * palimpsest's own loop writes for the same responses.
+ * The recording middleware on the HTTP wire: `streamText` drives the real OpenAI-compatible,
+ * Anthropic and DeepSeek providers against a local server replaying recorded streams. The SDK
+ * sends the same requests with the middleware as without it, the request rebuilt from the log
+ * for every step is equal to each on the wire, and the log is the one palimpsest's own loop
+ * writes for the same responses.
  */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
@@ -71,24 +74,59 @@ async function recordWithSdk(): Promise<Session> {
   return session;
 }
 
-describe('sessionMiddleware on the wire', () => {
-  it('rebuilds from the log, for every step, the request the SDK sent', async () => {
-    server.enqueue(...fixtures);
-    const session = await recordWithSdk();
-    const sent = server.requests.map((request) => request.body);
+describe.each([
+  { provider: 'openai-compatible', fixtures, model: local },
+  {
+    provider: 'anthropic',
+    fixtures: ['anthropic/thinking-tool-use.http', 'anthropic/text.http'],
+    model: () =>
+      createAnthropic({ baseURL: server.baseURL, apiKey: 'test-key' })(
+        'claude-sonnet-4-5',
+      ) as LanguageModelV3,
+  },
+  {
+    provider: 'deepseek',
+    fixtures: ['deepseek/reasoning-then-tool-call.http', 'deepseek/reasoning-then-text.http'],
+    model: () =>
+      createDeepSeek({ baseURL: server.baseURL, apiKey: 'test-key' })(
+        'deepseek-reasoner',
+      ) as LanguageModelV3,
+  },
+])('sessionMiddleware on the wire of $provider', ({ fixtures: replies, model: make }) => {
+  it('rebuilds every step’s request, reasoning and signatures included, as the SDK sent it', async () => {
+    const run = async (model: LanguageModelV3) => {
+      server.enqueue(...replies);
+      const result = streamText({
+        model,
+        system,
+        prompt: input,
+        tools: sdkTools,
+        maxOutputTokens: 4096,
+        stopWhen: stepCountIs(5),
+      });
+      await result.consumeStream();
+    };
+    // Without the middleware first: what the SDK sends by itself.
+    await run(make());
+    const session = Session.create();
+    await run(wrapLanguageModel({ model: make(), middleware: sessionMiddleware(session) }));
+    const [bare, sent] = [server.requests.slice(0, 2), server.requests.slice(2)].map((requests) =>
+      requests.map((request) => request.body),
+    );
     expect(sent).toHaveLength(2);
-
-    server.enqueue(...fixtures);
-    const model = local();
+    expect(sent).toEqual(bare);
+    server.enqueue(...replies);
+    const model = make();
     for (const step of [1, 2]) {
-      const { callOptions } = rebuildRequest(session, 1, step);
-      const { stream } = await model.doStream(callOptions);
+      const { stream } = await model.doStream(rebuildRequest(session, 1, step).callOptions);
       await stream.pipeTo(new WritableStream());
     }
-    expect(server.requests.slice(2).map((request) => request.body)).toEqual(sent);
+    expect(server.requests.slice(4).map((request) => request.body)).toEqual(sent);
     expectValidLog(session);
   });
+});
 
+describe('sessionMiddleware on the wire', () => {
   it('writes the events, surface and messages palimpsest’s loop writes for the same responses', async () => {
     server.enqueue(...fixtures);
     const session = await recordWithSdk();
