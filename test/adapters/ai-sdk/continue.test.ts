@@ -4,7 +4,8 @@
  * whether it was compacted; compaction inside the SDK's loop through `beforeStep`; and the
  * prompts the middleware refuses.
  */
-import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { stepCountIs, streamText, type Tool, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -156,6 +157,29 @@ describe('prompts the middleware refuses', () => {
     const [error] = errors;
     expect(AiSdkError.isInstance(error) && error.code).toBe('PROMPT_DIVERGED');
     expect(session.seq).toBe(length);
+  });
+
+  it('refuses call options the request header cannot record, appending nothing', async () => {
+    const session = Session.create();
+    const errors: unknown[] = [];
+    const result = streamText({
+      model: wrapLanguageModel({
+        model: scriptedModel([{ text: 'never' }]),
+        middleware: sessionMiddleware(session),
+      }),
+      prompt: 'Search the web.',
+      // @ai-sdk/openai types its tools against its own copy of provider-utils; the shape is one.
+      tools: {
+        web_search: createOpenAI({ apiKey: 'unused' }).tools.webSearch({}) as unknown as Tool,
+      },
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    await result.consumeStream();
+    expect(errors[0]).toMatchObject({ code: 'UNSUPPORTED_CALL' });
+    expect((errors[0] as Error).message).toContain('a provider-defined tool (openai.web_search)');
+    expect(session.seq).toBe(0);
   });
 
   it.each([
