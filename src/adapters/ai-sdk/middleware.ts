@@ -25,18 +25,13 @@ import type {
   ToolMessage,
   TurnEndReason,
 } from '../../core/index.js';
-import {
-  endsInsideTurn,
-  isDurable,
-  isHeaderInEffect,
-  lastTurnNumber,
-  planRepair,
-} from '../../core/index.js';
+import { isDurable, isHeaderInEffect, lastTurnNumber, planRepair } from '../../core/index.js';
 import { buildPrompt, classifyFailure, knownSecrets, TOOL_ERROR } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
+import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { newMessages, sameOnWire } from './prompt-tail.js';
 
 /** Options of {@link sessionMiddleware}. */
@@ -105,14 +100,11 @@ export function sessionMiddleware(
   };
 }
 
-/** The last step's tool calls, waiting for the SDK to run them. */
-interface OpenStep {
-  readonly calls: readonly ToolCallBlock[];
-}
-
-/** One call in progress: its step's stream, and how it ends. */
+/** One call in progress: where it is recorded, its stream, and whether it ended. */
 interface Call {
   readonly model: LanguageModelV3;
+  readonly turn: number;
+  readonly step: number;
   readonly signal: AbortSignal | undefined;
   readonly secrets: readonly string[];
   readonly stream: StepStream;
@@ -120,9 +112,6 @@ interface Call {
 }
 
 class Recorder {
-  private turn = 0;
-  private step = 0;
-  private open: OpenStep | undefined;
   private busy = false;
 
   constructor(
@@ -157,6 +146,22 @@ class Recorder {
     return result;
   }
 
+  async finish(messages: readonly ModelMessage[] = []): Promise<void> {
+    if (this.busy) throw busyError(this.session);
+    const open = openTurnOf(this.session);
+    if (open !== undefined) {
+      const waiting = new Set(open.waiting?.map((call) => call.id));
+      this.recordResults(
+        convertMessages(messages, {}, 0).filter(
+          (message): message is ToolMessage =>
+            message.role === 'tool' && waiting.has(message.content[0].toolCallId),
+        ),
+      );
+      this.endTurn();
+    }
+    if (isDurable(this.session)) await this.session.flush();
+  }
+
   /**
    * Opens the step and makes the call: the SDK's own when it sends the surface, else the same
    * call over the surface. A call that throws is recorded as failed before the error goes on.
@@ -176,21 +181,6 @@ class Recorder {
     }
   }
 
-  async finish(messages: readonly ModelMessage[] = []): Promise<void> {
-    if (this.busy) throw busyError(this.session);
-    if (this.open !== undefined) {
-      const results = this.resultsIn(convertMessages(messages, {}, 0));
-      this.recordResults(results);
-    }
-    if (endsInsideTurn(this.session) && this.turn > 0) {
-      this.closeStep();
-      this.emit(
-        this.session.append('turn/end', { turn: this.turn, reason: { kind: 'completed' } }),
-      );
-    }
-    if (isDurable(this.session)) await this.session.flush();
-  }
-
   /**
    * Records what the prompt adds, opens the step and decides what to send: the SDK's options
    * when its history is the surface, else the same options over the surface.
@@ -206,17 +196,18 @@ class Recorder {
     const prompt = convertMessages(history as PromptMessage[], { model }, offset);
     const added = this.classify(newMessages(this.session, prompt));
     this.busy = true;
+    let position: { turn: number; step: number };
     try {
-      this.absorb(added);
+      const turn = this.absorb(added);
       const signal = params.abortSignal ?? new AbortController().signal;
       await this.options.beforeStep?.({
         session: this.session,
-        turn: this.turn,
-        step: this.step + 1,
+        turn: turn.turn,
+        step: turn.step + 1,
         signal,
       });
-      this.step += 1;
-      this.emit(this.session.append('step/start', { turn: this.turn, step: this.step }));
+      position = { turn: turn.turn, step: turn.step + 1 };
+      this.emit(this.session.append('step/start', position));
       if (!isHeaderInEffect(this.session, header)) {
         this.emit(this.session.append('request/header', header));
       }
@@ -227,6 +218,7 @@ class Recorder {
     }
     const call: Call = {
       model,
+      ...position,
       signal: params.abortSignal,
       secrets: knownSecrets(Object.values(params.headers ?? {}).filter(isString)),
       stream: new StepStream(),
@@ -241,7 +233,7 @@ class Recorder {
 
   /** Checks every new message before anything is appended, so a refused prompt adds nothing. */
   private classify(messages: readonly Message[]): readonly Message[] {
-    const waiting = new Set(this.open?.calls.map((call) => call.id));
+    const waiting = new Set(openTurnOf(this.session)?.waiting?.map((call) => call.id));
     for (const [index, message] of messages.entries()) {
       if (message.role === 'assistant') {
         throw diverged(`an assistant message the session did not record (new message ${index})`);
@@ -259,8 +251,11 @@ class Recorder {
     return messages;
   }
 
-  /** Appends the prompt's new messages: results to the open step, user input to a new turn. */
-  private absorb(messages: readonly Message[]): void {
+  /**
+   * Appends the prompt's new messages (results to the open step, user input to a new turn) and
+   * closes the open step: the turn the next step belongs to.
+   */
+  private absorb(messages: readonly Message[]): OpenTurn {
     let results: ToolMessage[] = [];
     for (const message of messages) {
       if (message.role === 'tool') {
@@ -272,27 +267,25 @@ class Recorder {
       if (message.role === 'user') this.startTurn(message);
     }
     this.recordResults(results);
-    if (!endsInsideTurn(this.session) || this.turn === 0) this.startTurn(undefined);
-    else this.closeStep();
-  }
-
-  /** The results in `messages` that answer the open step's calls. */
-  private resultsIn(messages: readonly Message[]): ToolMessage[] {
-    const waiting = new Set(this.open?.calls.map((call) => call.id));
-    return messages.filter(
-      (message): message is ToolMessage =>
-        message.role === 'tool' && waiting.has(message.content[0].toolCallId),
-    );
+    const open = openTurnOf(this.session);
+    if (open === undefined || (open.stepOpen && open.waiting === undefined)) {
+      // No turn is open (a call with nothing new: the SDK retrying a failed call), or a writer
+      // cut one mid-stream: this call starts the next turn.
+      this.startTurn(undefined);
+      return openTurnOf(this.session) as OpenTurn;
+    }
+    this.closeStep();
+    return { ...open, stepOpen: false, waiting: undefined };
   }
 
   /** A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs them. */
   private recordResults(results: readonly ToolMessage[]): void {
-    const open = this.open;
-    if (open === undefined || results.length === 0) return;
-    const { turn, step } = this;
-    const callSeqs = new Map<string, number>();
+    const open = openTurnOf(this.session);
+    if (open?.waiting === undefined || results.length === 0) return;
+    const { turn, step, waiting } = open;
     const answered = new Set(results.map((result) => result.content[0].toolCallId));
-    for (const call of open.calls) {
+    const callSeqs = new Map<string, number>();
+    for (const call of waiting) {
       if (!answered.has(call.id)) continue;
       const event = this.session.append('tool/call', {
         turn,
@@ -306,9 +299,7 @@ class Recorder {
     }
     for (const result of results) {
       const block = result.content[0];
-      const call = open.calls.find(
-        (candidate) => candidate.id === block.toolCallId,
-      ) as ToolCallBlock;
+      const call = waiting.find((candidate) => candidate.id === block.toolCallId) as ToolCallBlock;
       const text = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
       const outcome = {
         content: block.content,
@@ -317,35 +308,39 @@ class Recorder {
       const sourceSeq = callSeqs.get(call.id) as number;
       this.emit(appendResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
     }
-    this.open = { calls: open.calls.filter((call) => !answered.has(call.id)) };
   }
 
   /** Closes the open step; calls the SDK never answered get the closers crash repair writes. */
   private closeStep(): void {
-    if (this.open === undefined) return;
-    this.open = undefined;
+    if (openTurnOf(this.session)?.stepOpen !== true) return;
     for (const closer of planRepair(this.session.events)) {
       if (closer.type === 'turn/end') break;
       this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
     }
   }
 
-  /** Ends the open turn (completed) and starts the next, with `input` as its first message. */
-  private startTurn(input: Message | undefined): void {
-    if (this.turn > 0 && endsInsideTurn(this.session)) {
-      this.closeStep();
-      this.emit(
-        this.session.append('turn/end', { turn: this.turn, reason: { kind: 'completed' } }),
-      );
-    } else if (endsInsideTurn(this.session)) {
-      // A turn another writer left open: closed as crash repair closes it.
+  /**
+   * Ends the open turn: `completed` when this middleware left it waiting for tool results,
+   * else (a writer cut it) as crash repair ends it.
+   */
+  private endTurn(): void {
+    const open = openTurnOf(this.session);
+    if (open === undefined) return;
+    if (open.waiting === undefined && open.stepOpen) {
       for (const closer of planRepair(this.session.events)) {
         this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
       }
+      return;
     }
-    this.turn = lastTurnNumber(this.session) + 1;
-    this.step = 0;
-    this.emit(this.session.append('turn/start', { turn: this.turn }));
+    this.closeStep();
+    this.emit(this.session.append('turn/end', { turn: open.turn, reason: { kind: 'completed' } }));
+  }
+
+  /** Ends the open turn and starts the next, with `input` as its first message. */
+  private startTurn(input: Message | undefined): void {
+    this.endTurn();
+    const turn = lastTurnNumber(this.session) + 1;
+    this.emit(this.session.append('turn/start', { turn }));
     if (input?.role === 'user') {
       this.emit(this.session.append('user/message', input, { surfaceOp: 'append' }));
     }
@@ -384,7 +379,7 @@ class Recorder {
 
   private part(call: Call, part: LanguageModelV3StreamPart): void {
     if (call.ended) return;
-    this.emit(recordChunk(this.session, this.turn, this.step, 1, call.stream, part, call.secrets));
+    this.emit(recordChunk(this.session, call.turn, call.step, 1, call.stream, part, call.secrets));
   }
 
   /**
@@ -401,7 +396,7 @@ class Recorder {
       'error' in how || stream.streamError !== undefined
         ? classifyFailure('error' in how ? how.error : stream.streamError, call.secrets).failure
         : undefined;
-    const position = { turn: this.turn, step: this.step };
+    const position = { turn: call.turn, step: call.step };
     if (aborted || failure !== undefined) {
       const kind = aborted ? 'aborted' : 'error';
       this.emit(
@@ -412,11 +407,11 @@ class Recorder {
       const reason: TurnEndReason = aborted
         ? { kind: 'aborted', ...(cause === undefined ? {} : { cause }) }
         : { kind: 'error', error: failure as NonNullable<typeof failure> };
-      this.emit(this.session.append('turn/end', { turn: this.turn, reason }));
+      this.emit(this.session.append('turn/end', { turn: call.turn, reason }));
       return;
     }
     const finishReason = stream.finishReason ?? 'unknown';
-    const { message } = recordAssistantMessage(
+    const recorded = recordAssistantMessage(
       this.session,
       position,
       call.model,
@@ -424,27 +419,24 @@ class Recorder {
       finishReason,
       undefined,
     );
-    const calls = message.content.filter(
-      (block): block is ToolCallBlock => block.type === 'tool-call',
-    );
-    if (calls.length > 0) {
-      this.open = { calls };
-      return;
-    }
+    this.emit(recorded.event);
+    // Tool calls keep the step open: the SDK runs them, and its next call brings the results.
+    if (recorded.message.content.some((block) => block.type === 'tool-call')) return;
     this.emit(this.session.append('step/end', position));
     const reason: TurnEndReason =
       finishReason === 'length' ? { kind: 'max-tokens' } : { kind: 'completed' };
-    this.emit(this.session.append('turn/end', { turn: this.turn, reason }));
+    this.emit(this.session.append('turn/end', { turn: call.turn, reason }));
   }
 
   /** A hook or the prompt failed after the turn opened: close it, keeping the first error. */
   private failTurn(error: unknown): void {
-    if (!endsInsideTurn(this.session)) return;
+    const open = openTurnOf(this.session);
+    if (open === undefined) return;
     try {
       this.closeStep();
       this.emit(
         this.session.append('turn/end', {
-          turn: this.turn,
+          turn: open.turn,
           reason: { kind: 'error', error: { message: describe(error), code: 'LOOP_FAILED' } },
         }),
       );

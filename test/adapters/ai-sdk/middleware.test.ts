@@ -188,6 +188,31 @@ describe('sessionMiddleware between streamText calls', () => {
     expectValidLog(session);
   });
 
+  it('lets a middleware made per request continue the turn an earlier one left waiting', async () => {
+    const session = Session.create();
+    const first = await streamScript(sessionMiddleware(session), 1);
+    // A new request handler, a new middleware: the log alone says where the turn stands.
+    const again = streamText({
+      model: wrapLanguageModel({
+        model: scriptedModel([{ text: 'Yes.' }]),
+        middleware: sessionMiddleware(session),
+      }),
+      system: 'Be brief.',
+      messages: [
+        { role: 'user', content: 'Are the files clean?' },
+        ...(await first.response).messages,
+        { role: 'user', content: 'Sure?' },
+      ],
+    });
+    await again.consumeStream();
+    expect(dataOf<ToolResultData>(session, 'tool/result')).toHaveLength(2);
+    expect(dataOf<{ turn: number; reason: unknown }>(session, 'turn/end')).toEqual([
+      { turn: 1, reason: { kind: 'completed' } },
+      { turn: 2, reason: { kind: 'completed' } },
+    ]);
+    expectValidLog(session);
+  });
+
   it('records into a store through openSession, durable once finish() resolves', async () => {
     const store = await openStore('memory:');
     const live = await openSession(store, 'sdk-1');
