@@ -111,9 +111,10 @@ interface Call {
   ended: boolean;
 }
 
-class Recorder {
-  private busy = false;
+/** Sessions a call is recording into, whichever middleware records it: one writer per session. */
+const recording = new WeakSet<Session>();
 
+class Recorder {
   constructor(
     private readonly session: Session,
     private readonly options: SessionMiddlewareOptions,
@@ -147,7 +148,7 @@ class Recorder {
   }
 
   async finish(messages: readonly ModelMessage[] = []): Promise<void> {
-    if (this.busy) throw busyError(this.session);
+    if (recording.has(this.session)) throw busyError(this.session);
     const open = openTurnOf(this.session);
     if (open !== undefined) {
       const waiting = new Set(open.waiting?.map((call) => call.id));
@@ -189,13 +190,13 @@ class Recorder {
     model: LanguageModelV3,
     params: LanguageModelV3CallOptions,
   ): Promise<{ call: Call; send: LanguageModelV3CallOptions }> {
-    if (this.busy) throw busyError(this.session);
+    if (recording.has(this.session)) throw busyError(this.session);
     const header = callHeader(model, params);
     const history = params.prompt.filter((message) => message.role !== 'system');
     const offset = params.prompt.length - history.length;
     const prompt = convertMessages(history as PromptMessage[], { model }, offset);
     const added = this.classify(newMessages(this.session, prompt));
-    this.busy = true;
+    recording.add(this.session);
     let position: { turn: number; step: number };
     try {
       const turn = this.absorb(added);
@@ -212,7 +213,7 @@ class Recorder {
         this.emit(this.session.append('request/header', header));
       }
     } catch (error) {
-      this.busy = false;
+      recording.delete(this.session);
       this.failTurn(error);
       throw error;
     }
@@ -389,7 +390,7 @@ class Recorder {
   private end(call: Call, how: { readonly error?: unknown; readonly cancelled?: unknown }): void {
     if (call.ended) return;
     call.ended = true;
-    this.busy = false;
+    recording.delete(this.session);
     const { stream } = call;
     const aborted = call.signal?.aborted === true || 'cancelled' in how;
     const failure =

@@ -159,6 +159,39 @@ describe('prompts the middleware refuses', () => {
     expect(session.seq).toBe(length);
   });
 
+  it('refuses a second call on a session while one is recording, from any middleware', async () => {
+    const session = Session.create();
+    const slow = wrapLanguageModel({
+      model: scriptedModel([{ text: 'A slow answer.', delayMs: 5 }]),
+      middleware: sessionMiddleware(session),
+    });
+    const other = wrapLanguageModel({
+      model: scriptedModel([{ text: 'never' }]),
+      middleware: sessionMiddleware(session),
+    });
+    const errors: unknown[] = [];
+    let second: PromiseLike<void> | undefined;
+    // The second call starts while the first one streams.
+    const first = streamText({
+      model: slow,
+      prompt: 'One.',
+      onChunk: () => {
+        second ??= streamText({
+          model: other,
+          prompt: 'Two.',
+          onError: ({ error }) => {
+            errors.push(error);
+          },
+        }).consumeStream();
+      },
+    });
+    await first.consumeStream();
+    await second;
+    expect(errors[0]).toMatchObject({ code: 'CALL_IN_PROGRESS' });
+    expect(await first.text).toBe('A slow answer.');
+    expectValidLog(session);
+  });
+
   it('refuses call options the request header cannot record, appending nothing', async () => {
     const session = Session.create();
     const errors: unknown[] = [];
