@@ -153,7 +153,12 @@ class Recorder {
     if (open !== undefined) {
       const waiting = new Set(open.waiting?.map((call) => call.id));
       this.recordResults(
-        convertMessages(messages, {}, 0).filter(
+        // Only the results matter here: the rest of the response is already in the log.
+        convertMessages(
+          messages.filter((message) => message.role === 'tool'),
+          {},
+          0,
+        ).filter(
           (message): message is ToolMessage =>
             message.role === 'tool' && waiting.has(message.content[0].toolCallId),
         ),
