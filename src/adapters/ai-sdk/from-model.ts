@@ -106,7 +106,7 @@ class MessageReader {
           else throw this.refuse(part.type, `a ${part.type} part in a user message`);
         }
         return [
-          this.checked({
+          this.plain({
             id: this.id(stash),
             role: 'user',
             content,
@@ -118,7 +118,7 @@ class MessageReader {
         const content: AssistantContentBlock[] = [];
         for (const part of parts(message.content)) content.push(this.assistantBlock(part));
         return [
-          this.checked({
+          this.plain({
             id: this.id(stash),
             role: 'assistant',
             content,
@@ -172,7 +172,7 @@ class MessageReader {
     }
     const stash = stashOf(part.providerOptions);
     const block = this.resultBlock(String(part.toolCallId), part.output, stash);
-    return this.checked({ id: this.id(stash), role: 'tool', content: [block] });
+    return this.plain({ id: this.id(stash), role: 'tool', content: [block] });
   }
 
   private resultBlock(
@@ -295,7 +295,7 @@ class MessageReader {
    * Provider options are JSON by type, but may hold `undefined` fields the log cannot: the
    * message is made plain JSON here, so the session takes it as it is.
    */
-  private checked<M extends Message>(message: M): M {
+  private plain<M extends Message>(message: M): M {
     return toLogJson(message) as unknown as M;
   }
 

@@ -59,10 +59,10 @@ function withoutIds(messages: readonly Message[]): unknown[] {
   return messages.map(({ id: _id, ...rest }) => rest);
 }
 
-async function recordWithSdk(): Promise<Session> {
-  const session = Session.create();
+/** The scenario's tool loop through `streamText` on `model`, read to its end; its text. */
+async function runSdk(model: LanguageModelV3): Promise<string> {
   const result = streamText({
-    model: wrapLanguageModel({ model: local(), middleware: sessionMiddleware(session) }),
+    model,
     system,
     prompt: input,
     tools: sdkTools,
@@ -70,8 +70,7 @@ async function recordWithSdk(): Promise<Session> {
     stopWhen: stepCountIs(5),
   });
   await result.consumeStream();
-  expect(await result.text).toBe('The log is append-only, so nothing is lost.');
-  return session;
+  return result.text;
 }
 
 describe.each([
@@ -94,17 +93,9 @@ describe.each([
   },
 ])('sessionMiddleware on the wire of $provider', ({ fixtures: replies, model: make }) => {
   it('rebuilds every step’s request, reasoning and signatures included, as the SDK sent it', async () => {
-    const run = async (model: LanguageModelV3) => {
+    const run = (model: LanguageModelV3) => {
       server.enqueue(...replies);
-      const result = streamText({
-        model,
-        system,
-        prompt: input,
-        tools: sdkTools,
-        maxOutputTokens: 4096,
-        stopWhen: stepCountIs(5),
-      });
-      await result.consumeStream();
+      return runSdk(model);
     };
     // Without the middleware first: what the SDK sends by itself.
     await run(make());
@@ -129,7 +120,11 @@ describe.each([
 describe('sessionMiddleware on the wire', () => {
   it('writes the events, surface and messages palimpsest’s loop writes for the same responses', async () => {
     server.enqueue(...fixtures);
-    const session = await recordWithSdk();
+    const session = Session.create();
+    const text = await runSdk(
+      wrapLanguageModel({ model: local(), middleware: sessionMiddleware(session) }),
+    );
+    expect(text).toBe('The log is append-only, so nothing is lost.');
     server.enqueue(...fixtures);
     const loop = Session.create();
     await runTurn({
