@@ -153,14 +153,14 @@ export function refuseTools(
 }
 
 /** What a result records besides its outcome, and the output limit that applies to it. */
-interface ResultExtra {
+export interface ResultExtra {
   readonly decision?: ToolCallDecisionRecord | undefined;
   readonly replaced?: ReplacedToolResult | undefined;
   readonly limit?: number;
 }
 
 /** Where a result goes: its step, and the seq it cites. */
-interface ResultPosition {
+export interface ResultPosition {
   readonly turn: number;
   readonly step: number;
   readonly sourceSeq: number;
@@ -267,7 +267,12 @@ function tooLargeRun(call: ToolCallBlock, run: ToolRun, reason: string, limit: n
   };
 }
 
-function appendResult(
+/**
+ * Appends the `tool/result` of one call, citing `position.sourceSeq` (its `tool/call`, or the
+ * message that requested it when it never started). The AI SDK middleware records the results
+ * the SDK's own loop produced through this too.
+ */
+export function appendResult(
   session: Session,
   position: ResultPosition,
   call: ToolCallBlock,

@@ -10,16 +10,13 @@ import type {
   AssistantMessage,
   Durable,
   FinishReason,
-  ProvenanceIntent,
   RequestRetryData,
   Session,
   SessionEvent,
-  SurfaceIntent,
   TurnEndReason,
 } from '../core/index.js';
 import {
   endsInsideTurn,
-  interruptionMarker,
   isDurable,
   isHeaderInEffect,
   lastTurnNumber,
@@ -33,7 +30,6 @@ import {
   knownSecrets,
   type RetryNotice,
   type RetryPolicy,
-  redactJson,
   retryPolicy,
   type Tool,
   type UsageCounts,
@@ -43,6 +39,7 @@ import { AgentError } from './errors.js';
 import { type ContextOverflowHandler, handleOverflow, isContextOverflow } from './overflow.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { deliverSteers, hasPendingSteers } from './steering.js';
+import { intentOf, recordAssistantMessage, recordChunk } from './step-record.js';
 import { StepStream } from './step-stream.js';
 import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
@@ -53,7 +50,6 @@ import {
   type TurnHooks,
   type TurnResult,
 } from './types.js';
-import { toChunk } from './wire-json.js';
 
 const DEFAULT_MAX_STEPS = 25;
 /** Finishes after which a response's tool calls are what the model meant (AI SDK 6 agrees). */
@@ -161,6 +157,8 @@ class TurnRun {
   private overflowRetry = false;
   /** Values of the caller's HTTP headers: credentials, redacted from anything logged. */
   private readonly secrets: readonly string[];
+  /** The secrets an error chunk is redacted of: the provider keys and the caller's headers. */
+  private readonly redacted: readonly string[];
   private turn = 0;
   private step = 0;
   private stepOpen = false;
@@ -189,6 +187,7 @@ class TurnRun {
       countArg('maxToolOutputChars', options.maxToolOutputChars, DEFAULT_TOOL_OUTPUT_CHARS),
     );
     this.secrets = Object.values(options.headers ?? {});
+    this.redacted = knownSecrets(this.secrets);
     this.onContextOverflow = options.onContextOverflow;
   }
 
@@ -351,17 +350,16 @@ class TurnRun {
 
   /** Records one stream part; the hot path of the loop. */
   private readonly onPart = (part: LanguageModelV3StreamPart): void => {
-    // The chunk object is built here for this event alone, so the session adopts it.
-    let chunk = toChunk(part);
-    // An error part carries the provider's error body, which may echo credentials.
-    if (part.type === 'error')
-      chunk = redactJson(chunk, knownSecrets(this.secrets)) as typeof chunk;
-    const { turn, step, attempt } = this;
-    // One literal either way: marking a retried attempt's parts costs no allocation.
-    const data = attempt === 1 ? { turn, step, chunk } : { turn, step, attempt, chunk };
-    const event = this.session.appendAdopted('assistant/chunk', data);
+    const event = recordChunk(
+      this.session,
+      this.turn,
+      this.step,
+      this.attempt,
+      this.stream,
+      part,
+      this.redacted,
+    );
     this.hooks.onEvent?.(event);
-    this.stream.add(part, event.seq);
   };
 
   /** Records a failed attempt; the next attempt's parts go to a fresh stream. */
@@ -393,40 +391,19 @@ class TurnRun {
     finishReason: FinishReason,
     interrupted: 'aborted' | 'error' | undefined,
   ): { message: AssistantMessage; seq: number } {
-    const model = this.options.model;
-    const content = stream.content(interrupted !== undefined);
-    const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    if (interrupted !== undefined && content.length > 0)
-      content.push(interruptionMarker(interrupted));
-    const message: AssistantMessage = {
-      id: newId(),
-      role: 'assistant',
-      content,
-      source: { kind: 'model', provider: model.provider, model: model.modelId },
-    };
-    const event = this.emit(
-      this.session.append(
-        'assistant/message',
-        {
-          turn: this.turn,
-          step: this.step,
-          message,
-          finishReason,
-          ...(stream.rawFinishReason === undefined
-            ? {}
-            : { rawFinishReason: stream.rawFinishReason }),
-          ...(stream.usage === undefined ? {} : { usage: stream.usage }),
-          ...(interrupted === undefined ? {} : { interrupted: true as const }),
-          ...(stream.providerMetadata === undefined
-            ? {}
-            : { providerMetadata: stream.providerMetadata }),
-        },
-        { surfaceOp: 'append', sourceEventSeqs: stream.chunkSeqs },
-      ),
+    const position = { turn: this.turn, step: this.step };
+    const recorded = recordAssistantMessage(
+      this.session,
+      position,
+      this.options.model,
+      stream,
+      finishReason,
+      interrupted,
     );
+    this.emit(recorded.event);
     addUsage(this.usage, stream.usage);
-    if (text !== '' || interrupted === undefined) this.lastText = text;
-    return { message, seq: event.seq };
+    if (recorded.text !== '' || interrupted === undefined) this.lastText = recorded.text;
+    return { message: recorded.message, seq: recorded.event.seq };
   }
 
   /** Closes what a crashed writer left open, with the same closers `openSession` writes. */
@@ -503,18 +480,6 @@ function barrierOf(options: TurnStartOptions): Durable | undefined {
     );
   }
   return barrier;
-}
-
-function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent | undefined {
-  if (event.surfaceOp !== undefined) {
-    return {
-      surfaceOp: event.surfaceOp,
-      ...(event.sourceEventSeqs === undefined ? {} : { sourceEventSeqs: event.sourceEventSeqs }),
-    };
-  }
-  return event.sourceEventSeqs === undefined
-    ? undefined
-    : { sourceEventSeqs: event.sourceEventSeqs };
 }
 
 function abortReason(signal: AbortSignal): TurnEndReason {

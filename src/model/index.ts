@@ -26,7 +26,9 @@ export {
   buildHeader,
   buildPrompt,
   type ModelSettings,
+  NUMBER_SETTINGS,
   toolCallInput,
+  toolOutput,
 } from './request.js';
 export {
   errorDetails,

@@ -47,6 +47,17 @@ export interface ModelSettings {
   readonly providerOptions?: { readonly [provider: string]: JsonObject };
 }
 
+/** The numeric settings a header records and a request carries, under the same names. */
+export const NUMBER_SETTINGS = [
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'topK',
+  'presencePenalty',
+  'frequencyPenalty',
+  'seed',
+] as const;
+
 /** The header a step runs under. Equal headers are logged once. */
 export function buildHeader(
   model: LanguageModelV3,
@@ -89,16 +100,7 @@ export function buildCallOptions(
     );
   }
   const settings = (header.settings ?? {}) as ModelSettings;
-  const numbers = [
-    'maxOutputTokens',
-    'temperature',
-    'topP',
-    'topK',
-    'presencePenalty',
-    'frequencyPenalty',
-    'seed',
-  ] as const;
-  for (const key of numbers) {
+  for (const key of NUMBER_SETTINGS) {
     const value = settings[key];
     if (typeof value === 'number') options[key] = value;
   }
@@ -228,7 +230,11 @@ function toolResultPart(
   };
 }
 
-function toolOutput(block: ToolResultBlock): LanguageModelV3ToolResultOutput {
+/**
+ * The provider output of a tool result: its text joined by newlines (`error-text` for an
+ * error), or its items when it holds images.
+ */
+export function toolOutput(block: ToolResultBlock): LanguageModelV3ToolResultOutput {
   if (block.content.every((item) => item.type === 'text')) {
     const value = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
     return block.isError === true ? { type: 'error-text', value } : { type: 'text', value };

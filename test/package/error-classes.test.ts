@@ -4,6 +4,7 @@
  * where `instanceof` fails.
  */
 import { describe, expect, it } from 'vitest';
+import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
@@ -26,6 +27,7 @@ const entryPoints = {
   './import': importer,
   './testing': testing,
   './openai-agents': openaiAgents,
+  './ai-sdk': aiSdk,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
@@ -35,7 +37,8 @@ type Samples = typeof core &
   typeof agent &
   typeof compaction &
   typeof importer &
-  typeof openaiAgents;
+  typeof openaiAgents &
+  typeof aiSdk;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -69,6 +72,8 @@ const samples = {
     new m.OpenAIAgentsSessionError('INVALID_ITEM', 'not an item', 0),
   ImportError: (m: Samples) =>
     new m.ImportError('MALFORMED_LINE', 'not JSON', { file: 's.jsonl', line: 3 }),
+  AiSdkError: (m: Samples) =>
+    new m.AiSdkError('PROMPT_DIVERGED', 'an unrecorded assistant message'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -85,6 +90,7 @@ const sourceCopy: Samples = {
   ...compaction,
   ...importer,
   ...openaiAgents,
+  ...aiSdk,
 };
 
 function loadedCopies(): Promise<Samples[]> {
@@ -95,7 +101,7 @@ function loadedCopies(): Promise<Samples[]> {
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
       // Vite resolves a variable import one folder deep only, so adapters get their own pattern.
-      ...['openai-agents'].map(
+      ...['openai-agents', 'ai-sdk'].map(
         (adapter) =>
           import(`../../dist/adapters/${adapter}/index.js`) as Promise<Record<string, unknown>>,
       ),

@@ -1,0 +1,15 @@
+/**
+ * palimpsest/ai-sdk — palimpsest under the AI SDK's own loop: a middleware that records every
+ * model call `streamText`, `generateText` or a `ToolLoopAgent` makes into a session, and the
+ * conversion between palimpsest messages and the SDK's `ModelMessage`s.
+ *
+ * @packageDocumentation
+ */
+export { AiSdkError, type AiSdkErrorCode, type AiSdkErrorDetails } from './errors.js';
+export { type FromModelMessagesOptions, fromModelMessages } from './from-model.js';
+export {
+  type SessionMiddleware,
+  type SessionMiddlewareOptions,
+  sessionMiddleware,
+} from './middleware.js';
+export { toModelMessages } from './to-model.js';

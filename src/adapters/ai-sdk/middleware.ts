@@ -1,0 +1,486 @@
+/**
+ * The recording middleware: every model call the AI SDK makes through `wrapLanguageModel` is
+ * written to a palimpsest session by the loop's own rules (DESIGN §7), and the messages the
+ * SDK's loop adds between calls (user input, tool results) are read from the next call's
+ * prompt.
+ */
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3Middleware,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+} from '@ai-sdk/provider';
+import type { ModelMessage } from 'ai';
+import type { StepContext } from '../../agent/index.js';
+import { appendResult } from '../../agent/run-tools.js';
+import { intentOf, recordAssistantMessage, recordChunk } from '../../agent/step-record.js';
+import { StepStream } from '../../agent/step-stream.js';
+import type {
+  Message,
+  Session,
+  SessionEvent,
+  ToolCallBlock,
+  ToolMessage,
+  TurnEndReason,
+} from '../../core/index.js';
+import { isDurable, isHeaderInEffect, lastTurnNumber, planRepair } from '../../core/index.js';
+import { buildPrompt, classifyFailure, knownSecrets, TOOL_ERROR } from '../../model/index.js';
+import { AiSdkError } from './errors.js';
+import { convertMessages, type PromptMessage } from './from-model.js';
+import { generatedParts } from './generate-parts.js';
+import { callHeader } from './header.js';
+import { type OpenTurn, openTurnOf } from './open-turn.js';
+import { newMessages, sameOnWire } from './prompt-tail.js';
+
+/** Options of {@link sessionMiddleware}. */
+export interface SessionMiddlewareOptions {
+  /**
+   * Runs before each model call once the prompt's new messages are in the log, like the loop's
+   * `beforeStep`: `autoCompaction(...)` from `palimpsest/compaction` fits here. When it rewrites
+   * the surface, the call sends the surface instead of the SDK's own history.
+   */
+  readonly beforeStep?: (context: StepContext) => void | Promise<void>;
+  /** Told about every event the middleware appends, in order. */
+  readonly onEvent?: (event: SessionEvent) => void;
+}
+
+/** The middleware, and the turn it keeps open between the SDK's calls. */
+export interface SessionMiddleware extends LanguageModelV3Middleware {
+  readonly session: Session;
+  /**
+   * Ends the open turn: records the results of the last step's tool calls found in `messages`
+   * (the `response.messages` of a `streamText` or `generateText` result), closes the step and
+   * the turn, and waits until the log is durable when the session can say so. Without it the
+   * next call closes the turn, from its prompt.
+   */
+  finish(messages?: readonly ModelMessage[]): Promise<void>;
+}
+
+/**
+ * A `LanguageModelV3Middleware` that records into `session`. Per turn the log gets what
+ * palimpsest's loop writes: `turn/start`, the user message, then per model call `step/start`,
+ * `request/header` when it changed, each stream part as an `assistant/chunk`, one
+ * `assistant/message` citing its chunks, a `tool/call` and a `tool/result` citing it for each
+ * call the SDK ran, `step/end`; and `turn/end`.
+ *
+ * The model sees the session's surface: when the SDK's history differs from it (a compaction
+ * replaced part of it), the call sends the surface.
+ *
+ * @throws AiSdkError from a model call: `UNSUPPORTED_CONTENT`, `UNSUPPORTED_CALL`,
+ *   `PROMPT_DIVERGED` (nothing is appended then), `CALL_IN_PROGRESS`.
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { sessionMiddleware } from 'palimpsest/ai-sdk';
+ * import { scriptedModel } from 'palimpsest/testing';
+ * import { generateText, wrapLanguageModel } from 'ai';
+ *
+ * const session = Session.create({ id: 'middleware-example' });
+ * const middleware = sessionMiddleware(session);
+ * const model = wrapLanguageModel({ model: scriptedModel([{ text: 'Hi!' }]), middleware });
+ * const result = await generateText({ model, prompt: 'Hello' });
+ * console.log(result.text); // 'Hi!'
+ * console.log(session.deriveMessages().length); // 2: the prompt and the answer
+ * ```
+ */
+export function sessionMiddleware(
+  session: Session,
+  options: SessionMiddlewareOptions = {},
+): SessionMiddleware {
+  const recorder = new Recorder(session, options);
+  return {
+    specificationVersion: 'v3',
+    session,
+    wrapStream: ({ doStream, params, model }) => recorder.stream(model, params, doStream),
+    wrapGenerate: ({ doGenerate, params, model }) => recorder.generate(model, params, doGenerate),
+    finish: (messages) => recorder.finish(messages),
+  };
+}
+
+/** One call in progress: where it is recorded, its stream, and whether it ended. */
+interface Call {
+  readonly model: LanguageModelV3;
+  readonly turn: number;
+  readonly step: number;
+  readonly signal: AbortSignal | undefined;
+  readonly secrets: readonly string[];
+  readonly stream: StepStream;
+  ended: boolean;
+}
+
+/** Sessions a call is recording into, whichever middleware records it: one writer per session. */
+const recording = new WeakSet<Session>();
+
+class Recorder {
+  constructor(
+    private readonly session: Session,
+    private readonly options: SessionMiddlewareOptions,
+  ) {}
+
+  async stream(
+    model: LanguageModelV3,
+    params: LanguageModelV3CallOptions,
+    doStream: () => PromiseLike<LanguageModelV3StreamResult>,
+  ): Promise<LanguageModelV3StreamResult> {
+    const { call, result } = await this.call(model, params, doStream, (send) =>
+      model.doStream(send),
+    );
+    return { ...result, stream: this.recorded(call, result.stream) };
+  }
+
+  async generate(
+    model: LanguageModelV3,
+    params: LanguageModelV3CallOptions,
+    doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>,
+  ): Promise<LanguageModelV3GenerateResult> {
+    const { call, result } = await this.call(model, params, doGenerate, (send) =>
+      model.doGenerate(send),
+    );
+    try {
+      for (const part of generatedParts(result)) this.part(call, part);
+    } finally {
+      this.end(call, {});
+    }
+    return result;
+  }
+
+  async finish(messages: readonly ModelMessage[] = []): Promise<void> {
+    if (recording.has(this.session)) throw busyError(this.session);
+    const open = openTurnOf(this.session);
+    if (open !== undefined) {
+      const waiting = new Set(open.waiting?.map((call) => call.id));
+      this.recordResults(
+        // Only the results matter here: the rest of the response is already in the log.
+        convertMessages(
+          messages.filter((message) => message.role === 'tool'),
+          {},
+          0,
+        ).filter(
+          (message): message is ToolMessage =>
+            message.role === 'tool' && waiting.has(message.content[0].toolCallId),
+        ),
+      );
+      this.endTurn();
+    }
+    if (isDurable(this.session)) await this.session.flush();
+  }
+
+  /**
+   * Opens the step and makes the call: the SDK's own when it sends the surface, else the same
+   * call over the surface. A call that throws is recorded as failed before the error goes on.
+   */
+  private async call<R>(
+    model: LanguageModelV3,
+    params: LanguageModelV3CallOptions,
+    asSent: () => PromiseLike<R>,
+    over: (send: LanguageModelV3CallOptions) => PromiseLike<R>,
+  ): Promise<{ call: Call; result: R }> {
+    const { call, send } = await this.begin(model, params);
+    try {
+      return { call, result: await (send === params ? asSent() : over(send)) };
+    } catch (error) {
+      this.end(call, { error });
+      throw error;
+    }
+  }
+
+  /**
+   * Records what the prompt adds, opens the step and decides what to send: the SDK's options
+   * when its history is the surface, else the same options over the surface.
+   */
+  private async begin(
+    model: LanguageModelV3,
+    params: LanguageModelV3CallOptions,
+  ): Promise<{ call: Call; send: LanguageModelV3CallOptions }> {
+    if (recording.has(this.session)) throw busyError(this.session);
+    const header = callHeader(model, params);
+    const history = params.prompt.filter((message) => message.role !== 'system');
+    const offset = params.prompt.length - history.length;
+    const prompt = convertMessages(history as PromptMessage[], { model }, offset);
+    const added = this.classify(newMessages(this.session, prompt));
+    recording.add(this.session);
+    let position: { turn: number; step: number };
+    try {
+      const turn = this.absorb(added);
+      const signal = params.abortSignal ?? new AbortController().signal;
+      await this.options.beforeStep?.({
+        session: this.session,
+        turn: turn.turn,
+        step: turn.step + 1,
+        signal,
+      });
+      position = { turn: turn.turn, step: turn.step + 1 };
+      this.emit(this.session.append('step/start', position));
+      if (!isHeaderInEffect(this.session, header)) {
+        this.emit(this.session.append('request/header', header));
+      }
+    } catch (error) {
+      recording.delete(this.session);
+      this.failTurn(error);
+      throw error;
+    }
+    const call: Call = {
+      model,
+      ...position,
+      signal: params.abortSignal,
+      secrets: knownSecrets(Object.values(params.headers ?? {}).filter(isString)),
+      stream: new StepStream(),
+      ended: false,
+    };
+    const surface = this.session.deriveMessages();
+    const send = sameOnWire(prompt, surface)
+      ? params
+      : { ...params, prompt: buildPrompt(header.system, surface) };
+    return { call, send };
+  }
+
+  /** Checks every new message before anything is appended, so a refused prompt adds nothing. */
+  private classify(messages: readonly Message[]): readonly Message[] {
+    const waiting = new Set(openTurnOf(this.session)?.waiting?.map((call) => call.id));
+    for (const [index, message] of messages.entries()) {
+      if (message.role === 'assistant') {
+        throw diverged(`an assistant message the session did not record (new message ${index})`);
+      }
+      if (message.role === 'tool') {
+        const id = message.content[0].toolCallId;
+        if (!waiting.delete(id)) {
+          throw diverged(`a result for tool call ${id}, which the open step did not make`);
+        }
+      } else {
+        // A user message ends the step whose calls it follows; later results answer nothing.
+        waiting.clear();
+      }
+    }
+    return messages;
+  }
+
+  /**
+   * Appends the prompt's new messages (results to the open step, user input to a new turn) and
+   * closes the open step: the turn the next step belongs to.
+   */
+  private absorb(messages: readonly Message[]): OpenTurn {
+    let results: ToolMessage[] = [];
+    for (const message of messages) {
+      if (message.role === 'tool') {
+        results.push(message);
+        continue;
+      }
+      this.recordResults(results);
+      results = [];
+      if (message.role === 'user') this.startTurn(message);
+    }
+    this.recordResults(results);
+    const open = openTurnOf(this.session);
+    if (open === undefined || (open.stepOpen && open.waiting === undefined)) {
+      // No turn is open (a call with nothing new: the SDK retrying a failed call), or a writer
+      // cut one mid-stream: this call starts the next turn.
+      this.startTurn(undefined);
+      return openTurnOf(this.session) as OpenTurn;
+    }
+    this.closeStep();
+    return { ...open, stepOpen: false, waiting: undefined };
+  }
+
+  /** A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs them. */
+  private recordResults(results: readonly ToolMessage[]): void {
+    const open = openTurnOf(this.session);
+    if (open?.waiting === undefined || results.length === 0) return;
+    const { turn, step, waiting } = open;
+    const answered = new Set(results.map((result) => result.content[0].toolCallId));
+    const callSeqs = new Map<string, number>();
+    for (const call of waiting) {
+      if (!answered.has(call.id)) continue;
+      const event = this.session.append('tool/call', {
+        turn,
+        step,
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      });
+      this.emit(event);
+      callSeqs.set(call.id, event.seq);
+    }
+    for (const result of results) {
+      const block = result.content[0];
+      const call = waiting.find((candidate) => candidate.id === block.toolCallId) as ToolCallBlock;
+      const text = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+      const outcome = {
+        content: block.content,
+        ...(block.isError === true ? { error: { code: TOOL_ERROR.failed, message: text } } : {}),
+      };
+      const sourceSeq = callSeqs.get(call.id) as number;
+      this.emit(appendResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
+    }
+  }
+
+  /** Closes the open step; calls the SDK never answered get the closers crash repair writes. */
+  private closeStep(): void {
+    if (openTurnOf(this.session)?.stepOpen !== true) return;
+    for (const closer of planRepair(this.session.events)) {
+      if (closer.type === 'turn/end') break;
+      this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
+    }
+  }
+
+  /**
+   * Ends the open turn: `completed` when this middleware left it waiting for tool results,
+   * else (a writer cut it) as crash repair ends it.
+   */
+  private endTurn(): void {
+    const open = openTurnOf(this.session);
+    if (open === undefined) return;
+    if (open.waiting === undefined && open.stepOpen) {
+      for (const closer of planRepair(this.session.events)) {
+        this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
+      }
+      return;
+    }
+    this.closeStep();
+    this.emit(this.session.append('turn/end', { turn: open.turn, reason: { kind: 'completed' } }));
+  }
+
+  /** Ends the open turn and starts the next, with `input` as its first message. */
+  private startTurn(input: Message | undefined): void {
+    this.endTurn();
+    const turn = lastTurnNumber(this.session) + 1;
+    this.emit(this.session.append('turn/start', { turn }));
+    if (input?.role === 'user') {
+      this.emit(this.session.append('user/message', input, { surfaceOp: 'append' }));
+    }
+  }
+
+  /** Wraps the provider's stream so each part is recorded as the SDK reads it. */
+  private recorded(
+    call: Call,
+    source: ReadableStream<LanguageModelV3StreamPart>,
+  ): ReadableStream<LanguageModelV3StreamPart> {
+    const reader = source.getReader();
+    return new ReadableStream<LanguageModelV3StreamPart>({
+      pull: async (controller) => {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          this.end(call, { error });
+          controller.error(error);
+          return;
+        }
+        if (next.done) {
+          this.end(call, {});
+          controller.close();
+          return;
+        }
+        this.part(call, next.value);
+        controller.enqueue(next.value);
+      },
+      cancel: async (reason) => {
+        this.end(call, { cancelled: reason ?? 'cancelled' });
+        await reader.cancel(reason);
+      },
+    });
+  }
+
+  private part(call: Call, part: LanguageModelV3StreamPart): void {
+    if (call.ended) return;
+    this.emit(recordChunk(this.session, call.turn, call.step, 1, call.stream, part, call.secrets));
+  }
+
+  /**
+   * Records how the call ended: its message, and the step and turn closed unless the SDK will
+   * run the message's tool calls and call again.
+   */
+  private end(call: Call, how: { readonly error?: unknown; readonly cancelled?: unknown }): void {
+    if (call.ended) return;
+    call.ended = true;
+    recording.delete(this.session);
+    const { stream } = call;
+    const aborted = call.signal?.aborted === true || 'cancelled' in how;
+    const failure =
+      'error' in how || stream.streamError !== undefined
+        ? classifyFailure('error' in how ? how.error : stream.streamError, call.secrets).failure
+        : undefined;
+    const position = { turn: call.turn, step: call.step };
+    if (aborted || failure !== undefined) {
+      const kind = aborted ? 'aborted' : 'error';
+      this.emit(
+        recordAssistantMessage(this.session, position, call.model, stream, kind, kind).event,
+      );
+      this.emit(this.session.append('step/end', position));
+      const cause = aborted ? abortCause(call.signal, how.cancelled) : undefined;
+      const reason: TurnEndReason = aborted
+        ? { kind: 'aborted', ...(cause === undefined ? {} : { cause }) }
+        : { kind: 'error', error: failure as NonNullable<typeof failure> };
+      this.emit(this.session.append('turn/end', { turn: call.turn, reason }));
+      return;
+    }
+    const finishReason = stream.finishReason ?? 'unknown';
+    const recorded = recordAssistantMessage(
+      this.session,
+      position,
+      call.model,
+      stream,
+      finishReason,
+      undefined,
+    );
+    this.emit(recorded.event);
+    // Tool calls keep the step open: the SDK runs them, and its next call brings the results.
+    if (recorded.message.content.some((block) => block.type === 'tool-call')) return;
+    this.emit(this.session.append('step/end', position));
+    const reason: TurnEndReason =
+      finishReason === 'length' ? { kind: 'max-tokens' } : { kind: 'completed' };
+    this.emit(this.session.append('turn/end', { turn: call.turn, reason }));
+  }
+
+  /** A hook or the prompt failed after the turn opened: close it, keeping the first error. */
+  private failTurn(error: unknown): void {
+    const open = openTurnOf(this.session);
+    if (open === undefined) return;
+    try {
+      this.closeStep();
+      this.emit(
+        this.session.append('turn/end', {
+          turn: open.turn,
+          reason: { kind: 'error', error: { message: describe(error), code: 'LOOP_FAILED' } },
+        }),
+      );
+    } catch {
+      // Keep the first error.
+    }
+  }
+
+  private emit<E extends SessionEvent>(event: E): E {
+    this.options.onEvent?.(event);
+    return event;
+  }
+}
+
+function abortCause(signal: AbortSignal | undefined, cancelled: unknown): string | undefined {
+  const cause = signal?.aborted === true ? signal.reason : cancelled;
+  return cause === undefined ? undefined : describe(cause);
+}
+
+function describe(value: unknown): string {
+  if (value instanceof Error) return value.message || value.name;
+  return typeof value === 'string' ? value : String(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+function diverged(what: string): AiSdkError {
+  return new AiSdkError(
+    'PROMPT_DIVERGED',
+    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}`,
+  );
+}
+
+function busyError(session: Session): AiSdkError {
+  return new AiSdkError(
+    'CALL_IN_PROGRESS',
+    `a model call is already recording on session ${session.header.id}; wait for its stream to end (one writer per session)`,
+  );
+}

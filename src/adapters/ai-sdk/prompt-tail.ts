@@ -1,0 +1,105 @@
+/**
+ * Which messages of a prompt are new to the session. The SDK sends its whole history on every
+ * call; the session already holds most of it, possibly rewritten (a compaction replaced part of
+ * the surface, so the SDK's copy is longer than the surface). The new messages are those after
+ * the prompt's derived-message prefix, or else after the last message the log recorded.
+ */
+import type { ImageBlock, Message, Session } from '../../core/index.js';
+import { buildPrompt } from '../../model/index.js';
+import { AiSdkError } from './errors.js';
+
+/**
+ * The same request on the wire: the messages convert to the same provider prompt. Images
+ * compare by position only: the SDK downloads an image URL a model cannot take and sends the
+ * bytes, which is the same image.
+ */
+export function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
+  return a.length === b.length && wireText(a) === wireText(b);
+}
+
+function wireText(messages: readonly Message[]): string {
+  return JSON.stringify(buildPrompt(undefined, messages.map(withoutImages)));
+}
+
+const IMAGE: ImageBlock = { type: 'image', mediaType: 'image/*', data: '' };
+
+function withoutImages(message: Message): Message {
+  switch (message.role) {
+    case 'user':
+      return {
+        ...message,
+        content: message.content.map((block) => (block.type === 'image' ? IMAGE : block)),
+      };
+    case 'assistant':
+      return {
+        ...message,
+        content: message.content.map((block) => (block.type === 'image' ? IMAGE : block)),
+      };
+    case 'tool': {
+      const [result] = message.content;
+      const content = result.content.map((block) => (block.type === 'image' ? IMAGE : block));
+      return { ...message, content: [{ ...result, content }] };
+    }
+  }
+}
+
+/** What the log recorded, indexed once and extended as the log grows. */
+class LogIndex {
+  private scanned = 0;
+  private readonly ids = new Set<string>();
+  private readonly answered = new Set<string>();
+  private readonly answers = new Set<string>();
+
+  constructor(private readonly session: Session) {}
+
+  /** Whether the log holds `message`: its id, its wire form (model output), or its call's result. */
+  holds(message: Message): boolean {
+    this.catchUp();
+    if (this.ids.has(message.id)) return true;
+    if (message.role === 'assistant') return this.answers.has(wireText([message]));
+    if (message.role === 'tool') return this.answered.has(message.content[0].toolCallId);
+    return false;
+  }
+
+  private catchUp(): void {
+    for (; this.scanned < this.session.seq; this.scanned++) {
+      const event = this.session.event(this.scanned);
+      if (event === undefined || event.surfaceOp === undefined) continue;
+      const data = event.data as unknown as { message?: Message };
+      const message = data.message ?? (data as unknown as Message);
+      if (typeof message.id === 'string') this.ids.add(message.id);
+      if (event.type === 'assistant/message') {
+        this.answers.add(wireText([message]));
+      } else if (event.type === 'tool/result' && message.role === 'tool') {
+        this.answered.add(message.content[0].toolCallId);
+      }
+    }
+  }
+}
+
+const indexes = new WeakMap<Session, LogIndex>();
+
+/**
+ * The messages of `prompt` the session does not hold yet.
+ *
+ * @throws AiSdkError `PROMPT_DIVERGED` when the prompt neither extends the surface nor holds a
+ *   message the log recorded, while the session has history.
+ */
+export function newMessages(session: Session, prompt: readonly Message[]): readonly Message[] {
+  const derived = session.deriveMessages();
+  if (prompt.length >= derived.length && sameOnWire(prompt.slice(0, derived.length), derived)) {
+    return prompt.slice(derived.length);
+  }
+  let index = indexes.get(session);
+  if (index === undefined) {
+    index = new LogIndex(session);
+    indexes.set(session, index);
+  }
+  for (let at = prompt.length - 1; at >= 0; at--) {
+    if (index.holds(prompt[at] as Message)) return prompt.slice(at + 1);
+  }
+  throw new AiSdkError(
+    'PROMPT_DIVERGED',
+    `expected the prompt to begin with the session's ${derived.length} derived messages or to hold a message the log recorded, found ${prompt.length} messages that do neither`,
+  );
+}
