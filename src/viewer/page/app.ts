@@ -56,6 +56,9 @@ export class SessionPage {
     range.addEventListener('input', () => this.travel(Number(range.value)));
     const seq = byId<HTMLInputElement>('travel-seq');
     seq.addEventListener('change', () => this.travel(Number(seq.value)));
+    seq.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') this.travel(Number(seq.value));
+    });
     byId('travel-now').addEventListener('click', () => this.travel(undefined));
     const find = byId<HTMLInputElement>('find');
     find.addEventListener('keydown', (event) => {
@@ -417,9 +420,12 @@ export class SessionPage {
       case '/':
         byId('find').focus();
         break;
-      case 't':
-        byId('travel-seq').focus();
+      case 't': {
+        const seq = byId<HTMLInputElement>('travel-seq');
+        seq.focus();
+        seq.select();
         break;
+      }
       case '1':
         this.show('model');
         break;
