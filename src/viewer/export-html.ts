@@ -14,12 +14,13 @@ import { EMBEDDED_DATA_ID, type SessionSnapshot } from './protocol.js';
 
 /**
  * JSON that is inert inside any HTML element: `<`, `>` and `&` as `\u` escapes (no `</script>`,
- * no comment opener), and the line separators JavaScript once rejected. `JSON.parse` reads it
- * back as the same value.
+ * no comment opener), and, as in the CLI's JSON exports, C1 controls, line separators and
+ * bidirectional controls too, so a reader of the file's source is not deceived either.
+ * `JSON.parse` reads it back as the same value.
  */
 export function inertJson(value: unknown): string {
   return JSON.stringify(value).replace(
-    /[<>&\u2028\u2029]/g,
+    /[<>&\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
