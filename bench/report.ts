@@ -45,7 +45,7 @@ export interface MachineInfo {
 }
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
-export const SECTIONS = ['core', 'store', 'postgres', 'agent', 'compaction'] as const;
+export const SECTIONS = ['core', 'store', 'postgres', 'agent', 'compaction', 'viewer'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
@@ -54,6 +54,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   postgres: 'PostgreSQL store benchmark',
   agent: 'Agent loop benchmark',
   compaction: 'Compaction benchmark',
+  viewer: 'Viewer benchmark',
 };
 
 export interface Report {
@@ -160,7 +161,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts) and `npm run bench:compaction` (bench/compaction.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -174,6 +175,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES.postgres}](#postgresql-store-benchmark): batched appends through \`palimpsest/postgres\` beside raw \`pg\` inserts, durable latency, flatness over a long session, resume of a 200k-event session, concurrent writers (\`npm run bench:postgres\`).`,
   `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
   `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
+  `- [${SECTION_TITLES.viewer}](#viewer-benchmark): the web viewer in Chromium: first render of the model view beside \`JSON.parse\` of the same events, peak JS heap, one live append (\`npm run bench:viewer\`).`,
 ].join('\n');
 
 function beginMarker(name: SectionName): string {

@@ -5,7 +5,7 @@
  */
 import type { SessionEvent } from './events.js';
 import type { Session } from './session.js';
-import { foldSurface } from './surface.js';
+import { replaySurface } from './surface.js';
 
 /** How deep {@link eventProvenance} follows sources; a summary of summaries rarely goes deeper. */
 export const PROVENANCE_DEPTH = 4;
@@ -41,9 +41,11 @@ export function eventProvenance(session: Session, seq: number): EventProvenance 
   const citedBy = session.events
     .filter((other) => other.sourceEventSeqs?.includes(seq) === true)
     .map((other) => other.seq);
-  const shadowedBy = foldSurface(session.events)
-    .replacements.filter((replacement) => replacement.shadowedSeqs.includes(seq))
-    .map((replacement) => replacement.seq);
+  // The session's log is validated already: a replay finds its replaces without checking again.
+  const shadowedBy: number[] = [];
+  replaySurface(session.events, session.seq - 1, (replacement) => {
+    if (replacement.shadowedSeqs.includes(seq)) shadowedBy.push(replacement.seq);
+  });
   const derivedFrom = sourcesOf(session, event, 0);
   return {
     event,

@@ -138,7 +138,7 @@ export class SessionPage {
     if (viewed === undefined) return;
     const expanded = this.expanded[this.view];
     if (this.view === 'model') {
-      const seqs = this.at?.fold.seqs ?? viewed.session.surface.seqs;
+      const seqs = this.at?.seqs ?? viewed.session.surface.seqs;
       this.rows = viewed.modelRows(seqs, expanded);
     } else if (this.view === 'transcript') this.rows = viewed.transcriptRows();
     else this.rows = viewed.rawRows(expanded);
@@ -288,7 +288,7 @@ export class SessionPage {
     const seq = byId<HTMLInputElement>('travel-seq');
     seq.max = range.max;
     if (document.activeElement !== seq) seq.value = String(at);
-    const messages = this.at === undefined ? viewed.session.surface.size : this.at.fold.seqs.length;
+    const messages = this.at === undefined ? viewed.session.surface.size : this.at.seqs.length;
     document.body.classList.toggle('travelling', this.at !== undefined);
     replaceChildren(
       byId('travel-info'),

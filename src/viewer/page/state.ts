@@ -5,17 +5,16 @@
  */
 import {
   deriveEventMessage,
-  foldSurface,
   type Message,
   type ProvenanceIntent,
   replaceOpOf,
   Session,
   type SessionEvent,
   type SessionHeader,
-  type SurfaceFold,
   type SurfaceIntent,
   type SurfaceReplacement,
 } from '../../core/index.js';
+import { replaySurface } from '../../core/surface.js';
 
 /** Which of the three views a row belongs to. */
 export type ViewName = 'model' | 'transcript' | 'raw';
@@ -39,7 +38,7 @@ export interface Row {
 /** The surface in force after one event: what time travel shows. */
 export interface SurfaceAt {
   readonly at: number;
-  readonly fold: SurfaceFold;
+  readonly seqs: readonly number[];
 }
 
 function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent {
@@ -64,8 +63,11 @@ export class ViewedSession {
     data: unknown,
     intent: SurfaceIntent | ProvenanceIntent,
   ) => SessionEvent;
-  private fold: SurfaceFold | undefined;
   private replacementIndex: Map<number, SurfaceReplacement> | undefined;
+  /** Seqs of the `request/header` events, ascending: time travel asks for one per move. */
+  private readonly headerSeqs: number[] = [];
+  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
+  repairs = 0;
 
   constructor(header: SessionHeader, events: readonly SessionEvent[], bytes: number) {
     // The stream's events were built by JSON.parse, which is what `parsed` seeding is for.
@@ -77,6 +79,33 @@ export class ViewedSession {
     });
     this.bytes = bytes;
     this.append = this.session.append.bind(this.session) as typeof this.append;
+    for (const event of this.session.events) this.index(event);
+  }
+
+  private index(event: SessionEvent): void {
+    if (event.type === 'request/header') this.headerSeqs.push(event.seq);
+    else if (
+      event.type === 'turn/end' &&
+      (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
+    ) {
+      this.repairs++;
+    }
+  }
+
+  /** The last `request/header` at or before `at`. */
+  headerAt(at: number): SessionEvent | undefined {
+    let low = 0;
+    let high = this.headerSeqs.length - 1;
+    let found: number | undefined;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const seq = this.headerSeqs[middle] as number;
+      if (seq <= at) {
+        found = seq;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    return found === undefined ? undefined : this.session.event(found);
   }
 
   /**
@@ -88,34 +117,33 @@ export class ViewedSession {
     for (const event of events) {
       if (event.seq < this.session.seq) continue; // a batch the snapshot already held
       this.nextTime = event.time;
-      this.append(event.type, event.data, intentOf(event));
+      const appended = this.append(event.type, event.data, intentOf(event));
+      this.index(appended);
       if (replaceOpOf(event) !== undefined) rewritten = true;
     }
     this.bytes += bytes;
-    this.fold = undefined;
     if (rewritten) this.replacementIndex = undefined;
     return rewritten;
   }
 
-  /** The current surface with its replacement history. */
-  currentFold(): SurfaceFold {
-    this.fold ??= foldSurface(this.session.events);
-    return this.fold;
-  }
-
-  /** Every replace of the log, by the seq of the replacing event. */
+  /**
+   * Every replace of the log, by the seq of the replacing event: core's replay of the validated
+   * log (the one the transcript uses), without validating it a second time.
+   */
   replacements(): Map<number, SurfaceReplacement> {
     if (this.replacementIndex === undefined) {
-      this.replacementIndex = new Map(
-        this.currentFold().replacements.map((replacement) => [replacement.seq, replacement]),
+      const index = new Map<number, SurfaceReplacement>();
+      replaySurface(this.session.events, this.session.seq - 1, (replacement) =>
+        index.set(replacement.seq, replacement),
       );
+      this.replacementIndex = index;
     }
     return this.replacementIndex;
   }
 
-  /** The surface right after event `at` (time travel). */
+  /** The surface right after event `at` (time travel): the replay `messagesAt` makes. */
   surfaceAt(at: number): SurfaceAt {
-    return { at, fold: foldSurface(this.session.events.slice(0, at + 1)) };
+    return { at, seqs: replaySurface(this.session.events, at) };
   }
 
   event(seq: number): SessionEvent | undefined {

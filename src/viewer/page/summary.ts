@@ -5,7 +5,6 @@
 import {
   lastTurnNumber,
   type RequestHeaderData,
-  type SessionEvent,
   type SurfaceReplacement,
 } from '../../core/index.js';
 import type { ViewedSession } from './state.js';
@@ -15,38 +14,20 @@ import { bytes, count, excerpt } from './text.js';
 export function statsText(viewed: ViewedSession): string[] {
   const replacements = [...viewed.replacements().values()];
   const prunes = replacements.filter((r) => viewed.event(r.seq)?.type === 'tool/result').length;
-  let repairs = 0;
-  for (const event of viewed.session.events) {
-    if (
-      event.type === 'turn/end' &&
-      (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
-    ) {
-      repairs++;
-    }
-  }
   return [
     `${count(lastTurnNumber(viewed.session))} turns`,
     `${count(viewed.session.seq)} events`,
     bytes(viewed.bytes),
     `${replacements.length - prunes} compactions`,
     `${prunes} prunes`,
-    `${repairs} repairs`,
+    `${viewed.repairs} repairs`,
     `${count(viewed.session.surface.size)} on the surface`,
   ];
 }
 
-/** The last `request/header` at or before `at`, with its seq. */
-export function headerAt(viewed: ViewedSession, at: number): SessionEvent | undefined {
-  for (let seq = at; seq >= 0; seq--) {
-    const event = viewed.event(seq);
-    if (event?.type === 'request/header') return event;
-  }
-  return undefined;
-}
-
 /** The request header in force after `at`, as one line. */
 export function headerText(viewed: ViewedSession, at: number): string {
-  const event = headerAt(viewed, at);
+  const event = viewed.headerAt(at);
   if (event === undefined) return 'no request header logged yet';
   const header = event.data as unknown as RequestHeaderData;
   const tools = header.tools?.length ?? 0;
