@@ -52,6 +52,8 @@ export const EMBEDDED_DATA_ID = 'palimpsest-session';
 /** Performance marks the page sets, which the benchmark reads. */
 export const MARKS = {
   received: 'palimpsest:snapshot-received',
+  parsed: 'palimpsest:snapshot-parsed',
+  seeded: 'palimpsest:session-seeded',
   firstRender: 'palimpsest:first-render',
   appendStart: 'palimpsest:append-start',
   appendEnd: 'palimpsest:append-end',

@@ -5,13 +5,12 @@
  * the original messages, and a writer's turn arrives live without moving the reader.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binary, cli } from '../cli/helpers.js';
+import { binary, cli, tempStores } from '../cli/helpers.js';
 import { artifacts, guardedPage, launch, type PageIncidents, screenshot } from './browser.js';
 import { recordDemo } from './sessions.js';
 
@@ -135,20 +134,23 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
 
 describe('the viewer in Chromium', () => {
   let dir: string;
+  let remove: () => void;
   let storeUrl: string;
   let id: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'palimpsest-viewer-'));
-    storeUrl = `jsonl:${join(dir, 'sessions')}`;
+    const stores = tempStores();
+    remove = stores.remove;
+    dir = stores.dir;
+    storeUrl = stores.urls.jsonl;
     id = recordDemo(storeUrl, dir);
     browser = await launch();
   });
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   });
 
   it('served: expands, follows provenance, travels in time, and takes a live turn in place', async () => {

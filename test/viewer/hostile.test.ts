@@ -6,15 +6,14 @@
  * the session reaches the DOM, and deceptive characters show as visible escapes.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { startViewerServer } from '../../src/viewer/index.js';
-import { binary } from '../cli/helpers.js';
+import { binary, tempStores } from '../cli/helpers.js';
 import { guardedPage, launch, type PageIncidents, screenshot } from './browser.js';
 import { HOSTILE_ID, recordHostile } from './sessions.js';
 
@@ -110,19 +109,22 @@ async function expectInert(page: Page, incidents: PageIncidents): Promise<void> 
 
 describe('a hostile session in the viewer', () => {
   let dir: string;
+  let remove: () => void;
   let storeUrl: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'palimpsest-hostile-'));
-    storeUrl = `jsonl:${join(dir, 'sessions')}`;
+    const stores = tempStores();
+    remove = stores.remove;
+    dir = stores.dir;
+    storeUrl = stores.urls.jsonl;
     await recordHostile(storeUrl);
     browser = await launch();
   });
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   });
 
   it('renders inert when served', async () => {

@@ -24,7 +24,9 @@ export function embeddedSnapshot(): { snapshot: SessionSnapshot; bytes: number }
   if (element === null) return undefined;
   const text = element.textContent ?? '';
   performance.mark(MARKS.received);
-  return { snapshot: JSON.parse(text) as SessionSnapshot, bytes: text.length };
+  const snapshot = JSON.parse(text) as SessionSnapshot;
+  performance.mark(MARKS.parsed);
+  return { snapshot, bytes: text.length };
 }
 
 /** The served page's API, authorised by the token its URL carries. */
@@ -93,6 +95,7 @@ export class ServerSource {
   private deliver(text: string, handlers: StreamHandlers): void {
     if (text.startsWith('{"kind":"snapshot"')) performance.mark(MARKS.received);
     const line = JSON.parse(text) as StreamLine;
+    if (line.kind === 'snapshot') performance.mark(MARKS.parsed);
     if (line.kind === 'snapshot') handlers.snapshot(line, text.length);
     else if (line.kind === 'events') handlers.events(line, text.length);
     else handlers.failure(`${line.code}: ${line.message}`);

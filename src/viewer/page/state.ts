@@ -15,6 +15,7 @@ import {
   type SurfaceReplacement,
 } from '../../core/index.js';
 import { replaySurface } from '../../core/surface.js';
+import { MARKS } from '../protocol.js';
 
 /** Which of the three views a row belongs to. */
 export type ViewName = 'model' | 'transcript' | 'raw';
@@ -77,6 +78,7 @@ export class ViewedSession {
       seedMode: 'parsed',
       clock: () => this.nextTime,
     });
+    performance.mark(MARKS.seeded);
     this.bytes = bytes;
     this.append = this.session.append.bind(this.session) as typeof this.append;
     for (const event of this.session.events) this.index(event);
