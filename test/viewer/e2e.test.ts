@@ -153,7 +153,10 @@ describe('the viewer in Chromium', () => {
     remove();
   });
 
-  it('served: expands, follows provenance, travels in time, and takes a live turn in place', async () => {
+  it('served: expands, follows provenance, travels in time, takes a live turn in place, links forks', async () => {
+    expect(
+      cli(['fork', id, '--at', '74', '--id', 'demo-fork', '--store', storeUrl], { cwd: dir }).code,
+    ).toBe(0);
     const { url, child } = await serve(storeUrl, id, dir);
     try {
       const { page, incidents } = await guardedPage(browser);
@@ -200,6 +203,13 @@ describe('the viewer in Chromium', () => {
       expect(await page.locator('.row.selected').getAttribute('data-key')).toBe(selected);
       await page.locator('#tabs [data-view="model"]').click();
       await page.locator('.row', { hasText: 'A live question from another process' }).waitFor();
+
+      // Forks: the parent links to its fork, the fork back to its parent.
+      await page.locator('#forks a', { hasText: 'demo-fork' }).click();
+      await expect.poll(() => page.locator('#title').textContent()).toBe('demo-fork');
+      expect(await page.locator('#forks').textContent()).toBe(`forked from ${id} at #74`);
+      await page.locator('#forks a', { hasText: id }).click();
+      await expect.poll(() => page.locator('#title').textContent()).toBe(id);
       expectInert(incidents);
       await page.close();
     } finally {
