@@ -25,6 +25,7 @@ function parsePort(text: string | undefined): number {
   return Number(text);
 }
 
+/** `palimpsest view`: serves until SIGINT or SIGTERM, then closes the server and the store. */
 export async function viewCommand(
   context: CliContext,
   id: string | undefined,

@@ -29,6 +29,10 @@ function flatten(nodes: readonly ProvenanceNode[] | undefined, into: Map<number,
   }
 }
 
+/**
+ * The page for one session at a time: `load` shows a snapshot, `append` applies a live batch.
+ * Selection and expansion are remembered by row key, so neither moves when rows are added.
+ */
 export class SessionPage {
   private viewed: ViewedSession | undefined;
   private view: ViewName = 'model';

@@ -148,10 +148,12 @@ export class ViewedSession {
     return { at, seqs: replaySurface(this.session.events, at) };
   }
 
+  /** The event `seq`, as core froze it. */
   event(seq: number): SessionEvent | undefined {
     return this.session.event(seq);
   }
 
+  /** The message event `seq` contributes (`null` for a log event or an empty answer). */
   message(seq: number): Message | null {
     const event = this.session.event(seq);
     return event === undefined ? null : deriveEventMessage(event);

@@ -12,6 +12,7 @@ const OVERSCAN = 8;
 /** Draws one row's contents into its element. */
 export type RowPainter = (element: HTMLElement, row: Row, index: number) => void;
 
+/** A scrolling list of {@link Row}s of which only those in sight are in the DOM. */
 export class VirtualList {
   private rows: readonly Row[] = [];
   private readonly spacer: HTMLElement;
