@@ -210,6 +210,23 @@ describe('the viewer in Chromium', () => {
       expect(await page.locator('#forks').textContent()).toBe(`forked from ${id} at #74`);
       await page.locator('#forks a', { hasText: id }).click();
       await expect.poll(() => page.locator('#title').textContent()).toBe(id);
+
+      // Search: '/' finds a row by its text; the sidebar finds sessions by what they say.
+      await page.locator('#tabs [data-view="model"]').click();
+      await page.keyboard.press('/');
+      await page.keyboard.type('Did the tests pass');
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(() => page.locator('.row.selected').textContent())
+        .toContain('Did the tests pass?');
+      await page.locator('#session-search').fill('no session says this');
+      await page.locator('#session-list li.empty').waitFor();
+      await page.locator('#session-search').fill('tiny-server');
+      await expect.poll(() => page.locator('#session-list li a').count()).toBe(2);
+      await page.locator('#session-sort').selectOption('id');
+      expect(await page.locator('#session-list li a').allTextContents()).toEqual(
+        [id, 'demo-fork'].sort(),
+      );
       expectInert(incidents);
       await page.close();
     } finally {
