@@ -6,6 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { tempStores } from '../cli/helpers.js';
 
 /** Where screenshots land: a gitignored folder, kept as CI artifacts. */
 export const artifacts = join(import.meta.dirname, '.artifacts');
@@ -71,4 +73,48 @@ export async function screenshot(page: Page, name: string, forDocs = false): Pro
     mkdirSync(docsDir, { recursive: true });
     await page.screenshot({ path: join(docsDir, `${name}.png`) });
   }
+}
+
+/** What {@link useBrowserAndStore} sets up for a describe block. */
+export interface BrowserAndStore {
+  readonly dir: string;
+  readonly storeUrl: string;
+  readonly browser: Browser;
+}
+
+/**
+ * Registers the hooks of a describe block that needs a temporary JSONL store, filled by `fill`,
+ * and a launched browser; both go when the block ends. Read the fields inside tests.
+ */
+export function useBrowserAndStore(
+  fill: (storeUrl: string, dir: string) => Promise<void>,
+): BrowserAndStore {
+  const state: { dir: string; storeUrl: string; browser: Browser | undefined; remove(): void } = {
+    dir: '',
+    storeUrl: '',
+    browser: undefined,
+    remove: () => undefined,
+  };
+  beforeAll(async () => {
+    const stores = tempStores();
+    Object.assign(state, { dir: stores.dir, storeUrl: stores.urls.jsonl, remove: stores.remove });
+    await fill(state.storeUrl, state.dir);
+    state.browser = await launch();
+  });
+  afterAll(async () => {
+    await state.browser?.close();
+    state.remove();
+  });
+  return {
+    get dir() {
+      return state.dir;
+    },
+    get storeUrl() {
+      return state.storeUrl;
+    },
+    get browser() {
+      if (state.browser === undefined) throw new Error('the browser is launched in beforeAll');
+      return state.browser;
+    },
+  };
 }

@@ -8,10 +8,16 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binary, cli, tempStores } from '../cli/helpers.js';
-import { artifacts, guardedPage, launch, type PageIncidents, screenshot } from './browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { binary, cli } from '../cli/helpers.js';
+import {
+  artifacts,
+  guardedPage,
+  type PageIncidents,
+  screenshot,
+  useBrowserAndStore,
+} from './browser.js';
 import { recordDemo } from './sessions.js';
 
 const ROW_HEIGHT = 26;
@@ -133,27 +139,13 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
 }
 
 describe('the viewer in Chromium', () => {
-  let dir: string;
-  let remove: () => void;
-  let storeUrl: string;
-  let id: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    const stores = tempStores();
-    remove = stores.remove;
-    dir = stores.dir;
-    storeUrl = stores.urls.jsonl;
+  let id = '';
+  const setup = useBrowserAndStore(async (storeUrl, dir) => {
     id = recordDemo(storeUrl, dir);
-    browser = await launch();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    remove();
   });
 
   it('served: expands, follows provenance, travels in time, takes a live turn in place, links forks', async () => {
+    const { dir, storeUrl, browser } = setup;
     expect(
       cli(['fork', id, '--at', '74', '--id', 'demo-fork', '--store', storeUrl], { cwd: dir }).code,
     ).toBe(0);
@@ -235,6 +227,7 @@ describe('the viewer in Chromium', () => {
   });
 
   it('exported: the same page from file://, with its data embedded and a hash-based CSP', async () => {
+    const { dir, storeUrl, browser } = setup;
     const exported = cli(['export', id, '--format', 'html', '--store', storeUrl], { cwd: dir });
     expect(exported.code).toBe(0);
     expect(exported.stdout).toMatch(
@@ -250,6 +243,7 @@ describe('the viewer in Chromium', () => {
   });
 
   it('export --format html refuses --at and a missing session with their exit codes', () => {
+    const { dir, storeUrl } = setup;
     const at = cli(['export', id, '--format', 'html', '--at', '3', '--store', storeUrl], {
       cwd: dir,
     });
@@ -260,6 +254,7 @@ describe('the viewer in Chromium', () => {
   });
 
   it('view refuses a bad port and a missing session before it serves anything', () => {
+    const { dir, storeUrl } = setup;
     const port = cli(['view', id, '--port', '70000', '--store', storeUrl], { cwd: dir });
     expect(port.code).toBe(2);
     expect(port.stderr).toContain("--port expects an integer from 0 to 65535, found '70000'");

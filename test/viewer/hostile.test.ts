@@ -9,12 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { startViewerServer } from '../../src/viewer/index.js';
-import { binary, tempStores } from '../cli/helpers.js';
-import { guardedPage, launch, type PageIncidents, screenshot } from './browser.js';
+import { binary } from '../cli/helpers.js';
+import { guardedPage, type PageIncidents, screenshot, useBrowserAndStore } from './browser.js';
 import { HOSTILE_ID, recordHostile } from './sessions.js';
 
 /** Selects every row of every view, and shows every long text whole. */
@@ -108,26 +108,12 @@ async function expectInert(page: Page, incidents: PageIncidents): Promise<void> 
 }
 
 describe('a hostile session in the viewer', () => {
-  let dir: string;
-  let remove: () => void;
-  let storeUrl: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    const stores = tempStores();
-    remove = stores.remove;
-    dir = stores.dir;
-    storeUrl = stores.urls.jsonl;
+  const setup = useBrowserAndStore(async (storeUrl) => {
     await recordHostile(storeUrl);
-    browser = await launch();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    remove();
   });
 
   it('renders inert when served', async () => {
+    const { storeUrl, browser } = setup;
     const store = await openStore(storeUrl, { readOnly: true });
     const server = await startViewerServer({ store });
     try {
@@ -146,6 +132,7 @@ describe('a hostile session in the viewer', () => {
   });
 
   it('renders inert from an HTML export, whose data cannot close its element', async () => {
+    const { dir, storeUrl, browser } = setup;
     const file = join(dir, 'hostile.html');
     // Megabytes of output: straight into the file, past the pipe buffer of a captured run.
     const out = openSync(file, 'w');
