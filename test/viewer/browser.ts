@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { tempStores } from '../cli/helpers.js';
 
 /** Where screenshots land: a gitignored folder, kept as CI artifacts. */
@@ -29,6 +29,17 @@ export interface PageIncidents {
   readonly pageErrors: string[];
   readonly navigations: string[];
   readonly popups: string[];
+}
+
+/** Fails unless nothing at all happened that a passive viewer never causes. */
+export function expectNoIncidents(incidents: PageIncidents): void {
+  expect(incidents).toEqual({
+    dialogs: [],
+    consoleErrors: [],
+    pageErrors: [],
+    navigations: [],
+    popups: [],
+  });
 }
 
 /**

@@ -13,8 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { binary, cli } from '../cli/helpers.js';
 import {
   artifacts,
+  expectNoIncidents,
   guardedPage,
-  type PageIncidents,
   screenshot,
   useBrowserAndStore,
 } from './browser.js';
@@ -47,16 +47,6 @@ function rowCount(page: Page): Promise<number> {
   return page
     .locator('.spacer')
     .evaluate((spacer, height) => spacer.offsetHeight / height, ROW_HEIGHT);
-}
-
-function expectInert(incidents: PageIncidents): void {
-  expect(incidents).toEqual({
-    dialogs: [],
-    consoleErrors: [],
-    pageErrors: [],
-    navigations: [],
-    popups: [],
-  });
 }
 
 /** What both the served page and the export must do with the demo session. */
@@ -219,7 +209,7 @@ describe('the viewer in Chromium', () => {
       expect(await page.locator('#session-list li a').allTextContents()).toEqual(
         [id, 'demo-fork'].sort(),
       );
-      expectInert(incidents);
+      expectNoIncidents(incidents);
       await page.close();
     } finally {
       child.kill('SIGINT');
@@ -238,7 +228,7 @@ describe('the viewer in Chromium', () => {
     const { page, incidents } = await guardedPage(browser);
     await page.goto(pathToFileURL(file).href);
     await exerciseDemo(page, 'export');
-    expectInert(incidents);
+    expectNoIncidents(incidents);
     await page.close();
   });
 

@@ -14,7 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { startViewerServer } from '../../src/viewer/index.js';
 import { binary } from '../cli/helpers.js';
-import { guardedPage, type PageIncidents, screenshot, useBrowserAndStore } from './browser.js';
+import {
+  expectNoIncidents,
+  guardedPage,
+  type PageIncidents,
+  screenshot,
+  useBrowserAndStore,
+} from './browser.js';
 import { HOSTILE_ID, recordHostile } from './sessions.js';
 
 /** Selects every row of every view, and shows every long text whole. */
@@ -98,13 +104,7 @@ async function expectInert(page: Page, incidents: PageIncidents): Promise<void> 
       .locator('#detail a[href]')
       .evaluateAll((links) => links.map((a) => a.getAttribute('href'))),
   ).not.toContain('javascript:alert("javascript link")');
-  expect(incidents).toEqual({
-    dialogs: [],
-    consoleErrors: [],
-    pageErrors: [],
-    navigations: [],
-    popups: [],
-  });
+  expectNoIncidents(incidents);
 }
 
 describe('a hostile session in the viewer', () => {
