@@ -45,7 +45,15 @@ export interface MachineInfo {
 }
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
-export const SECTIONS = ['core', 'store', 'postgres', 'agent', 'compaction', 'import'] as const;
+export const SECTIONS = [
+  'core',
+  'store',
+  'postgres',
+  'agent',
+  'compaction',
+  'import',
+  'viewer',
+] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
@@ -55,6 +63,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   agent: 'Agent loop benchmark',
   compaction: 'Compaction benchmark',
   import: 'Import benchmark',
+  viewer: 'Viewer benchmark',
 };
 
 export interface Report {
@@ -161,7 +170,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts) and `npm run bench:import` (bench/import.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -176,6 +185,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
   `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
   `- [${SECTION_TITLES.import}](#import-benchmark): reading Claude Code, Codex and pi session files, in MB/s beside \`JSON.parse\` of the same file (\`npm run bench:import\`).`,
+  `- [${SECTION_TITLES.viewer}](#viewer-benchmark): the web viewer in Chromium: first render of the model view beside \`JSON.parse\` of the same events, peak JS heap, one live append (\`npm run bench:viewer\`).`,
 ].join('\n');
 
 function beginMarker(name: SectionName): string {

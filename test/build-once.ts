@@ -1,6 +1,7 @@
 /**
- * Vitest global setup: the CLI tests run the built binary (dist/cli/main.js), so build the
- * package once before the run when dist/ is missing or older than any source file.
+ * Vitest global setup: the CLI tests run the built binary (dist/cli/main.js) and the viewer tests
+ * the bundled page, so build the package once before the run when dist/ is missing or older than
+ * any source file.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -19,7 +20,10 @@ function newestSource(directory: string): number {
 
 export default function setup(): void {
   const binary = join(root, 'dist', 'cli', 'main.js');
-  if (existsSync(binary) && statSync(binary).mtimeMs >= newestSource(join(root, 'src'))) return;
+  const page = join(root, 'dist', 'viewer', 'assets', 'page.js');
+  const newest = newestSource(join(root, 'src'));
+  const built = (file: string): boolean => existsSync(file) && statSync(file).mtimeMs >= newest;
+  if (built(binary) && built(page)) return;
   execFileSync(
     process.execPath,
     [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
@@ -28,4 +32,9 @@ export default function setup(): void {
       stdio: 'inherit',
     },
   );
+  // The viewer's page, bundled for the browser (the second half of npm run build).
+  execFileSync(process.execPath, [join(root, 'scripts', 'bundle-viewer.mjs')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 }

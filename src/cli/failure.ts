@@ -79,6 +79,7 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'INVALID_SESSION_ID':
       case 'INVALID_STORE':
       case 'INVALID_INPUT':
+      case 'INVALID_PORT':
         return { code: EXIT.usage, message: error.message };
       default:
         return { code: EXIT.failure, message: `${error.message} [${error.code}]` };

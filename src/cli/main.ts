@@ -27,6 +27,7 @@ import {
   unlockCommand,
 } from './commands/modify.js';
 import { type RunOptions, runCommand } from './commands/run.js';
+import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
 import { safeLine } from './terminal.js';
@@ -264,18 +265,31 @@ function program(): Command {
   root
     .command('export')
     .description(
-      'print the transcript as Markdown, or the messages the model sees as JSON or as an OpenAI / Anthropic request body',
+      'print the transcript as Markdown, the messages the model sees as JSON or as an OpenAI / Anthropic request body, or the web viewer as one HTML file',
     )
     .argument('<id>')
     .addOption(
       new Option('--format <format>', 'output format')
-        .choices(['markdown', 'json', 'openai', 'anthropic'])
+        .choices(['markdown', 'json', 'openai', 'anthropic', 'html'])
         .default('markdown'),
     )
     .option('--at <seq>', 'the messages as of this event (json, openai, anthropic)')
     .action(
       run((context, id: string, options: { format?: string; at?: string }) =>
         exportCommand(context, id, options),
+      ),
+    );
+  root
+    .command('view')
+    .description(
+      'serve the web viewer on 127.0.0.1 (model view, transcript, raw log, provenance, time travel, live updates) until Ctrl-C',
+    )
+    .argument('[id]', 'open on this session')
+    .option('--port <n>', 'the port (default: a free one)')
+    .option('--open', 'open the page in the browser')
+    .action(
+      run((context, id: string | undefined, options: { port?: string; open?: boolean }) =>
+        viewCommand(context, id, options),
       ),
     );
   root

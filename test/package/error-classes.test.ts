@@ -15,6 +15,7 @@ import * as jsonl from '../../src/store/jsonl/index.js';
 import * as postgres from '../../src/store/postgres/index.js';
 import * as sqlite from '../../src/store/sqlite/index.js';
 import * as testing from '../../src/testing/index.js';
+import * as viewer from '../../src/viewer/index.js';
 
 const entryPoints = {
   '.': core,
@@ -186,5 +187,23 @@ describe('error classes', () => {
     const legacy = Object.assign(new Error('old'), { [Symbol.for('palimpsest.error')]: true });
     expect(core.PalimpsestError.isInstance(legacy)).toBe(true);
     expect(store.ConflictError.isInstance(legacy)).toBe(false);
+  });
+
+  it('ViewerError (the viewer behind the CLI, no entry point) is told apart like the rest', async () => {
+    const layer = 'viewer';
+    // A path the compiler does not resolve: the built copy is another copy, not the same types.
+    const built = (await import(`../../dist/${layer}/index.js`)) as typeof viewer;
+    expect(Object.getOwnPropertyDescriptor(viewer.ViewerError, 'kind')?.value).toBe('ViewerError');
+    for (const maker of [viewer, built]) {
+      const error = new maker.ViewerError('INVALID_PORT', 'bad port');
+      for (const checker of [viewer, built])
+        expect(checker.ViewerError.isInstance(error)).toBe(true);
+      expect(core.PalimpsestError.isInstance(error)).toBe(true);
+      for (const other of names) {
+        if (other === 'PalimpsestError') continue;
+        expect(classOf(sourceCopy, other).isInstance(error), `${other}.isInstance`).toBe(false);
+      }
+    }
+    expect(viewer.ViewerError.isInstance(new store.ConflictError('s', 1, 2))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * `palimpsest export ID --format markdown|json|openai|anthropic [--at SEQ]`: the transcript as
+ * `palimpsest export ID --format markdown|json|openai|anthropic|html [--at SEQ]`: the transcript as
  * Markdown, or the messages the model sees, in palimpsest's own JSON or as the body of an
- * OpenAI chat-completions or Anthropic messages request.
+ * OpenAI chat-completions or Anthropic messages request, or the web viewer as one HTML file.
  */
 
 import { toolCallInput } from '../../agent/index.js';
@@ -15,13 +15,14 @@ import {
   type ToolResultBlock,
 } from '../../core/index.js';
 import { inspectSession } from '../../store/index.js';
+import { exportHtml } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { codeBlock, inertProse } from '../markdown.js';
 import { messageText, timeText } from '../render.js';
 import { jsonText, safe } from '../terminal.js';
 
-const FORMATS = ['markdown', 'json', 'openai', 'anthropic'] as const;
+const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html'] as const;
 type Format = (typeof FORMATS)[number];
 
 export async function exportCommand(
@@ -36,6 +37,7 @@ export async function exportCommand(
       EXIT.usage,
     );
   }
+  if (format === 'html') return htmlExport(context, id, options.at);
   const session = await context.withReader((store) => inspectSession(store, id));
   const at = parseCount('--at', options.at) ?? session.seq - 1;
   if (at >= session.seq) {
@@ -63,6 +65,21 @@ export async function exportCommand(
       out.write(`${jsonText(anthropicBody(header, messages))}\n`);
       return;
   }
+}
+
+/**
+ * The viewer page with the session as stored embedded: one file, opened from `file://`. It has
+ * time travel of its own, so `--at` does not apply.
+ */
+async function htmlExport(context: CliContext, id: string, at: string | undefined): Promise<void> {
+  if (at !== undefined) {
+    throw new CliError(
+      '--at does not apply to --format html: the page travels to any event itself',
+      EXIT.usage,
+    );
+  }
+  const loaded = await context.withReader((store) => store.load(id));
+  context.terminal.out.write(exportHtml(loaded.header, loaded.events));
 }
 
 function markdown(session: Session): string {

@@ -15,6 +15,7 @@ import {
   type SessionEvent,
   type UsageTotals,
 } from '../../core/index.js';
+import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
 import {
   CorruptLogError,
   type DamagedSession,
@@ -23,6 +24,7 @@ import {
   type SessionStore,
   type SessionSummary,
 } from '../../store/index.js';
+import { everySession } from '../../store/list-all.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
@@ -31,22 +33,6 @@ import { jsonText, safeLine, table } from '../terminal.js';
 /** Every session of a store, newest first, page by page. */
 export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
   return (await everySession(store)).sessions;
-}
-
-/** Every session of a store, and every one it found damaged, page by page. */
-export async function everySession(
-  store: SessionStore,
-): Promise<{ sessions: SessionSummary[]; damaged: DamagedSession[] }> {
-  const sessions: SessionSummary[] = [];
-  const damaged: DamagedSession[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(cursor === undefined ? {} : { cursor });
-    sessions.push(...page.sessions);
-    damaged.push(...(page.damaged ?? []));
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return { sessions, damaged };
 }
 
 /** How a damaged session is named when the store cannot tell its id. */
@@ -376,98 +362,69 @@ function checkTypeFilter(session: Session, filter: string): void {
 export async function whyCommand(context: CliContext, id: string, seqText: string): Promise<void> {
   const session = await load(context, id);
   const seq = parseCount('SEQ', seqText) ?? 0;
-  const event = session.event(seq);
-  if (event === undefined) {
+  const why = eventProvenance(session, seq);
+  if (why === undefined) {
     throw new CliError(
       `session '${id}' has no event #${seq} (it has ${session.seq} events)`,
       EXIT.usage,
     );
   }
-  const citedBy = session.events
-    .filter((other) => other.sourceEventSeqs?.includes(seq))
-    .map((other) => other.seq);
-  const shadowedBy = foldSurface(session.events).replacements.filter((replacement) =>
-    replacement.shadowedSeqs.includes(seq),
-  );
   if (context.json) {
     return context.terminal.json({
-      event,
-      derivedFrom: provenance(session, event, 0),
-      shadowedBy: shadowedBy.map((replacement) => replacement.seq),
-      citedBy,
-      onSurface: session.surface.has(seq),
+      event: why.event,
+      derivedFrom: why.derivedFrom,
+      shadowedBy: why.shadowedBy,
+      citedBy: why.citedBy,
+      onSurface: why.onSurface,
     });
   }
-  const lines = [`#${seq} ${eventLine(event, 100)}`];
-  if (event.sourceEventSeqs !== undefined) lines.push('derived from:');
-  tree(session, event, '', 0, lines);
-  for (const replacement of shadowedBy) {
-    lines.push(
-      `shadowed by #${replacement.seq} ${eventLine(session.event(replacement.seq) as SessionEvent, 80)}`,
-    );
+  const lines = [`#${seq} ${eventLine(why.event, 100)}`];
+  if (why.derivedFrom !== undefined) {
+    lines.push('derived from:');
+    tree(session, why.derivedFrom, '', lines);
   }
-  lines.push(`cited by: ${seqList(citedBy)}`);
-  lines.push(`on the surface now: ${session.surface.has(seq) ? 'yes' : 'no'}`);
+  for (const by of why.shadowedBy) {
+    lines.push(`shadowed by #${by} ${eventLine(session.event(by) as SessionEvent, 80)}`);
+  }
+  lines.push(`cited by: ${seqList(why.citedBy)}`);
+  lines.push(`on the surface now: ${why.onSurface ? 'yes' : 'no'}`);
   for (const line of lines) context.terminal.line(line);
-}
-
-const MAX_DEPTH = 4;
-
-interface ProvenanceNode {
-  readonly seq: number;
-  readonly type: string;
-  readonly derivedFrom?: readonly ProvenanceNode[];
-}
-
-function provenance(
-  session: Session,
-  event: SessionEvent,
-  depth: number,
-): ProvenanceNode[] | undefined {
-  if (event.sourceEventSeqs === undefined || depth >= MAX_DEPTH) return undefined;
-  return event.sourceEventSeqs.map((source) => {
-    const parent = session.event(source) as SessionEvent;
-    const derivedFrom = provenance(session, parent, depth + 1);
-    return {
-      seq: source,
-      type: parent.type,
-      ...(derivedFrom === undefined ? {} : { derivedFrom }),
-    };
-  });
 }
 
 /** The provenance tree as text; runs of stream chunks are collapsed to one line. */
 function tree(
   session: Session,
-  event: SessionEvent,
+  nodes: readonly ProvenanceNode[],
   indent: string,
-  depth: number,
   lines: string[],
 ): void {
-  const sources = event.sourceEventSeqs;
-  if (sources === undefined) return;
-  if (sources.length === 0) {
+  if (nodes.length === 0) {
     lines.push(`${indent}└─ derived from nothing (an empty provider stream)`);
     return;
   }
-  if (depth >= MAX_DEPTH) {
-    lines.push(`${indent}└─ … (${sources.length} more sources)`);
-    return;
-  }
-  const chunks = sources.filter((source) => session.event(source)?.type === 'assistant/chunk');
-  const others = sources.filter((source) => session.event(source)?.type !== 'assistant/chunk');
-  const items: Array<{ text: string; event?: SessionEvent }> = [];
+  const chunks = nodes.filter((node) => node.type === 'assistant/chunk').map((node) => node.seq);
+  const others = nodes.filter((node) => node.type !== 'assistant/chunk');
+  const items: Array<{ text: string; node?: ProvenanceNode }> = [];
   if (chunks.length > 0)
     items.push({ text: `${chunks.length} stream chunk(s) ${seqList(chunks)}` });
-  for (const source of others) {
-    const parent = session.event(source) as SessionEvent;
-    items.push({ text: `#${source} ${eventLine(parent, 80)}`, event: parent });
+  for (const node of others) {
+    items.push({
+      text: `#${node.seq} ${eventLine(session.event(node.seq) as SessionEvent, 80)}`,
+      node,
+    });
   }
   for (const [index, item] of items.entries()) {
     const last = index === items.length - 1;
     lines.push(`${indent}${last ? '└─' : '├─'} ${item.text}`);
-    if (item.event !== undefined)
-      tree(session, item.event, `${indent}${last ? '   ' : '│  '}`, depth + 1, lines);
+    const node = item.node;
+    if (node === undefined) continue;
+    const next = `${indent}${last ? '   ' : '│  '}`;
+    if (node.derivedFrom !== undefined) tree(session, node.derivedFrom, next, lines);
+    else {
+      // Past the depth limit the node's own sources are counted, not followed.
+      const more = session.event(node.seq)?.sourceEventSeqs?.length ?? 0;
+      if (more > 0) lines.push(`${next}└─ … (${more} more sources)`);
+    }
   }
 }
 

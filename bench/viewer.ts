@@ -1,0 +1,325 @@
+/**
+ * The viewer benchmark (`npm run bench:viewer`): in Debian's chromium, headless, the time from
+ * the snapshot's arrival to the first render of the model view (the page's own performance
+ * marks: JSON.parse, core's seeding with every surface rule, the fold, the rows in sight),
+ * beside the floor of `JSON.parse` of the same snapshot text in the same page; the peak JS heap
+ * while it loads; and the time to apply one live append to a 100k-event session.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Page } from 'playwright-core';
+import { Session } from '../src/core/index.js';
+import { openStore, type SessionStore } from '../src/store/index.js';
+import { startViewerServer } from '../src/viewer/index.js';
+import { MARKS } from '../src/viewer/protocol.js';
+import { recordToolTurn, user } from '../test/core/builders.js';
+import {
+  type DetailTable,
+  formatBytes,
+  formatCount,
+  formatRatio,
+  machineInfo,
+  progressReporter,
+  type Report,
+  renderMarkdown,
+  renderText,
+  type SummaryRow,
+  verdict,
+  writeSection,
+} from './report.js';
+
+const SIZES = [1_000, 10_000, 100_000] as const;
+const REPS = 3;
+const APPENDS = 7;
+const startedNs = process.hrtime.bigint();
+const progress = progressReporter(startedNs);
+
+/**
+ * A session of about `events` events: turns of a tool round trip and a streamed answer (the
+ * core tests' turn, 14 events of which 4 are messages: a heavier model view than a real session,
+ * whose chunks outnumber its messages far more).
+ */
+function workload(id: string, events: number): Session {
+  const session = Session.create({ id, clock: () => 1_700_000_000_000 });
+  for (let turn = 1; session.seq < events; turn++) {
+    recordToolTurn(session, turn, `Question ${turn}: what does file ${turn}.ts do?`);
+  }
+  return session;
+}
+
+async function record(store: SessionStore, session: Session): Promise<void> {
+  await store.create(session.header);
+  const events = session.events;
+  for (let from = 0; from < events.length; from += 5_000) {
+    await store.append(session.id, events.slice(from, from + 5_000), { expectedSeq: from });
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+interface Load {
+  readonly renderMs: number;
+  /** Where the first render's time went: the page's JSON.parse, core's seeding, the views. */
+  readonly phases: { readonly parse: number; readonly seed: number; readonly views: number };
+  readonly parseMs: number;
+  readonly peakHeap: number;
+  readonly snapshotBytes: number;
+}
+
+/** Opens session `id` in a fresh page: the page's marks, the parse floor, the heap peak. */
+async function load(page: Page, url: string, id: string): Promise<Load> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  let peakHeap = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      const used = metrics.find((metric) => metric.name === 'JSHeapUsedSize')?.value ?? 0;
+      peakHeap = Math.max(peakHeap, used);
+      await new Promise((done) => setTimeout(done, 10));
+    }
+  })();
+  await page.goto(`${url}#/s/${encodeURIComponent(id)}`);
+  await page.waitForFunction(
+    (mark) => performance.getEntriesByName(mark).length > 0,
+    MARKS.firstRender,
+    {
+      timeout: 300_000,
+    },
+  );
+  sampling = false;
+  await sampler;
+  const [received, parsed, seeded, rendered] = await page.evaluate(
+    (names) => names.map((name) => performance.getEntriesByName(name)[0]?.startTime ?? Number.NaN),
+    [MARKS.received, MARKS.parsed, MARKS.seeded, MARKS.firstRender],
+  );
+  const renderMs = (rendered as number) - (received as number);
+  const phases = {
+    parse: (parsed as number) - (received as number),
+    seed: (seeded as number) - (parsed as number),
+    views: (rendered as number) - (seeded as number),
+  };
+  // The floor, in the same page: JSON.parse of the very snapshot line the page parsed.
+  const { parseMs, snapshotBytes } = await page.evaluate(
+    async ({ path, reps }) => {
+      const controller = new AbortController();
+      const response = await fetch(path, { signal: controller.signal });
+      const reader = (response.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream())
+        .getReader();
+      const pieces: string[] = [];
+      for (;;) {
+        const { value } = await reader.read();
+        if (value === undefined) break;
+        pieces.push(value);
+        if (value.includes('\n')) break;
+      }
+      controller.abort();
+      const text = pieces.join('').split('\n')[0] ?? '';
+      const times: number[] = [];
+      for (let rep = 0; rep < reps; rep++) {
+        const start = performance.now();
+        JSON.parse(text);
+        times.push(performance.now() - start);
+      }
+      times.sort((a, b) => a - b);
+      return {
+        parseMs: times[Math.floor(times.length / 2)] ?? Number.NaN,
+        snapshotBytes: text.length,
+      };
+    },
+    { path: `/api/sessions/${encodeURIComponent(id)}/events${new URL(url).search}`, reps: REPS },
+  );
+  await cdp.detach();
+  return { renderMs, parseMs, peakHeap, snapshotBytes, phases };
+}
+
+/** Appends `count` user messages one at a time; the page's measure of applying each. */
+async function liveAppends(
+  page: Page,
+  writer: SessionStore,
+  session: Session,
+  count: number,
+): Promise<number[]> {
+  const durations: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const before = await page.evaluate(
+      (name) => performance.getEntriesByName(name).length,
+      MARKS.append,
+    );
+    const event = session.append('user/message', user(`live${index}`, `A live message ${index}`), {
+      surfaceOp: 'append',
+    });
+    await writer.append(session.id, [event], { expectedSeq: event.seq });
+    await page.waitForFunction(
+      ([name, seen]) => performance.getEntriesByName(name as string).length > (seen as number),
+      [MARKS.append, before] as const,
+      { timeout: 30_000 },
+    );
+    durations.push(
+      await page.evaluate((name) => {
+        const entries = performance.getEntriesByName(name);
+        return entries[entries.length - 1]?.duration ?? Number.NaN;
+      }, MARKS.append),
+    );
+  }
+  return durations;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'palimpsest-bench-viewer-'));
+  const url = `jsonl:${join(dir, 'sessions')}`;
+  const writer = await openStore(url);
+  const sessions = new Map<number, Session>();
+  for (const size of SIZES) {
+    const session = workload(`bench-${size}`, size);
+    await record(writer, session);
+    sessions.set(size, session);
+    progress(`recorded ${formatCount(session.seq)} events`);
+  }
+  const reader = await openStore(url, { readOnly: true });
+  const server = await startViewerServer({ store: reader });
+  const browser = await chromium.launch({
+    executablePath: process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking', '--enable-precise-memory-info'],
+  });
+  const rows: string[][] = [];
+  const loads = new Map<number, Load>();
+  let appendMs: number[] = [];
+  try {
+    for (const size of SIZES) {
+      const session = sessions.get(size) as Session;
+      const runs: Load[] = [];
+      for (let rep = 0; rep < REPS; rep++) {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        runs.push(await load(page, server.url, session.id));
+        if (size === 100_000 && rep === REPS - 1)
+          appendMs = await liveAppends(page, writer, session, APPENDS);
+        await page.close();
+      }
+      const result: Load = {
+        renderMs: median(runs.map((run) => run.renderMs)),
+        parseMs: median(runs.map((run) => run.parseMs)),
+        peakHeap: Math.max(...runs.map((run) => run.peakHeap)),
+        snapshotBytes: runs[0]?.snapshotBytes ?? 0,
+        phases: {
+          parse: median(runs.map((run) => run.phases.parse)),
+          seed: median(runs.map((run) => run.phases.seed)),
+          views: median(runs.map((run) => run.phases.views)),
+        },
+      };
+      loads.set(size, result);
+      rows.push([
+        formatCount(session.seq - (size === 100_000 ? APPENDS : 0)),
+        formatBytes(result.snapshotBytes),
+        `${result.parseMs.toFixed(1)} ms`,
+        `${result.renderMs.toFixed(1)} ms`,
+        formatRatio(result.renderMs / result.parseMs),
+        `${result.phases.parse.toFixed(0)} / ${result.phases.seed.toFixed(0)} / ${result.phases.views.toFixed(0)} ms`,
+        formatBytes(result.peakHeap),
+      ]);
+      progress(
+        `${formatCount(size)} events: first render ${result.renderMs.toFixed(1)} ms, JSON.parse ${result.parseMs.toFixed(1)} ms`,
+      );
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+    await reader.close();
+    await writer.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const big = loads.get(100_000) as Load;
+  const append = median(appendMs);
+  const summary: SummaryRow[] = [
+    {
+      id: 'V1',
+      what: 'first render of the model view, 100k events',
+      ours: `${big.renderMs.toFixed(0)} ms`,
+      floor: `${big.parseMs.toFixed(0)} ms (JSON.parse)`,
+      ratio: formatRatio(big.renderMs / big.parseMs),
+      goal: '≤ 2×',
+      verdict: verdict(big.renderMs <= 2 * big.parseMs),
+    },
+    {
+      id: 'V2',
+      what: 'one live append applied, 100k events',
+      ours: `${append.toFixed(2)} ms`,
+      floor: '16.7 ms (one frame)',
+      ratio: formatRatio(append / 16.7),
+      goal: '≤ 1× (16 ms)',
+      verdict: verdict(append <= 16),
+    },
+  ];
+  const details: DetailTable[] = [
+    {
+      title: 'First render by session size',
+      intro: `Medians of ${REPS} page loads; heap is the highest \`JSHeapUsedSize\` sampled every 10 ms while loading.`,
+      header: [
+        'events',
+        'snapshot',
+        'JSON.parse (floor)',
+        'first render',
+        'render / parse',
+        'of it: parse / seed / views',
+        'peak JS heap',
+      ],
+      rows,
+    },
+    {
+      title: 'Live appends on the 100k-event session',
+      header: ['appends', 'median', 'max'],
+      rows: [
+        [
+          String(appendMs.length),
+          `${append.toFixed(2)} ms`,
+          `${Math.max(...appendMs).toFixed(2)} ms`,
+        ],
+      ],
+    },
+  ];
+  const report: Report = {
+    section: 'viewer',
+    intro: [
+      'The web viewer (`palimpsest view`) in Debian’s chromium, headless, driven by playwright-core: how long the page takes from the arrival of a session’s snapshot to the first render of its model view, beside the floor of `JSON.parse` of the same snapshot text in the same page, and how long applying one live batch takes on a 100k-event session.',
+    ],
+    runtime: 'about 1–2 minutes',
+    reproduce: [
+      'Needs /usr/bin/chromium (or PALIMPSEST_CHROMIUM). Ratios move by tens of percent on a shared VM.',
+    ],
+    machine: machineInfo(),
+    summary,
+    details,
+    method: [
+      'Workload: turns of a user message, a step with a tool call (a stream chunk, the assistant message citing it, the tool call and its result) and a streamed answer, 14 events per turn, recorded to a JSONL store; the viewer server runs in the benchmark’s process over a read-only store.',
+      `First render: the page’s own marks, \`${MARKS.received}\` when the snapshot line is complete (before its JSON.parse) to \`${MARKS.firstRender}\` when the model view’s rows in sight are in the DOM. In between: JSON.parse, seeding a core \`Session\` (every surface rule checked, \`seedMode: 'parsed'\`), the fold of the surface, the model rows and the painted rows. Layout and paint after the mark are not included.`,
+      'Floor: `JSON.parse` of the same snapshot line, fetched again by the same page, median of three.',
+      `Live append: a user message appended through a second store (a writer), ${APPENDS} times, one at a time; the page’s measure \`${MARKS.append}\` covers \`Session.append\` of the batch, the new rows and the repaint of the rows in sight, stats and time-travel bar. The latency of the store’s watch (file watching) is not in it.`,
+      'Source: `bench/viewer.ts`.',
+    ],
+    notes: [
+      'The floor itself is noisy on a shared VM: JSON.parse of the same 16 MiB snapshot measured from about 200 ms to 390 ms between runs on this machine, and the ratio moves with it (from about 1.7× to 3.5× over the runs made while writing this benchmark). Compare runs on a quiet machine before reading much into V1.',
+      'Small sessions are far above 2×: about 40 ms of the first render is fixed (the first layout of the page, which measuring the list forces, and building the views), which dominates at 1k and 10k events. The goal is stated for 100k.',
+      'Where the first render goes at 100k events (the column "of it"): the page’s own JSON.parse, then core seeding the `Session` with every surface rule checked (about 1.5× the parse by itself, so the 2× goal cannot be met while the page validates the log, which it must: it folds with core, and a log from a store is untrusted), then the views (the replay of the validated log for the replacements, the model rows, the rows in sight, the first layout). The goal is missed by the seeding, not by the views.',
+    ],
+    durationSeconds: Number(process.hrtime.bigint() - startedNs) / 1e9,
+  };
+  process.stdout.write(`\n${renderText(report)}\n`);
+  const target = resolve(dirname(fileURLToPath(import.meta.url)), '../docs/benchmarks.md');
+  writeSection(target, 'viewer', renderMarkdown(report));
+  progress(`wrote the viewer section of ${target}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});

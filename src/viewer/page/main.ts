@@ -1,0 +1,53 @@
+/**
+ * The page's entry point. In an HTML export the session is embedded and the page is done once
+ * it renders; served, it lists the store's sessions and streams the one the URL's hash names
+ * (`#/s/ID`), applying each batch a writer commits.
+ */
+import { SessionPage } from './app.js';
+import { SessionSidebar } from './sessions.js';
+import { embeddedSnapshot, ServerSource } from './source.js';
+
+function routeId(): string | undefined {
+  const match = /^#\/s\/(.+)$/.exec(location.hash);
+  if (match?.[1] === undefined) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function boot(): void {
+  const embedded = embeddedSnapshot();
+  if (embedded !== undefined) {
+    document.body.classList.add('exported');
+    new SessionPage(undefined).load(embedded.snapshot, embedded.bytes);
+    return;
+  }
+  const source = new ServerSource();
+  const page = new SessionPage((id) => `#/s/${encodeURIComponent(id)}`);
+  const sidebar = new SessionSidebar(source, routeId);
+  let streaming: AbortController | undefined;
+  const open = (): void => {
+    streaming?.abort();
+    sidebar.render();
+    const id = routeId();
+    if (id === undefined) return;
+    const controller = new AbortController();
+    streaming = controller;
+    void source.stream(
+      id,
+      {
+        snapshot: (snapshot, bytes) => page.load(snapshot, bytes),
+        events: (batch, bytes) => page.append(batch, bytes),
+        failure: (message) => page.fail(message),
+      },
+      controller.signal,
+    );
+  };
+  window.addEventListener('hashchange', open);
+  void sidebar.refresh();
+  open();
+}
+
+boot();

@@ -1,0 +1,83 @@
+/**
+ * The session list of the served page: the store's sessions, searched by id and by text (the
+ * server looks through the logs), sorted by last activity, creation or id.
+ */
+import type { SessionListing } from '../protocol.js';
+import { byId, el, replaceChildren } from './dom.js';
+import type { ServerSource } from './source.js';
+import { count, timeText, visible } from './text.js';
+
+type SortKey = 'activity' | 'created' | 'id';
+
+function sorted(sessions: readonly SessionListing[], key: SortKey): SessionListing[] {
+  const copy = [...sessions];
+  if (key === 'id') return copy.sort((a, b) => a.id.localeCompare(b.id));
+  if (key === 'created') return copy.sort((a, b) => b.createdAt - a.createdAt);
+  return copy.sort((a, b) => b.lastActivity - a.lastActivity);
+}
+
+/** Keeps the sidebar's list in step with its search box and sort order. */
+export class SessionSidebar {
+  private sessions: readonly SessionListing[] = [];
+  private asked = 0;
+
+  constructor(
+    private readonly source: ServerSource,
+    private readonly current: () => string | undefined,
+  ) {
+    const search = byId<HTMLInputElement>('session-search');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    search.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void this.refresh(), 200);
+    });
+    byId<HTMLSelectElement>('session-sort').addEventListener('change', () => this.render());
+  }
+
+  /** Asks the server again (the search text may have changed). */
+  async refresh(): Promise<void> {
+    const asked = ++this.asked;
+    const text = byId<HTMLInputElement>('session-search').value.trim();
+    try {
+      const list = await this.source.sessions(text);
+      if (asked !== this.asked) return; // a newer search answered first
+      this.sessions = list.sessions;
+      this.render();
+      if (list.damaged.length > 0) {
+        byId('session-list').append(
+          ...list.damaged.map((entry) =>
+            el(
+              'li',
+              { class: 'damaged' },
+              `DAMAGED ${visible(entry.id ?? '(unknown id)')}: ${visible(entry.reason)}`,
+            ),
+          ),
+        );
+      }
+    } catch (error) {
+      replaceChildren(byId('session-list'), el('li', { class: 'damaged' }, String(error)));
+    }
+  }
+
+  /** Redraws the list, marking the open session. */
+  render(): void {
+    const key = byId<HTMLSelectElement>('session-sort').value as SortKey;
+    const open = this.current();
+    replaceChildren(
+      byId('session-list'),
+      ...sorted(this.sessions, key).map((session) =>
+        el(
+          'li',
+          session.id === open ? { class: 'open' } : {},
+          el('a', { href: `#/s/${encodeURIComponent(session.id)}` }, visible(session.id)),
+          el(
+            'span',
+            { class: 'meta' },
+            `${count(session.events)} events · ${session.turns} turns · ${timeText(session.lastActivity)}${session.parent === null ? '' : ` · fork of ${visible(session.parent)}`}`,
+          ),
+        ),
+      ),
+      this.sessions.length === 0 ? el('li', { class: 'empty' }, 'no session matches') : null,
+    );
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Where the page's data comes from: the loopback server (the token from the page's own URL on
+ * every request, the event stream read line by line as the server pushes batches), or the JSON
+ * an HTML export embeds in a non-executable script element.
+ */
+import {
+  EMBEDDED_DATA_ID,
+  MARKS,
+  type SessionList,
+  type SessionSnapshot,
+  type StreamLine,
+} from '../protocol.js';
+
+/** Receives what a session stream delivers. */
+export interface StreamHandlers {
+  snapshot(snapshot: SessionSnapshot, bytes: number): void;
+  events(line: StreamLine & { kind: 'events' }, bytes: number): void;
+  failure(message: string): void;
+}
+
+/** The embedded session of an HTML export, or `undefined` in the served page. */
+export function embeddedSnapshot(): { snapshot: SessionSnapshot; bytes: number } | undefined {
+  const element = document.getElementById(EMBEDDED_DATA_ID);
+  if (element === null) return undefined;
+  const text = element.textContent ?? '';
+  performance.mark(MARKS.received);
+  const snapshot = JSON.parse(text) as SessionSnapshot;
+  performance.mark(MARKS.parsed);
+  return { snapshot, bytes: text.length };
+}
+
+/** The served page's API, authorised by the token its URL carries. */
+export class ServerSource {
+  private readonly token: string;
+
+  constructor() {
+    this.token = new URLSearchParams(location.search).get('token') ?? '';
+  }
+
+  private url(path: string, query: Record<string, string> = {}): string {
+    const params = new URLSearchParams({ ...query, token: this.token });
+    return `${path}?${params.toString()}`;
+  }
+
+  async sessions(text: string): Promise<SessionList> {
+    const response = await fetch(this.url('/api/sessions', text === '' ? {} : { q: text }));
+    if (!response.ok)
+      throw new Error(`the session list failed: ${response.status} ${await response.text()}`);
+    return (await response.json()) as SessionList;
+  }
+
+  /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */
+  async stream(id: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
+    let response: Response;
+    try {
+      response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/events`), {
+        signal,
+      });
+    } catch (error) {
+      if (!signal.aborted) handlers.failure(String(error));
+      return;
+    }
+    if (!response.ok || response.body === null) {
+      handlers.failure(`${response.status}: ${await response.text()}`);
+      return;
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    let pieces: string[] = [];
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        // A snapshot line of 100 MB arrives in many pieces: join them once, when its end comes.
+        const newline = value.indexOf('\n');
+        if (newline === -1) {
+          pieces.push(value);
+          continue;
+        }
+        buffer = pieces.join('') + value;
+        pieces = [];
+        let start = 0;
+        for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n', start)) {
+          const line = buffer.slice(start, end);
+          start = end + 1;
+          if (line !== '') this.deliver(line, handlers);
+        }
+        if (start < buffer.length) pieces.push(buffer.slice(start));
+      }
+    } catch (error) {
+      if (!signal.aborted) handlers.failure(String(error));
+    }
+  }
+
+  private deliver(text: string, handlers: StreamHandlers): void {
+    if (text.startsWith('{"kind":"snapshot"')) performance.mark(MARKS.received);
+    const line = JSON.parse(text) as StreamLine;
+    if (line.kind === 'snapshot') performance.mark(MARKS.parsed);
+    if (line.kind === 'snapshot') handlers.snapshot(line, text.length);
+    else if (line.kind === 'events') handlers.events(line, text.length);
+    else handlers.failure(`${line.code}: ${line.message}`);
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * One session as the page holds it: a core `Session` seeded with the loaded events (every
+ * surface rule checked by core, the same code the writer ran) and grown by each live batch,
+ * plus the row lists of the three views, derived from it and rebuilt only when they must be.
+ */
+import {
+  deriveEventMessage,
+  type Message,
+  type ProvenanceIntent,
+  replaceOpOf,
+  Session,
+  type SessionEvent,
+  type SessionHeader,
+  type SurfaceIntent,
+  type SurfaceReplacement,
+} from '../../core/index.js';
+import { replaySurface } from '../../core/surface.js';
+import { MARKS } from '../protocol.js';
+
+/** Which of the three views a row belongs to. */
+export type ViewName = 'model' | 'transcript' | 'raw';
+
+/** One row of a view. Rows are small; their text is computed when they scroll into sight. */
+export interface Row {
+  /** Unique in its view, stable across live updates: what selection and expansion remember. */
+  readonly key: string;
+  /** The event the row stands for (a chunk run: its first chunk). */
+  readonly seq: number;
+  /** Indentation: 0 for the view's own rows, 1 and more for expanded originals. */
+  readonly depth: number;
+  readonly kind: 'message' | 'replacement' | 'marker' | 'event' | 'chunks';
+  readonly expandable: boolean;
+  /** A chunk run's seqs. */
+  readonly seqs?: readonly number[];
+  /** In the transcript: a message the model no longer sees. */
+  readonly hidden?: boolean;
+}
+
+/** The surface in force after one event: what time travel shows. */
+export interface SurfaceAt {
+  readonly at: number;
+  readonly seqs: readonly number[];
+}
+
+function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent {
+  return {
+    ...(event.surfaceOp === undefined ? {} : { surfaceOp: event.surfaceOp }),
+    ...(event.sourceEventSeqs === undefined ? {} : { sourceEventSeqs: event.sourceEventSeqs }),
+  };
+}
+
+/** A session being viewed. */
+export class ViewedSession {
+  readonly session: Session;
+  /** Size of the events as JSON: what the stream carried. */
+  bytes: number;
+  private nextTime = 0;
+  /**
+   * `Session.append` by type name: a stored event's type is a runtime string, and core checks the
+   * data against the type at runtime exactly as it does for the seed.
+   */
+  private readonly append: (
+    type: string,
+    data: unknown,
+    intent: SurfaceIntent | ProvenanceIntent,
+  ) => SessionEvent;
+  private replacementIndex: Map<number, SurfaceReplacement> | undefined;
+  /** Seqs of the `request/header` events, ascending: time travel asks for one per move. */
+  private readonly headerSeqs: number[] = [];
+  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
+  repairs = 0;
+
+  constructor(header: SessionHeader, events: readonly SessionEvent[], bytes: number) {
+    // The stream's events were built by JSON.parse, which is what `parsed` seeding is for.
+    this.session = Session.create({
+      header,
+      seed: events,
+      seedMode: 'parsed',
+      clock: () => this.nextTime,
+    });
+    performance.mark(MARKS.seeded);
+    this.bytes = bytes;
+    this.append = this.session.append.bind(this.session) as typeof this.append;
+    for (const event of this.session.events) this.index(event);
+  }
+
+  private index(event: SessionEvent): void {
+    if (event.type === 'request/header') this.headerSeqs.push(event.seq);
+    else if (
+      event.type === 'turn/end' &&
+      (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
+    ) {
+      this.repairs++;
+    }
+  }
+
+  /** The last `request/header` at or before `at`. */
+  headerAt(at: number): SessionEvent | undefined {
+    let low = 0;
+    let high = this.headerSeqs.length - 1;
+    let found: number | undefined;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const seq = this.headerSeqs[middle] as number;
+      if (seq <= at) {
+        found = seq;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    return found === undefined ? undefined : this.session.event(found);
+  }
+
+  /**
+   * Appends a committed batch through `Session.append`, so core validates it as it validated the
+   * seed. Returns whether the surface was rewritten (a replace), which invalidates more.
+   */
+  appendEvents(events: readonly SessionEvent[], bytes: number): boolean {
+    let rewritten = false;
+    for (const event of events) {
+      if (event.seq < this.session.seq) continue; // a batch the snapshot already held
+      this.nextTime = event.time;
+      const appended = this.append(event.type, event.data, intentOf(event));
+      this.index(appended);
+      if (replaceOpOf(event) !== undefined) rewritten = true;
+    }
+    this.bytes += bytes;
+    if (rewritten) this.replacementIndex = undefined;
+    return rewritten;
+  }
+
+  /**
+   * Every replace of the log, by the seq of the replacing event: core's replay of the validated
+   * log (the one the transcript uses), without validating it a second time.
+   */
+  replacements(): Map<number, SurfaceReplacement> {
+    if (this.replacementIndex === undefined) {
+      const index = new Map<number, SurfaceReplacement>();
+      replaySurface(this.session.events, this.session.seq - 1, (replacement) =>
+        index.set(replacement.seq, replacement),
+      );
+      this.replacementIndex = index;
+    }
+    return this.replacementIndex;
+  }
+
+  /** The surface right after event `at` (time travel): the replay `messagesAt` makes. */
+  surfaceAt(at: number): SurfaceAt {
+    return { at, seqs: replaySurface(this.session.events, at) };
+  }
+
+  /** The event `seq`, as core froze it. */
+  event(seq: number): SessionEvent | undefined {
+    return this.session.event(seq);
+  }
+
+  /** The message event `seq` contributes (`null` for a log event or an empty answer). */
+  message(seq: number): Message | null {
+    const event = this.session.event(seq);
+    return event === undefined ? null : deriveEventMessage(event);
+  }
+
+  /** Model view rows for the surface `seqs`, with the originals of expanded replacements. */
+  modelRows(seqs: readonly number[], expanded: ReadonlySet<string>): Row[] {
+    const rows: Row[] = [];
+    const replacements = this.replacements();
+    const walk = (list: readonly number[], depth: number): void => {
+      for (const seq of list) {
+        const replacement = replacements.get(seq);
+        if (replacement === undefined && this.message(seq) === null) continue;
+        const key = `m${seq}`;
+        rows.push({
+          key,
+          seq,
+          depth,
+          kind: replacement === undefined ? 'message' : 'replacement',
+          expandable: replacement !== undefined,
+        });
+        if (replacement !== undefined && expanded.has(key))
+          walk(replacement.shadowedSeqs, depth + 1);
+      }
+    };
+    walk(seqs, 0);
+    return rows;
+  }
+
+  /** Model view rows for surface entries appended after `from` (a live batch without replaces). */
+  appendedModelRows(from: number): Row[] {
+    const rows: Row[] = [];
+    for (let seq = from; seq < this.session.seq; seq++) {
+      const event = this.session.event(seq);
+      if (event?.surfaceOp === 'append' && this.message(seq) !== null) {
+        rows.push({ key: `m${seq}`, seq, depth: 0, kind: 'message', expandable: false });
+      }
+    }
+    return rows;
+  }
+
+  /** Transcript rows: what the user saw, in log order, with a marker where history was replaced. */
+  transcriptRows(): Row[] {
+    return this.session.transcript().map((entry) => ({
+      key: `t${entry.seq}`,
+      seq: entry.seq,
+      depth: 0,
+      kind: entry.kind === 'replacement' ? 'marker' : 'message',
+      expandable: false,
+      hidden: !entry.onSurface,
+    }));
+  }
+
+  /** Raw log rows from `from` on; runs of stream chunks are one expandable row. */
+  rawRows(expanded: ReadonlySet<string>, from = 0, previous: Row[] = []): Row[] {
+    const rows = previous;
+    const events = this.session.events;
+    let seq = from;
+    while (seq < events.length) {
+      const event = events[seq] as SessionEvent;
+      if (event.type !== 'assistant/chunk') {
+        rows.push({ key: `r${seq}`, seq, depth: 0, kind: 'event', expandable: false });
+        seq++;
+        continue;
+      }
+      const run: number[] = [];
+      while (seq < events.length && (events[seq] as SessionEvent).type === 'assistant/chunk') {
+        run.push(seq);
+        seq++;
+      }
+      const key = `c${run[0]}`;
+      rows.push({
+        key,
+        seq: run[0] as number,
+        depth: 0,
+        kind: 'chunks',
+        expandable: true,
+        seqs: run,
+      });
+      if (expanded.has(key)) {
+        for (const chunk of run) {
+          rows.push({ key: `r${chunk}`, seq: chunk, depth: 1, kind: 'event', expandable: false });
+        }
+      }
+    }
+    return rows;
+  }
+}

@@ -1,0 +1,338 @@
+/**
+ * The viewer's loopback HTTP server. It serves the bundled page and a small API over one store:
+ * the session list, and one session's events as newline-delimited JSON (the stored events first,
+ * then each batch a writer commits, from `store.watch`). The page folds them with core.
+ *
+ * It listens on 127.0.0.1 only. Every API route needs the random token of the URL the CLI
+ * prints; every request needs a Host header naming this server (a DNS-rebinding page cannot
+ * forge one); every response carries a strict Content-Security-Policy.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PalimpsestError, type SessionEvent } from '../core/index.js';
+import { CorruptLogError, FormatVersionError, type SessionStore } from '../store/index.js';
+import { everySession } from '../store/list-all.js';
+import { checkSessionId } from '../store/store-rules.js';
+import { pageAssets } from './assets.js';
+import { ViewerError } from './errors.js';
+import { pageDocument } from './page-html.js';
+import type { SessionList, SessionListing, SessionSnapshot, StreamLine } from './protocol.js';
+
+/** Options of {@link startViewerServer}. */
+export interface ViewerServerOptions {
+  readonly store: SessionStore;
+  /** The port; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** The API token; a random one by default (tests pass their own). */
+  readonly token?: string;
+}
+
+/** A running viewer server. */
+export interface ViewerServer {
+  /** The page's URL with the token, for a person to open. */
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  /** Stops listening and ends every open event stream. */
+  close(): Promise<void>;
+}
+
+/** The policy of the served page: its own script and style, and requests to itself only. */
+export const SERVED_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': SERVED_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+} as const;
+
+const LOOPBACK = '127.0.0.1';
+
+/** A refusal: its HTTP status and one line saying why. */
+class Refusal {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+  ) {}
+}
+
+/**
+ * Starts the server on 127.0.0.1.
+ *
+ * @throws ViewerError `INVALID_PORT` for a port outside 0..65535, `PORT_UNAVAILABLE` when it
+ * cannot listen there.
+ */
+export async function startViewerServer(options: ViewerServerOptions): Promise<ViewerServer> {
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new ViewerError(
+      'INVALID_PORT',
+      `the port must be an integer from 0 to 65535, found ${String(port)}`,
+    );
+  }
+  pageAssets(); // fail now, not on the first request, when the page is not built
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const streams = new Set<AbortController>();
+  const state = { port: 0 };
+  const server = createServer((request, response) => {
+    handle(request, response, { store: options.store, token, port: state.port, streams }).catch(
+      (error: unknown) => fail(response, error),
+    );
+  });
+  await listen(server, port);
+  state.port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${LOOPBACK}:${state.port}/?token=${token}`,
+    port: state.port,
+    token,
+    close: () => {
+      for (const stream of streams) stream.abort();
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new ViewerError(
+          'PORT_UNAVAILABLE',
+          `cannot listen on ${LOOPBACK}:${port}: expected a free port, found ${error.code ?? error.message}`,
+          {
+            cause: error,
+          },
+        ),
+      ),
+    );
+    server.listen(port, LOOPBACK, () => resolve());
+  });
+}
+
+interface Context {
+  readonly store: SessionStore;
+  readonly token: string;
+  readonly port: number;
+  readonly streams: Set<AbortController>;
+}
+
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: Context,
+): Promise<void> {
+  const host = request.headers.host;
+  if (host !== `${LOOPBACK}:${context.port}` && host !== `localhost:${context.port}`) {
+    throw new Refusal(
+      421,
+      `expected the Host header ${LOOPBACK}:${context.port}, found ${JSON.stringify(host ?? null)}`,
+    );
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    throw new Refusal(405, `expected GET, found ${request.method ?? '?'}`);
+  }
+  const rawPath = (request.url ?? '/').split('?')[0] ?? '/';
+  // Dot segments are refused before any parsing could resolve them away.
+  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(rawPath))
+    throw new Refusal(400, 'a path may not hold . or .. segments');
+  const url = new URL(request.url ?? '/', `http://${LOOPBACK}`);
+  const path = url.pathname;
+  if (path === '/') return send(response, 200, 'text/html; charset=utf-8', servedPage());
+  if (path === '/assets/page.js')
+    return send(response, 200, 'text/javascript; charset=utf-8', pageAssets().script);
+  if (path === '/assets/page.css')
+    return send(response, 200, 'text/css; charset=utf-8', pageAssets().style);
+  if (!path.startsWith('/api/')) throw new Refusal(404, `no such page: ${path.slice(0, 80)}`);
+  checkToken(url.searchParams.get('token'), context.token);
+  if (path === '/api/sessions') {
+    return sendJson(response, await sessionList(context.store, url.searchParams.get('q') ?? ''));
+  }
+  const match = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
+  if (match?.[1] === undefined) throw new Refusal(404, `no such API route: ${path.slice(0, 80)}`);
+  return streamSession(request, response, context, sessionIdOf(match[1]));
+}
+
+function checkToken(given: string | null, token: string): void {
+  const a = Buffer.from(given ?? '');
+  const b = Buffer.from(token);
+  if (a.length !== b.length || !timingSafeEqual(a, b)) {
+    throw new Refusal(
+      403,
+      given === null
+        ? 'expected the token of the viewer URL, found none'
+        : 'expected the token of the viewer URL, found another',
+    );
+  }
+}
+
+function sessionIdOf(segment: string): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    throw new Refusal(400, 'the session id is not valid percent-encoding');
+  }
+  if (id === '.' || id === '..' || /[/\\]/.test(id))
+    throw new Refusal(400, 'a session id may not hold a path');
+  try {
+    checkSessionId(id);
+  } catch (error) {
+    throw new Refusal(400, error instanceof Error ? error.message : String(error));
+  }
+  return id;
+}
+
+let cachedPage: string | undefined;
+
+function servedPage(): string {
+  cachedPage ??= pageDocument(
+    '<link rel="stylesheet" href="/assets/page.css">',
+    '<script src="/assets/page.js"></script>',
+  );
+  return cachedPage;
+}
+
+async function sessionList(store: SessionStore, query: string): Promise<SessionList> {
+  const { sessions, damaged } = await everySession(store);
+  const needle = query.toLowerCase();
+  const listed: SessionListing[] = [];
+  for (const summary of sessions) {
+    const id = summary.header.id;
+    if (needle !== '' && !id.toLowerCase().includes(needle) && !(await mentions(store, id, needle)))
+      continue;
+    try {
+      const stats = await store.summarize(id);
+      listed.push({
+        id,
+        createdAt: stats.header.createdAt,
+        lastActivity: stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt,
+        events: stats.eventCount,
+        turns: stats.lastTurn,
+        parent: stats.header.parentSession ?? null,
+      });
+    } catch (error) {
+      // Damage the list could not see (it reads headers) is listed, not fatal, as in `ls`.
+      if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error)) throw error;
+      damaged.push({ id, error });
+    }
+  }
+  return {
+    sessions: listed,
+    damaged: damaged.map((entry) => ({ id: entry.id ?? null, reason: entry.error.message })),
+  };
+}
+
+/** Whether any event of session `id` holds `needle` (lower case) in its text. */
+async function mentions(store: SessionStore, id: string, needle: string): Promise<boolean> {
+  try {
+    const { events } = await store.load(id);
+    return events.some((event) => JSON.stringify(event.data).toLowerCase().includes(needle));
+  } catch {
+    return false; // a damaged session is listed as damaged, not searched
+  }
+}
+
+async function streamSession(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: Context,
+  id: string,
+): Promise<void> {
+  const { store } = context;
+  const loaded = await store.load(id);
+  const children = (await everySession(store, { parentSession: id })).sessions.map(
+    (s) => s.header.id,
+  );
+  const snapshot: SessionSnapshot = {
+    kind: 'snapshot',
+    header: loaded.header,
+    events: loaded.events,
+    children,
+  };
+  const controller = new AbortController();
+  context.streams.add(controller);
+  request.on('close', () => controller.abort());
+  response.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/x-ndjson; charset=utf-8',
+  });
+  response.write(`${JSON.stringify(snapshot)}\n`);
+  // Events arrive one by one; those that arrive together leave in one line (one batch).
+  let pending: SessionEvent[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0 || response.writableEnded) return;
+    const line: StreamLine = { kind: 'events', events: pending };
+    pending = [];
+    response.write(`${JSON.stringify(line)}\n`);
+  };
+  try {
+    for await (const event of store.watch(id, {
+      fromSeq: loaded.events.length,
+      signal: controller.signal,
+    })) {
+      pending.push(event);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    }
+    flush();
+  } catch (error) {
+    flush();
+    const code = PalimpsestError.isInstance(error) ? error.code : 'FAILURE';
+    const line: StreamLine = {
+      kind: 'error',
+      code,
+      message: error instanceof Error ? error.message : String(error),
+    };
+    if (!response.writableEnded) response.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    context.streams.delete(controller);
+    if (!response.writableEnded) response.end();
+  }
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
+  response.end(body);
+}
+
+function sendJson(response: ServerResponse, value: unknown): void {
+  send(response, 200, 'application/json; charset=utf-8', JSON.stringify(value));
+}
+
+function fail(response: ServerResponse, error: unknown): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const { status, text } = failureOf(error);
+  send(response, status, 'text/plain; charset=utf-8', text);
+}
+
+/** The status and text of a failed request: the refusal's reason, a palimpsest error's code. */
+function failureOf(error: unknown): { status: number; text: string } {
+  if (error instanceof Refusal) return { status: error.status, text: error.reason };
+  if (PalimpsestError.isInstance(error)) {
+    const status =
+      error.code === 'NOT_FOUND' ? 404 : error.code === 'INVALID_SESSION_ID' ? 400 : 500;
+    return { status, text: `${error.code}: ${error.message}` };
+  }
+  return { status: 500, text: 'the viewer server failed' };
+}

@@ -1,0 +1,131 @@
+/**
+ * Headless Chromium for the viewer tests: Debian's chromium driven by playwright-core (no browser
+ * download), a guard that records anything a hostile page could make happen (a dialog, a console
+ * error, an uncaught exception, a navigation, a popup), and screenshots.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { tempStores } from '../cli/helpers.js';
+
+/** Where screenshots land: a gitignored folder, kept as CI artifacts. */
+export const artifacts = join(import.meta.dirname, '.artifacts');
+const docsDir = join(import.meta.dirname, '..', '..', 'docs', 'viewer');
+
+/** Launches Debian's chromium headless. */
+export function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking'],
+  });
+}
+
+/** What happened on a page that a passive viewer never causes. */
+export interface PageIncidents {
+  readonly dialogs: string[];
+  readonly consoleErrors: string[];
+  readonly pageErrors: string[];
+  readonly navigations: string[];
+  readonly popups: string[];
+}
+
+/** Fails unless nothing at all happened that a passive viewer never causes. */
+export function expectNoIncidents(incidents: PageIncidents): void {
+  expect(incidents).toEqual({
+    dialogs: [],
+    consoleErrors: [],
+    pageErrors: [],
+    navigations: [],
+    popups: [],
+  });
+}
+
+/**
+ * Opens a page that records every incident. Navigations are counted after the first load; hash
+ * changes (the page's own routing) are not navigations away.
+ */
+export async function guardedPage(
+  browser: Browser,
+): Promise<{ page: Page; incidents: PageIncidents }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const incidents: PageIncidents = {
+    dialogs: [],
+    consoleErrors: [],
+    pageErrors: [],
+    navigations: [],
+    popups: [],
+  };
+  let loaded: string | undefined;
+  page.on('dialog', (dialog) => {
+    incidents.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error') incidents.consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => incidents.pageErrors.push(error.message));
+  page.on('popup', (popup) => incidents.popups.push(popup.url()));
+  page.on('framenavigated', (frame) => {
+    if (frame !== page.mainFrame()) return;
+    const url = frame.url().split('#')[0] ?? '';
+    if (loaded === undefined) loaded = url;
+    else if (url !== loaded) incidents.navigations.push(frame.url());
+  });
+  return { page, incidents };
+}
+
+/** Saves a screenshot as a test artifact, and into docs/viewer/ when PALIMPSEST_UPDATE_SCREENSHOTS=1. */
+export async function screenshot(page: Page, name: string, forDocs = false): Promise<void> {
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, `${name}.png`) });
+  if (forDocs && process.env.PALIMPSEST_UPDATE_SCREENSHOTS === '1') {
+    mkdirSync(docsDir, { recursive: true });
+    await page.screenshot({ path: join(docsDir, `${name}.png`) });
+  }
+}
+
+/** What {@link useBrowserAndStore} sets up for a describe block. */
+export interface BrowserAndStore {
+  readonly dir: string;
+  readonly storeUrl: string;
+  readonly browser: Browser;
+}
+
+/**
+ * Registers the hooks of a describe block that needs a temporary JSONL store, filled by `fill`,
+ * and a launched browser; both go when the block ends. Read the fields inside tests.
+ */
+export function useBrowserAndStore(
+  fill: (storeUrl: string, dir: string) => Promise<void>,
+): BrowserAndStore {
+  const state: { dir: string; storeUrl: string; browser: Browser | undefined; remove(): void } = {
+    dir: '',
+    storeUrl: '',
+    browser: undefined,
+    remove: () => undefined,
+  };
+  beforeAll(async () => {
+    const stores = tempStores();
+    Object.assign(state, { dir: stores.dir, storeUrl: stores.urls.jsonl, remove: stores.remove });
+    await fill(state.storeUrl, state.dir);
+    state.browser = await launch();
+  });
+  afterAll(async () => {
+    await state.browser?.close();
+    state.remove();
+  });
+  return {
+    get dir() {
+      return state.dir;
+    },
+    get storeUrl() {
+      return state.storeUrl;
+    },
+    get browser() {
+      if (state.browser === undefined) throw new Error('the browser is launched in beforeAll');
+      return state.browser;
+    },
+  };
+}

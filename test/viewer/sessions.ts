@@ -1,0 +1,93 @@
+/**
+ * Sessions the viewer tests open: the demo (recorded by the built CLI into a temporary store)
+ * and a hostile one whose every string tries to become markup, script or a deception.
+ */
+import { Session } from '../../src/core/index.js';
+import { openStore } from '../../src/store/index.js';
+import { cli } from '../cli/helpers.js';
+import { assistant, toolResult, user } from '../core/builders.js';
+
+/** Records the demo into `storeUrl` and returns its session id. */
+export function recordDemo(storeUrl: string, cwd: string): string {
+  const run = cli(['demo', '--store', storeUrl], { cwd });
+  const id = /session (demo-[0-9a-f]+)/.exec(run.stdout)?.[1];
+  if (run.code !== 0 || id === undefined) {
+    throw new Error(`the demo failed (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+  }
+  return id;
+}
+
+/** Every string a page must show as text and never run. */
+export const HOSTILE = {
+  script: '<script>alert("script tag")</script>',
+  onerror: '<img src=x onerror=alert("onerror")>',
+  javascriptLink: '[click me](javascript:alert("javascript link"))',
+  htmlLink: '<a href="javascript:alert(1)">html link</a>',
+  svg: '<svg onload=alert("svg")><script>alert("svg script")</script></svg>',
+  closeData: '</script><script>alert("closed the data element")</script>',
+  image: '![x](https://example.invalid/x.png" onerror="alert(1))',
+  bidi: 'invoice\u202eexe.txt\u202c and \u2066isolate\u2069',
+  control: 'bell\u0007 escape\u001b[31m red\u001b[0m nul-ish\u0001 c1\u009b',
+  https: '[a real link](https://example.com/docs)',
+} as const;
+
+/** The id of the hostile session: markup too. */
+export const HOSTILE_ID = '<img src=x onerror=alert("id")>';
+
+/** Writes the hostile session into `storeUrl`. */
+export async function recordHostile(storeUrl: string): Promise<string> {
+  const all = Object.values(HOSTILE).join('\n\n');
+  const session = Session.create({ id: HOSTILE_ID });
+  session.append('turn/start', { turn: 1 });
+  session.append('user/message', user('u1', all), { surfaceOp: 'append' });
+  session.append(
+    'context/message',
+    { ...user('c1', HOSTILE.svg), source: { kind: 'context' } },
+    { surfaceOp: 'append' },
+  );
+  session.append('step/start', { turn: 1, step: 1 });
+  const chunk = session.append('assistant/chunk', {
+    turn: 1,
+    step: 1,
+    chunk: { type: 'text-delta', id: 't', delta: HOSTILE.script },
+  });
+  const answer = session.append(
+    'assistant/message',
+    assistant(
+      'a1',
+      `# Heading ${HOSTILE.onerror}\n\n${all}\n\n\`\`\`html\n${HOSTILE.closeData}\n\`\`\``,
+      [
+        {
+          id: 'call1',
+          name: `tool${HOSTILE.script}`,
+          arguments: JSON.stringify({ path: HOSTILE.onerror }),
+        },
+      ],
+    ),
+    { surfaceOp: 'append', sourceEventSeqs: [chunk.seq] },
+  );
+  const call = session.append('tool/call', {
+    turn: 1,
+    step: 1,
+    callId: 'call1',
+    name: 'read_file',
+    arguments: '{}',
+  });
+  // One line of a megabyte, with markup at both ends and in the middle.
+  const huge = `${HOSTILE.closeData}${'A'.repeat(500_000)}${HOSTILE.onerror}${'B'.repeat(500_000)}${HOSTILE.bidi}`;
+  session.append('tool/result', toolResult('r1', 'call1', huge), {
+    surfaceOp: 'append',
+    sourceEventSeqs: [call.seq],
+  });
+  session.append('step/end', { turn: 1, step: 1 });
+  session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+  void answer;
+  const store = await openStore(storeUrl);
+  try {
+    await store.create(session.header);
+    await store.append(session.id, session.events, { expectedSeq: 0 });
+  } finally {
+    await store.close();
+  }
+  return session.id;
+}
