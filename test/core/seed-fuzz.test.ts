@@ -757,6 +757,9 @@ function deepSet(data: unknown, path: readonly number[], value: OddOrJson | 'del
   }
   const last = path[path.length - 1] ?? 0;
   if (typeof container !== 'object' || container === null || Object.isFrozen(container)) return;
+  // An odd value set by an earlier mutation may be a typed array, whose elements cannot be
+  // deleted or redefined: it is left as it is (the seed is already invalid through it).
+  if (ArrayBuffer.isView(container)) return;
   if (Array.isArray(container)) {
     const index = last % (container.length + 1);
     if (value === 'delete') container.splice(index, 1);
