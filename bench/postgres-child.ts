@@ -7,7 +7,7 @@
  *
  * Modes:
  *   flat <url> <schema> <turns> <interleave>   one live session, 204 appends + flush() per turn
- *   resume <fast|full|raw-surface|raw-all> <url> <schema> <id>
+ *   resume <fast|full|raw-surface|raw-envelope|raw-all> <url> <schema> <id>
  *                                              a resume of session <id>, or its raw floor
  *   writer <url> <schema> <id> <turns>         store.append per turn on its own session, once
  *                                              the parent writes a line to stdin
@@ -154,6 +154,56 @@ interface RawRow {
  * `surface`: in a finished session no open stream's chunks remain), each row's JSON columns
  * parsed into a plain event. No snapshot transaction, no session row, no checks, no Session.
  */
+/**
+ * The envelope floor: the raw surface SELECT of `resumeRaw`, plus the seq and time of every
+ * chunk row (a row per chunk, as `pg` gives them): what a resume that keeps every event's
+ * envelope, as a palimpsest session does, reads at the least.
+ */
+async function resumeRawEnvelope(
+  url: string,
+  schema: string,
+  id: string,
+): Promise<ResumeChildResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows: keys } = await client.query<{ key: string }>(
+    `SELECT key FROM ${q(schema)}.sessions WHERE id = $1`,
+    [id],
+  );
+  const key = (keys[0] as { key: string }).key;
+  const start = nowNs();
+  const { rows } = await client.query<RawRow>(
+    `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${q(schema)}.events WHERE session_key = $1 AND type <> 'assistant/chunk' ORDER BY seq`,
+    [key],
+  );
+  const { rows: chunks } = await client.query<{ seq: string; time: string }>(
+    `SELECT seq, time FROM ${q(schema)}.events WHERE session_key = $1 AND type = 'assistant/chunk' ORDER BY seq`,
+    [key],
+  );
+  const queriedAt = nowNs();
+  const events = rows.map((row) => ({
+    seq: Number(row.seq),
+    time: Number(row.time),
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    sources:
+      row.source_event_seqs === null ? undefined : (JSON.parse(row.source_event_seqs) as unknown),
+    surfaceOp: row.surface_op === null ? undefined : (JSON.parse(row.surface_op) as unknown),
+  }));
+  const envelopes = chunks.map((row) => ({ seq: Number(row.seq), time: Number(row.time) }));
+  const end = nowNs();
+  consume(events.length + envelopes.length);
+  const maxRss = maxRssBytes();
+  await client.end();
+  return {
+    ns: Number(end - start),
+    parts: { query: Number(queriedAt - start), parse: Number(end - queriedAt) },
+    events: events.length + envelopes.length,
+    elided: 0,
+    maxRss,
+  };
+}
+
 async function resumeRaw(
   url: string,
   schema: string,
@@ -251,6 +301,8 @@ async function main(): Promise<void> {
       result = await resumeOurs(arg(1), arg(2), arg(3), kind === 'fast');
     } else if (kind === 'raw-surface' || kind === 'raw-all') {
       result = await resumeRaw(arg(1), arg(2), arg(3), kind === 'raw-surface');
+    } else if (kind === 'raw-envelope') {
+      result = await resumeRawEnvelope(arg(1), arg(2), arg(3));
     } else {
       throw new Error(`unknown resume kind ${kind}`);
     }
