@@ -27,6 +27,8 @@ export interface AppendResult {
 
 export interface ResumeResult {
   readonly ns: number;
+  /** CPU time (user + system, every thread) of the same span: steadier on a shared machine. */
+  readonly cpuNs: number;
   readonly messages: number;
   readonly maxRss: number;
   readonly rssBefore: number;
@@ -71,12 +73,15 @@ async function resume(name: string, dir: string): Promise<ResumeResult> {
   const run = await resumeNamed(name).prepare(dir, SESSION);
   collectGarbage();
   const rssBefore = process.memoryUsage().rss;
+  const cpu = process.cpuUsage();
   const start = now();
   const resumed = await run();
   const ns = Number(now() - start);
+  const used = process.cpuUsage(cpu);
   const peak = maxRss();
   await resumed.close();
-  return { ns, messages: resumed.messages, maxRss: peak, rssBefore };
+  const cpuNs = (used.user + used.system) * 1000;
+  return { ns, cpuNs, messages: resumed.messages, maxRss: peak, rssBefore };
 }
 
 async function concurrent(

@@ -259,10 +259,14 @@ function resumeTables(ctx: Context): void {
       const floor = floorRounds === undefined ? undefined : median(floorRounds.map((r) => r.ns));
       const rss = median(rounds.map((r) => r.maxRss));
       const growth = median(rounds.map((r) => r.maxRss - r.rssBefore));
+      const cpu = rounds.every((r) => typeof r.cpuNs === 'number')
+        ? formatSpread(spreadOf(rounds.map((r) => r.cpuNs)))
+        : '—';
       rows.push([
         target.name,
         turns === size ? String(turns) : `${turns} (capped)`,
         formatSpread(spread),
+        cpu,
         mib(rss),
         mib(growth),
         ratio(spread.median, floor),
@@ -317,6 +321,7 @@ function resumeTables(ctx: Context): void {
         'resume',
         'turns',
         'time',
+        'CPU time',
         'peak RSS',
         'RSS growth',
         'ratio to floor',

@@ -18,7 +18,7 @@ export const FULL_PLAN: Plan = {
   resumeSizes: [1_000, 5_000],
   runs: 5,
   concurrentSessions: 20,
-  concurrentTurns: 100,
+  concurrentTurns: 50,
 };
 
 export const SMOKE_PLAN: Plan = {

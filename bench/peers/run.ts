@@ -7,12 +7,13 @@
  *   npm run bench            # full: 10, 1,000, 5,000 turns × 5 rounds; rewrites docs/benchmarks.md
  *   npm run bench:smoke      # small sizes, 2 rounds, writes nothing: keeps the harness working
  *   npm run bench -- --only=JSONL,pi   # only the systems whose names contain one of these
+ *   npm run bench -- --render=bench/.out/peers-full.json   # the report again, from a saved run
  *
  * The peers come from bench/package.json (`npm --prefix bench ci`). PostgreSQL rows need a
  * server: `PALIMPSEST_BENCH_PG_URL`, or the machine's binaries for a throwaway cluster.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,11 +28,12 @@ import { buildReport, type Results } from './figures.js';
 import { PG_URL_ENV } from './pg.js';
 import { FULL_PLAN, type Plan, SMOKE_PLAN } from './plan.js';
 import type { BenchSystem, ResumeTarget } from './system.js';
-import { RESUMES, SYSTEMS } from './systems/index.js';
+import { RESUMES, resumeNamed, SYSTEMS, systemNamed } from './systems/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CHILD = resolve(here, 'child.ts');
 const DOCS = resolve(here, '../../docs');
+const OUT = resolve(here, '../.out');
 const startedNs = process.hrtime.bigint();
 const progress = progressReporter(startedNs);
 
@@ -151,8 +153,66 @@ async function measure(
   return { plan, systems, resumes, appends, resumed, concurrent };
 }
 
+/** The measurements of a run as JSON (maps as entry lists), to render again later. */
+interface SavedRun {
+  readonly plan: Plan;
+  readonly systems: readonly string[];
+  readonly resumes: readonly string[];
+  readonly appends: [string, AppendResult[]][];
+  readonly resumed: [string, ResumeResult[]][];
+  readonly concurrent: [string, ConcurrentResult[]][];
+  readonly durationSeconds: number;
+  readonly withPg: boolean;
+}
+
+function save(file: string, results: Results, durationSeconds: number, withPg: boolean): void {
+  const saved: SavedRun = {
+    plan: results.plan,
+    systems: results.systems.map((system) => system.name),
+    resumes: results.resumes.map((target) => target.name),
+    appends: [...results.appends],
+    resumed: [...results.resumed],
+    concurrent: [...results.concurrent],
+    durationSeconds,
+    withPg,
+  };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(saved));
+}
+
+function restore(file: string): { results: Results; durationSeconds: number; withPg: boolean } {
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRun;
+  return {
+    results: {
+      plan: saved.plan,
+      systems: saved.systems.map(systemNamed),
+      resumes: saved.resumes.map(resumeNamed),
+      appends: new Map(saved.appends),
+      resumed: new Map(saved.resumed),
+      concurrent: new Map(saved.concurrent),
+    },
+    durationSeconds: saved.durationSeconds,
+    withPg: saved.withPg,
+  };
+}
+
+function publish(results: Results, durationSeconds: number, withPg: boolean, write: boolean): void {
+  const { report, svg } = buildReport(results, durationSeconds, withPg);
+  process.stdout.write(`${renderText(report)}\n`);
+  if (!write) return;
+  writeFileSync(join(DOCS, 'benchmarks-per-turn.svg'), svg);
+  writeSection(join(DOCS, 'benchmarks.md'), 'peers', renderMarkdown(report));
+  progress('wrote docs/benchmarks.md (side-by-side section) and docs/benchmarks-per-turn.svg');
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  const rendered = args.find((arg) => arg.startsWith('--render='))?.slice('--render='.length);
+  if (rendered !== undefined) {
+    const { results, durationSeconds, withPg } = restore(rendered);
+    publish(results, durationSeconds, withPg, results.plan.label === 'full');
+    return;
+  }
   const plan = args.includes('--smoke') ? SMOKE_PLAN : FULL_PLAN;
   const only = args
     .find((arg) => arg.startsWith('--only='))
@@ -177,15 +237,11 @@ async function main(): Promise<void> {
   try {
     const results = await measure(plan, systems, resumes, root);
     const durationSeconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
-    const { report, svg } = buildReport(results, durationSeconds, withPg);
-    process.stdout.write(`${renderText(report)}\n`);
-    if (plan.label === 'full' && only === undefined) {
-      writeFileSync(join(DOCS, 'benchmarks-per-turn.svg'), svg);
-      writeSection(join(DOCS, 'benchmarks.md'), 'peers', renderMarkdown(report));
-      progress('wrote docs/benchmarks.md (side-by-side section) and docs/benchmarks-per-turn.svg');
-    } else if (plan.label === 'full') {
-      writeFileSync(join(root, '..', 'palimpsest-bench-per-turn.svg'), svg);
-    }
+    // Kept so that the report can be rendered again (`--render=FILE`) without measuring.
+    const file = join(OUT, `peers-${plan.label}${only === undefined ? '' : '-partial'}.json`);
+    save(file, results, durationSeconds, withPg);
+    progress(`measurements saved in ${file}`);
+    publish(results, durationSeconds, withPg, plan.label === 'full' && only === undefined);
   } finally {
     rmSync(root, { recursive: true, force: true });
     server?.stop();
