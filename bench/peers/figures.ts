@@ -192,7 +192,9 @@ function durableTable(ctx: Context): void {
   const rows: string[][] = [];
   const floorP = new Map<string, { p50: number; p99: number }>();
   const percentiles = (name: string): { p50: number; p99: number } | undefined => {
-    const rounds = ctx.results.appends.get(key(name, ctx.largest));
+    const system = ctx.results.systems.find((s) => s.name === name);
+    if (system === undefined) return undefined;
+    const rounds = ctx.results.appends.get(key(name, turnsRun(system, ctx.largest)));
     if (rounds === undefined) return undefined;
     const pooled = rounds.flatMap((round) => round.turnNs);
     return { p50: quantile(pooled, 0.5), p99: quantile(pooled, 0.99) };
@@ -525,6 +527,11 @@ function plot(ctx: Context): string {
   );
 }
 
+function systemCap(results: Results, name: string): string {
+  const cap = results.systems.find((system) => system.name === name)?.maxTurns;
+  return cap === undefined ? 'no cap' : cap.toLocaleString('en-US');
+}
+
 export function buildReport(
   results: Results,
   durationSeconds: number,
@@ -569,7 +576,7 @@ export function buildReport(
     summary: ctx.summary,
     details: ctx.details,
     method: [
-      `Sizes ${results.plan.sizes.map((s) => s.toLocaleString('en-US')).join(', ')} turns; LangGraph runs at most ${200} turns (every checkpoint holds the whole message list, so its bytes and time grow with the square of the session) and the OpenAI MemorySession at most 1,000 (each turn copies and clones the whole list).`,
+      `Sizes ${results.plan.sizes.map((s) => s.toLocaleString('en-US')).join(', ')} turns; capped systems run their cap instead (marked "capped" in the tables): LangGraph at most ${systemCap(results, 'LangGraph SqliteSaver')} turns (every checkpoint holds the whole message list, so its bytes and time grow with the square of the session), the OpenAI MemorySession at most ${systemCap(results, 'OpenAI Agents MemorySession')} (each turn copies and clones the whole list), and the durable SQL rows (palimpsest SQLite durable and PostgreSQL, raw better-sqlite3 FULL, raw pg) at most ${systemCap(results, 'palimpsest PostgreSQL')}: a synchronous commit per turn costs 10–40 ms on this shared machine, and their 5,000-turn rounds alone would take most of an hour.`,
       "Durability classes differ and are labelled: pi never fsyncs; LangGraph's SqliteSaver runs WAL with synchronous NORMAL; MemorySession is RAM only; palimpsest JSONL (`fsync: false`) and SQLite (NORMAL) are non-durable; the durable rows fdatasync (JSONL), run synchronous FULL (SQLite) or commit with synchronous_commit on (PostgreSQL).",
       '`palimpsest JSONL, group commit` appends a turn and yields to the event loop without awaiting `flush()`: the recorder commits in the background (the 50 ms window), as an agent that does not wait for each turn to be durable runs.',
       `Machine load when the report was written: ${os

@@ -15,10 +15,10 @@ export interface Plan {
 export const FULL_PLAN: Plan = {
   label: 'full',
   sizes: [10, 1_000, 5_000],
-  resumeSizes: [1_000, 5_000],
+  resumeSizes: [5_000],
   runs: 5,
   concurrentSessions: 20,
-  concurrentTurns: 50,
+  concurrentTurns: 20,
 };
 
 export const SMOKE_PLAN: Plan = {

@@ -14,7 +14,7 @@ import { Conversation } from '../conversation.js';
 import { directoryBytes } from '../disk.js';
 import { pgUrl, schemaBytes, schemaFor } from '../pg.js';
 import type { BenchSystem, ResumeTarget, SessionRecorder, SystemStore } from '../system.js';
-import { SQLITE_FILE } from './palimpsest.js';
+import { DURABLE_SQL_MAX_TURNS, SQLITE_FILE } from './palimpsest.js';
 
 /** A stored event's fields, as palimpsest's envelope has them. */
 interface Envelope {
@@ -30,6 +30,19 @@ function envelope(seq: number, append: TurnAppend): Envelope {
   const base = { seq, time: BENCH_TIME0 + seq, type: append.type, data: append.data };
   if (!('intent' in append)) return base;
   return { ...base, ...append.intent };
+}
+
+/** A row of the raw tables: the session, the envelope's fields, the JSON ones as text. */
+function columns(id: string, e: Envelope): unknown[] {
+  return [
+    id,
+    e.seq,
+    e.type,
+    e.time,
+    JSON.stringify(e.data),
+    e.sourceEventSeqs === undefined ? null : JSON.stringify(e.sourceEventSeqs),
+    e.surfaceOp === undefined ? null : JSON.stringify(e.surfaceOp),
+  ];
 }
 
 /** Hands out each turn's envelopes, built before the timed part. */
@@ -108,6 +121,7 @@ function sqliteFloor(name: string, synchronous: 'NORMAL' | 'FULL'): BenchSystem 
     role: 'floor',
     durability: synchronous === 'FULL' ? 'durable' : 'non-durable',
     recordsPerTurn: 204,
+    ...(synchronous === 'FULL' ? { maxTurns: DURABLE_SQL_MAX_TURNS } : {}),
     async open(dir: string): Promise<SystemStore> {
       const Database = await rawSqlite();
       const db = new Database(join(dir, 'raw.db'));
@@ -122,15 +136,7 @@ function sqliteFloor(name: string, synchronous: 'NORMAL' | 'FULL'): BenchSystem 
           const turns = new TurnEnvelopes();
           const write = db.transaction((events: readonly Envelope[]) => {
             for (const e of events) {
-              insert.run(
-                id,
-                e.seq,
-                e.type,
-                e.time,
-                JSON.stringify(e.data),
-                e.sourceEventSeqs === undefined ? null : JSON.stringify(e.sourceEventSeqs),
-                e.surfaceOp === undefined ? null : JSON.stringify(e.surfaceOp),
-              );
+              insert.run(...columns(id, e));
             }
           });
           return {
@@ -159,6 +165,7 @@ const pgFloor: BenchSystem = {
   role: 'floor',
   durability: 'durable',
   recordsPerTurn: 204,
+  maxTurns: DURABLE_SQL_MAX_TURNS,
   async open(dir: string): Promise<SystemStore> {
     const schema = schemaFor(dir);
     const pool = new pg.Pool({ connectionString: pgUrl(), max: 20 });
@@ -179,15 +186,7 @@ const pgFloor: BenchSystem = {
               rows.push(
                 `(${Array.from({ length: PG_COLUMNS }, (_, i) => `$${at + i + 1}`).join(',')})`,
               );
-              values.push(
-                id,
-                e.seq,
-                e.type,
-                e.time,
-                JSON.stringify(e.data),
-                e.sourceEventSeqs === undefined ? null : JSON.stringify(e.sourceEventSeqs),
-                e.surfaceOp === undefined ? null : JSON.stringify(e.surfaceOp),
-              );
+              values.push(...columns(id, e));
             }
             await pool.query(`INSERT INTO ${schema}.events VALUES ${rows.join(',')}`, values);
           },

@@ -74,7 +74,7 @@ export const OPENAI_SYSTEM: BenchSystem = {
   durability: 'memory',
   recordsPerTurn: 3,
   // addItems copies the whole list and getItems clones it: O(n) per turn, O(n²) per session.
-  maxTurns: 1_000,
+  maxTurns: 500,
   maxConcurrentTurns: 100,
   async open() {
     const { MemorySession } = (await import(AGENTS_MODULE)) as AgentsCoreModule;

@@ -33,7 +33,14 @@ interface Variant {
   readonly durable: boolean;
   /** `turn`: `await flush()` after every turn; `background`: the recorder commits behind. */
   readonly ack: 'turn' | 'background';
+  readonly maxTurns?: number;
 }
+
+/**
+ * Where the durable SQL backends stop: on this shared 2-core machine a synchronous commit per
+ * turn takes 10–40 ms, so 5,000-turn rounds of them alone would take most of an hour.
+ */
+export const DURABLE_SQL_MAX_TURNS = 1_000;
 
 const SQLITE_FILE = 'sessions.db';
 
@@ -91,6 +98,7 @@ function system(variant: Variant): BenchSystem {
     durability:
       variant.backend === 'memory' ? 'memory' : variant.durable ? 'durable' : 'non-durable',
     recordsPerTurn: 204,
+    ...(variant.maxTurns === undefined ? {} : { maxTurns: variant.maxTurns }),
     async open(dir: string): Promise<SystemStore> {
       const store = await openBackend(variant.backend, dir, variant.durable);
       return {
@@ -120,8 +128,20 @@ export const PALIMPSEST_SYSTEMS: readonly BenchSystem[] = [
   }),
   system({ name: 'palimpsest JSONL durable', backend: 'jsonl', durable: true, ack: 'turn' }),
   system({ name: 'palimpsest SQLite', backend: 'sqlite', durable: false, ack: 'turn' }),
-  system({ name: 'palimpsest SQLite durable', backend: 'sqlite', durable: true, ack: 'turn' }),
-  system({ name: 'palimpsest PostgreSQL', backend: 'postgres', durable: true, ack: 'turn' }),
+  system({
+    name: 'palimpsest SQLite durable',
+    backend: 'sqlite',
+    durable: true,
+    ack: 'turn',
+    maxTurns: DURABLE_SQL_MAX_TURNS,
+  }),
+  system({
+    name: 'palimpsest PostgreSQL',
+    backend: 'postgres',
+    durable: true,
+    ack: 'turn',
+    maxTurns: DURABLE_SQL_MAX_TURNS,
+  }),
 ];
 
 function resume(name: string, from: string, backend: Backend, elide: boolean): ResumeTarget {
