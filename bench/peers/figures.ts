@@ -71,10 +71,12 @@ function turnsRun(system: BenchSystem, size: number): number {
   return Math.min(size, system.maxTurns ?? size);
 }
 
-const ratio = (ours: number, reference: number | undefined): string =>
-  reference === undefined || !Number.isFinite(reference) || reference <= 0
-    ? '—'
-    : formatRatio(ours / reference);
+/** A ratio to a reference; two significant digits below 0.01 (derive against pi is ~1/5,000). */
+const ratio = (ours: number, reference: number | undefined): string => {
+  if (reference === undefined || !Number.isFinite(reference) || reference <= 0) return '—';
+  const value = ours / reference;
+  return value < 0.01 ? `${value.toPrecision(2)}×` : formatRatio(value);
+};
 
 const ms = (ns: number): string => formatDuration(ns);
 const mib = (bytes: number): string => formatBytes(bytes);
