@@ -10,6 +10,7 @@ import {
   formatBytes,
   formatDuration,
   formatRatio,
+  type MachineInfo,
   machineInfo,
   type Report,
   type SummaryRow,
@@ -60,7 +61,8 @@ function appendFloor(system: BenchSystem): string | undefined {
 
 function resumeFloor(target: ResumeTarget): string | undefined {
   if (target.role === 'floor') return undefined;
-  if (target.name.includes('JSONL')) return PARSE_FLOOR;
+  // A full replay parses every event, whatever the medium; a fast path skips the chunks.
+  if (target.name.includes('full replay') || target.name.includes('JSONL')) return PARSE_FLOOR;
   if (target.name.includes('SQLite')) return SELECT_FLOOR;
   return undefined;
 }
@@ -561,6 +563,7 @@ export function buildReport(
   results: Results,
   durationSeconds: number,
   withPg: boolean,
+  machine: MachineInfo = machineInfo(),
 ): { report: Report; svg: string } {
   const ctx: Context = {
     results,
@@ -598,7 +601,7 @@ export function buildReport(
         ? "PostgreSQL: a throwaway cluster started from the machine's binaries (test/postgres/server.ts), or `PALIMPSEST_BENCH_PG_URL`."
         : 'PostgreSQL rows are missing: no server and no binaries on this machine.',
     ],
-    machine: machineInfo(),
+    machine,
     summary: ctx.summary,
     details: ctx.details,
     method: [

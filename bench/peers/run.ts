@@ -13,7 +13,7 @@
  * server: `PALIMPSEST_BENCH_PG_URL`, or the machine's binaries for a throwaway cluster.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,14 @@ import {
   postgresBinaries,
   startPostgres,
 } from '../../test/postgres/server.js';
-import { progressReporter, renderMarkdown, renderText, writeSection } from '../report.js';
+import {
+  type MachineInfo,
+  machineInfo,
+  progressReporter,
+  renderMarkdown,
+  renderText,
+  writeSection,
+} from '../report.js';
 import type { AppendResult, ConcurrentResult, ResumeResult } from './child.js';
 import { buildReport, type Results } from './figures.js';
 import { PG_URL_ENV } from './pg.js';
@@ -163,6 +170,8 @@ interface SavedRun {
   readonly concurrent: [string, ConcurrentResult[]][];
   readonly durationSeconds: number;
   readonly withPg: boolean;
+  /** The measuring process's machine facts (its flags and date, not the renderer's). */
+  readonly machine?: MachineInfo;
 }
 
 function save(file: string, results: Results, durationSeconds: number, withPg: boolean): void {
@@ -175,12 +184,20 @@ function save(file: string, results: Results, durationSeconds: number, withPg: b
     concurrent: [...results.concurrent],
     durationSeconds,
     withPg,
+    machine: machineInfo(),
   };
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(saved));
 }
 
-function restore(file: string): { results: Results; durationSeconds: number; withPg: boolean } {
+interface Restored {
+  readonly results: Results;
+  readonly durationSeconds: number;
+  readonly withPg: boolean;
+  readonly machine: MachineInfo;
+}
+
+function restore(file: string): Restored {
   const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedRun;
   return {
     results: {
@@ -193,11 +210,17 @@ function restore(file: string): { results: Results; durationSeconds: number; wit
     },
     durationSeconds: saved.durationSeconds,
     withPg: saved.withPg,
+    // A run saved before machine facts were kept: the flags of `npm run bench`, the file's date.
+    machine: saved.machine ?? {
+      ...machineInfo(),
+      flags: '--expose-gc --max-old-space-size=8192 --import tsx',
+      date: statSync(file).mtime.toISOString(),
+    },
   };
 }
 
-function publish(results: Results, durationSeconds: number, withPg: boolean, write: boolean): void {
-  const { report, svg } = buildReport(results, durationSeconds, withPg);
+function publish(run: Restored, write: boolean): void {
+  const { report, svg } = buildReport(run.results, run.durationSeconds, run.withPg, run.machine);
   process.stdout.write(`${renderText(report)}\n`);
   if (!write) return;
   writeFileSync(join(DOCS, 'benchmarks-per-turn.svg'), svg);
@@ -209,8 +232,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const rendered = args.find((arg) => arg.startsWith('--render='))?.slice('--render='.length);
   if (rendered !== undefined) {
-    const { results, durationSeconds, withPg } = restore(rendered);
-    publish(results, durationSeconds, withPg, results.plan.label === 'full');
+    const run = restore(rendered);
+    publish(run, run.results.plan.label === 'full');
     return;
   }
   const plan = args.includes('--smoke') ? SMOKE_PLAN : FULL_PLAN;
@@ -241,7 +264,10 @@ async function main(): Promise<void> {
     const file = join(OUT, `peers-${plan.label}${only === undefined ? '' : '-partial'}.json`);
     save(file, results, durationSeconds, withPg);
     progress(`measurements saved in ${file}`);
-    publish(results, durationSeconds, withPg, plan.label === 'full' && only === undefined);
+    publish(
+      { results, durationSeconds, withPg, machine: machineInfo() },
+      plan.label === 'full' && only === undefined,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
     server?.stop();
