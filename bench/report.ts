@@ -46,6 +46,7 @@ export interface MachineInfo {
 
 /** The benchmarks sharing docs/benchmarks.md, in page order. */
 export const SECTIONS = [
+  'peers',
   'core',
   'store',
   'postgres',
@@ -57,6 +58,7 @@ export const SECTIONS = [
 export type SectionName = (typeof SECTIONS)[number];
 
 const SECTION_TITLES: Record<SectionName, string> = {
+  peers: 'Side-by-side benchmark',
   core: 'Core benchmark',
   store: 'Store benchmark',
   postgres: 'PostgreSQL store benchmark',
@@ -150,7 +152,10 @@ export function formatBytes(bytes: number): string {
 
 const VERDICT_TEXT: Record<Verdict, string> = { pass: 'pass', miss: '**MISS**', info: 'info' };
 
-function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
   const escapeCell = (cell: string): string => cell.replaceAll('|', '\\|');
   const lines = [
     `| ${header.map(escapeCell).join(' | ')} |`,
@@ -170,7 +175,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -179,6 +184,7 @@ const PAGE_INTRO = [
   'they carry over to other machines. Performance is measured here and never asserted by a',
   'timed test: `npm test` runs no benchmark.',
   '',
+  `- [${SECTION_TITLES.peers}](#side-by-side-benchmark): palimpsest on every backend beside pi, LangGraph and the OpenAI Agents SDK and the floors, one conversation, one run: append per turn, flatness, durable acks, resume, bytes, derive, 20 concurrent sessions (\`npm run bench\`).`,
   `- [${SECTION_TITLES.core}](#core-benchmark): \`Session.append\`, the surface, derivation, seeding (\`npm run bench:core\`).`,
   `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
   `- [${SECTION_TITLES.postgres}](#postgresql-store-benchmark): batched appends through \`palimpsest/postgres\` beside raw \`pg\` inserts, durable latency, flatness over a long session, resume of a 200k-event session, concurrent writers (\`npm run bench:postgres\`).`,

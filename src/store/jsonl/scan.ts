@@ -29,6 +29,7 @@ import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
+import { ReadAhead } from './read-ahead.js';
 
 /** A scanned log. */
 export interface ScanResult {
@@ -251,11 +252,11 @@ class BatchScanner {
   #ends = new Int32Array(4096);
   #runLines = 0;
 
-  readonly #handle: FsFileHandle;
+  readonly #reads: ReadAhead;
   readonly #options: ScannerOptions;
 
   constructor(handle: FsFileHandle, options: ScannerOptions) {
-    this.#handle = handle;
+    this.#reads = new ReadAhead(handle, options.chunkBytes);
     this.#options = options;
     this.#buffer = Buffer.allocUnsafe(options.chunkBytes);
     this.#view = this.#buffer.subarray(0, 0);
@@ -265,6 +266,15 @@ class BatchScanner {
   }
 
   async run(): Promise<ScanStop> {
+    try {
+      return await this.#scan();
+    } finally {
+      // The line reader may take over the handle next: no read of ours may still be running.
+      await this.#reads.settle();
+    }
+  }
+
+  async #scan(): Promise<ScanStop> {
     for (;;) {
       const doubt = this.#frame();
       if (doubt !== undefined) return doubt;
@@ -438,7 +448,7 @@ class BatchScanner {
       this.#buffer = grown;
     }
     const length = Math.min(this.#options.chunkBytes, this.#buffer.length - this.#filled);
-    const read = await this.#handle.read(
+    const read = await this.#reads.read(
       this.#buffer,
       this.#filled,
       length,
@@ -450,6 +460,7 @@ class BatchScanner {
       return false;
     }
     this.#filled += read;
+    this.#reads.prefetch(this.#base + this.#filled);
     return true;
   }
 }

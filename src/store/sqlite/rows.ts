@@ -37,12 +37,6 @@ export interface EventRow {
   readonly data_crc?: number | null;
 }
 
-/** The data of one stored event, read back by seq. */
-export interface DataRow {
-  readonly seq: number;
-  readonly data: string;
-}
-
 /** What decoding the rows of one session needs. */
 export interface RowContext {
   /** The database file, for errors. */
@@ -142,7 +136,7 @@ export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
  */
 export function decodeEventRows(
   context: RowContext,
-  rows: readonly EventRow[],
+  rows: Iterable<EventRow>,
   recordedLength: number,
   salvage = false,
 ): { events: SessionEvent[]; elided: number[]; damage?: CorruptLogError } {
@@ -160,32 +154,115 @@ export function decodeEventRows(
   return { events, elided };
 }
 
+/** Throws unless a row of seq `seq` may come next, where seq `expected` is due. */
+function checkPosition(
+  context: RowContext,
+  seq: number,
+  expected: number,
+  recordedLength: number,
+): void {
+  const { file, id } = context;
+  if (seq !== expected) {
+    throw corruptRow(
+      file,
+      expected,
+      seq > expected
+        ? `session '${id}' has no event with seq ${expected} (the next row has seq ${seq})`
+        : `session '${id}' has an event row with seq ${seq} out of order`,
+    );
+  }
+  if (expected >= recordedLength) {
+    throw corruptRow(
+      file,
+      expected,
+      `session '${id}' has an event row beyond its recorded length of ${recordedLength}`,
+    );
+  }
+}
+
+function checkComplete(context: RowContext, length: number, recordedLength: number): void {
+  if (length < recordedLength) {
+    throw corruptRow(
+      context.file,
+      length,
+      `session '${context.id}' records ${recordedLength} events but the rows end at seq ${length}`,
+    );
+  }
+}
+
+/** Column positions of the raw rows of the eliding load (statements.ts `eventsEliding`). */
+const ELIDING_COLUMNS = {
+  seq: 0,
+  type: 1,
+  time: 2,
+  data: 3,
+  dataBytes: 4,
+  dataCrc: 5,
+  sources: 6,
+  surfaceOp: 7,
+  crc: 8,
+} as const;
+
+/**
+ * {@link decodeEventRows} over the raw rows of the eliding load. A chunk whose body was left
+ * out is checked and stubbed straight from its array; only the other rows become objects.
+ */
+export function decodeElidingRows(
+  context: RowContext,
+  rows: Iterable<unknown>,
+  recordedLength: number,
+): { events: SessionEvent[]; elided: number[] } {
+  const c = ELIDING_COLUMNS;
+  const events: SessionEvent[] = [];
+  const elided: number[] = [];
+  for (const value of rows) {
+    const raw = value as readonly unknown[];
+    const seq = raw[c.seq] as number;
+    const expected = events.length;
+    checkPosition(context, seq, expected, recordedLength);
+    const code = raw[c.type] as number;
+    const time = raw[c.time] as number;
+    const data = raw[c.data] as string | null;
+    const sources = raw[c.sources] as string | null;
+    const surfaceOp = raw[c.surfaceOp] as string | null;
+    const crc = raw[c.crc] as number;
+    if (data === null) {
+      const dataCrc = raw[c.dataCrc] as number | null;
+      compareChecksum(context, seq, code, crc, (type) =>
+        dataCrc === null
+          ? undefined
+          : eventChecksum(context.key, seq, type, time, dataCrc, sources, surfaceOp),
+      );
+      elided.push(expected);
+      events.push(elidedChunk(expected, time, (raw[c.dataBytes] as number | null) ?? 0));
+    } else {
+      const row: EventRow = {
+        seq,
+        type: code,
+        time,
+        data,
+        source_event_seqs: sources,
+        surface_op: surfaceOp,
+        crc,
+      };
+      events.push(decodeEventRow(context, row));
+      checkRow(context, row);
+    }
+  }
+  checkComplete(context, events.length, recordedLength);
+  return { events, elided };
+}
+
 function decodeInto(
   context: RowContext,
-  rows: readonly EventRow[],
+  rows: Iterable<EventRow>,
   recordedLength: number,
   events: SessionEvent[],
   elided: number[],
 ): void {
-  const { file, id } = context;
   for (const row of rows) {
     const expected = events.length;
-    if (row.seq !== expected) {
-      throw corruptRow(
-        file,
-        expected,
-        row.seq > expected
-          ? `session '${id}' has no event with seq ${expected} (the next row has seq ${row.seq})`
-          : `session '${id}' has an event row with seq ${row.seq} out of order`,
-      );
-    }
-    if (expected >= recordedLength) {
-      throw corruptRow(
-        file,
-        expected,
-        `session '${id}' has an event row beyond its recorded length of ${recordedLength}`,
-      );
-    }
+    checkPosition(context, row.seq, expected, recordedLength);
     if (row.data === null) {
       checkRow(context, row);
       elided.push(expected);
@@ -197,35 +274,28 @@ function decodeInto(
       checkRow(context, row);
     }
   }
-  if (events.length < recordedLength) {
-    throw corruptRow(
-      file,
-      events.length,
-      `session '${id}' records ${recordedLength} events but the rows end at seq ${events.length}`,
-    );
-  }
+  checkComplete(context, events.length, recordedLength);
 }
 
 /**
  * Replaces the stubs of `elided` that no `assistant/message` of the session cites by their
- * chunks, read back with `read(first, last)` (the data rows of seqs `first..last`) in coalesced
- * ranges: a stub stands only for a finished chunk.
+ * chunks, read back with `read(first, last)` (the rows of seqs `first..last`, checked again) in
+ * coalesced ranges: a stub stands only for a finished chunk.
  */
 export function restoreUnfinished(
   context: RowContext,
-  rows: readonly EventRow[],
   events: SessionEvent[],
   elided: readonly number[],
-  read: (first: number, last: number) => readonly DataRow[],
+  read: (first: number, last: number) => readonly EventRow[],
 ): void {
   const cited = new CitedSeqs();
   for (const event of events) cited.cite(event);
   const unfinished = elided.filter((seq) => !cited.has(seq));
   for (const { first, last } of coalesce(unfinished, RESTORE_GAP_ROWS)) {
     const wanted = new Set(unfinished.slice(first, last + 1));
-    for (const { seq, data } of read(unfinished[first] as number, unfinished[last] as number)) {
-      if (!wanted.delete(seq)) continue;
-      events[seq] = decodeEventRow(context, { ...(rows[seq] as EventRow), data });
+    for (const row of read(unfinished[first] as number, unfinished[last] as number)) {
+      if (!wanted.delete(row.seq)) continue;
+      events[row.seq] = decodeCheckedRow(context, row);
     }
     const [missing] = wanted;
     if (missing !== undefined) {
@@ -241,37 +311,51 @@ export function restoreUnfinished(
 
 /** Throws unless the row matches its checksum (a body left out counts by its `data_crc`). */
 function checkRow(context: RowContext, row: EventRow): void {
-  const type = context.typeName(row.type);
-  const crc =
-    type === undefined
-      ? undefined
-      : row.data !== null
-        ? rowChecksum(
+  const { data, data_crc: dataCrc } = row;
+  compareChecksum(context, row.seq, row.type, row.crc, (type) =>
+    data !== null
+      ? rowChecksum(
+          context.key,
+          row.seq,
+          type,
+          row.time,
+          data,
+          row.source_event_seqs,
+          row.surface_op,
+        )
+      : dataCrc === null || dataCrc === undefined
+        ? undefined
+        : eventChecksum(
             context.key,
             row.seq,
             type,
             row.time,
-            row.data,
+            dataCrc,
             row.source_event_seqs,
             row.surface_op,
-          )
-        : row.data_crc === null || row.data_crc === undefined
-          ? undefined
-          : eventChecksum(
-              context.key,
-              row.seq,
-              type,
-              row.time,
-              row.data_crc,
-              row.source_event_seqs,
-              row.surface_op,
-            );
-  if (crc === undefined || crc !== row.crc) {
+          ),
+  );
+}
+
+/**
+ * Throws unless `compute` (given the type's name) reproduces the stored checksum: a CRC that
+ * cannot be computed (an unknown type code, a left-out body without its CRC) is damage too.
+ */
+function compareChecksum(
+  context: RowContext,
+  seq: number,
+  code: number,
+  stored: number,
+  compute: (type: string) => number | undefined,
+): void {
+  const type = context.typeName(code);
+  const crc = type === undefined ? undefined : compute(type);
+  if (crc === undefined || crc !== stored) {
     throw corruptRow(
       context.file,
-      row.seq,
+      seq,
       type === undefined
-        ? `session '${context.id}' has an event of unknown type code ${row.type}`
+        ? `session '${context.id}' has an event of unknown type code ${code}`
         : `the event row of session '${context.id}' does not match its checksum`,
     );
   }

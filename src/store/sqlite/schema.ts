@@ -27,6 +27,8 @@ export interface SqliteStatement {
   get(...params: readonly unknown[]): unknown;
   all(...params: readonly unknown[]): unknown[];
   iterate(...params: readonly unknown[]): IterableIterator<unknown>;
+  /** Rows as arrays of column values, in select order, from now on (this statement only). */
+  raw(toggle: boolean): SqliteStatement;
 }
 
 /** A function wrapped in a transaction, as better-sqlite3's `Database#transaction` returns it. */

@@ -69,8 +69,8 @@ import {
   schemaDamage,
 } from './open.js';
 import {
-  type DataRow,
   decodeCheckedRow,
+  decodeElidingRows,
   decodeEventRows,
   decodeHeaderRow,
   type EventRow,
@@ -658,20 +658,27 @@ export class SqliteStore implements SessionStore {
       salvage.result = this.#salvageRows(context, header, row, before?.get(row.key));
       return salvage.result;
     }
-    const rows = (
+    // Iterated, not `.all()`: each row object dies young, where an array of a million of them
+    // would be promoted and traced by every collection until the load ends.
+    const { events, elided } =
       elide && chunk !== undefined
-        ? this.#sql.eventsEliding.all({ key: row.key, chunk })
-        : this.#sql.events.all(row.key)
-    ) as EventRow[];
-    const { events, elided } = decodeEventRows(context, rows, row.next_seq);
+        ? decodeElidingRows(
+            context,
+            this.#sql.eventsEliding.iterate({ key: row.key, chunk }),
+            row.next_seq,
+          )
+        : decodeEventRows(
+            context,
+            this.#sql.events.iterate(row.key) as IterableIterator<EventRow>,
+            row.next_seq,
+          );
     this.#checkLength(row, before);
     if (elided.length > 0) {
       restoreUnfinished(
         context,
-        rows,
         events,
         elided,
-        (first, last) => this.#sql.eventData.all(row.key, first, last) as DataRow[],
+        (first, last) => this.#sql.eventRange.all(row.key, first, last) as EventRow[],
       );
     }
     return { header, events };
