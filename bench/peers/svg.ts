@@ -91,6 +91,7 @@ export function perTurnSvg(title: string, series: readonly Series[]): string {
     MARGIN.top + plotH - ((Math.log10(ns) - Math.log10(minY)) / Math.log10(maxY / minY)) * plotH;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(title)}</title>`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
     `<text x="${MARGIN.left}" y="18" font-size="14">${escapeXml(title)}</text>`,
   ];
