@@ -151,11 +151,21 @@ describe('the single-writer lock', () => {
     const store = await openSqliteStore(file, { lockHeartbeatMs: 50, lockStaleMs: 100 });
     opened.push(store);
     const lock = await store.lock('s');
-    await new Promise((done) => setTimeout(done, 180));
-    const [row] = await lockRows(file);
-    const stored = JSON.parse(row?.owner ?? '{}') as { token: string; refreshedAt?: number };
-    expect(stored.token).toBe(lock.owner.token);
-    expect(Date.now() - (stored.refreshedAt ?? 0)).toBeLessThan(120);
+    const taken = Date.now();
+    const refreshed = async (after: number): Promise<number> => {
+      // Polled rather than timed: a loaded machine may run the heartbeat late, never early.
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        const [row] = await lockRows(file);
+        const stored = JSON.parse(row?.owner ?? '{}') as { token: string; refreshedAt?: number };
+        expect(stored.token).toBe(lock.owner.token);
+        if ((stored.refreshedAt ?? 0) > after) return stored.refreshedAt as number;
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      throw new Error(`the lock row was not refreshed after ${after}`);
+    };
+    // Beat after beat: each refresh writes a later time into the row.
+    const first = await refreshed(taken);
+    await refreshed(first);
     await lock.release();
     await new Promise((done) => setTimeout(done, 120));
     expect(await lockRows(file)).toEqual([]);
