@@ -154,6 +154,34 @@ interface RawRow {
  * `surface`: in a finished session no open stream's chunks remain), each row's JSON columns
  * parsed into a plain event. No snapshot transaction, no session row, no checks, no Session.
  */
+/** A raw client connected to the server, and the key of session `id`. */
+async function rawSession(
+  url: string,
+  schema: string,
+  id: string,
+): Promise<{ client: pg.Client; key: string }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ key: string }>(
+    `SELECT key FROM ${q(schema)}.sessions WHERE id = $1`,
+    [id],
+  );
+  return { client, key: (rows[0] as { key: string }).key };
+}
+
+/** A row as the floors parse it: its JSON columns parsed into a plain event, nothing checked. */
+function parseRawRow(row: RawRow) {
+  return {
+    seq: Number(row.seq),
+    time: Number(row.time),
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    sources:
+      row.source_event_seqs === null ? undefined : (JSON.parse(row.source_event_seqs) as unknown),
+    surfaceOp: row.surface_op === null ? undefined : (JSON.parse(row.surface_op) as unknown),
+  };
+}
+
 /**
  * The envelope floor: the raw surface SELECT of `resumeRaw`, plus the seq and time of every
  * chunk row (a row per chunk, as `pg` gives them): what a resume that keeps every event's
@@ -164,13 +192,7 @@ async function resumeRawEnvelope(
   schema: string,
   id: string,
 ): Promise<ResumeChildResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const { rows: keys } = await client.query<{ key: string }>(
-    `SELECT key FROM ${q(schema)}.sessions WHERE id = $1`,
-    [id],
-  );
-  const key = (keys[0] as { key: string }).key;
+  const { client, key } = await rawSession(url, schema, id);
   const start = nowNs();
   const { rows } = await client.query<RawRow>(
     `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${q(schema)}.events WHERE session_key = $1 AND type <> 'assistant/chunk' ORDER BY seq`,
@@ -181,15 +203,7 @@ async function resumeRawEnvelope(
     [key],
   );
   const queriedAt = nowNs();
-  const events = rows.map((row) => ({
-    seq: Number(row.seq),
-    time: Number(row.time),
-    type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    sources:
-      row.source_event_seqs === null ? undefined : (JSON.parse(row.source_event_seqs) as unknown),
-    surfaceOp: row.surface_op === null ? undefined : (JSON.parse(row.surface_op) as unknown),
-  }));
+  const events = rows.map(parseRawRow);
   const envelopes = chunks.map((row) => ({ seq: Number(row.seq), time: Number(row.time) }));
   const end = nowNs();
   consume(events.length + envelopes.length);
@@ -210,28 +224,14 @@ async function resumeRaw(
   id: string,
   surface: boolean,
 ): Promise<ResumeChildResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const { rows: keys } = await client.query<{ key: string }>(
-    `SELECT key FROM ${q(schema)}.sessions WHERE id = $1`,
-    [id],
-  );
-  const key = (keys[0] as { key: string }).key;
+  const { client, key } = await rawSession(url, schema, id);
   const start = nowNs();
   const { rows } = await client.query<RawRow>(
     `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${q(schema)}.events WHERE session_key = $1${surface ? " AND type <> 'assistant/chunk'" : ''} ORDER BY seq`,
     [key],
   );
   const queriedAt = nowNs();
-  const events = rows.map((row) => ({
-    seq: Number(row.seq),
-    time: Number(row.time),
-    type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    sources:
-      row.source_event_seqs === null ? undefined : (JSON.parse(row.source_event_seqs) as unknown),
-    surfaceOp: row.surface_op === null ? undefined : (JSON.parse(row.surface_op) as unknown),
-  }));
+  const events = rows.map(parseRawRow);
   const end = nowNs();
   consume(events.length);
   const maxRss = maxRssBytes();

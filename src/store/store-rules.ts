@@ -436,3 +436,50 @@ export function statsOf(
     usage: usageTotals(events),
   };
 }
+
+/** Where a backend's rows come from, for the messages of its row checks. */
+export interface RowSite {
+  /** The store's location, reported as the damaged file. */
+  readonly file: string;
+  readonly id: string;
+}
+
+/**
+ * The rule every backend's load applies to its rows: seqs `0..recordedLength-1`, each once, in
+ * order. Throws a `CorruptLogError` at the first row that breaks it, where seq `expected` is due.
+ */
+export function checkRowPosition(
+  site: RowSite,
+  seq: number,
+  expected: number,
+  recordedLength: number,
+): void {
+  if (seq !== expected) {
+    throw new CorruptLogError({
+      file: site.file,
+      row: expected,
+      reason:
+        seq > expected
+          ? `session '${site.id}' has no event with seq ${expected} (the next row has seq ${seq})`
+          : `session '${site.id}' has an event row with seq ${seq} out of order`,
+    });
+  }
+  if (expected >= recordedLength) {
+    throw new CorruptLogError({
+      file: site.file,
+      row: expected,
+      reason: `session '${site.id}' has an event row beyond its recorded length of ${recordedLength}`,
+    });
+  }
+}
+
+/** Throws unless the rows reached the session's recorded length. */
+export function checkRowsComplete(site: RowSite, length: number, recordedLength: number): void {
+  if (length < recordedLength) {
+    throw new CorruptLogError({
+      file: site.file,
+      row: length,
+      reason: `session '${site.id}' records ${recordedLength} events but the rows end at seq ${length}`,
+    });
+  }
+}

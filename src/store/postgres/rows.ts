@@ -5,14 +5,14 @@
  */
 import { CitedSeqs, elidedChunk, type SessionEvent } from '../../core/index.js';
 import { CorruptLogError } from '../errors.js';
+import { checkRowPosition, checkRowsComplete } from '../store-rules.js';
 
-/** A row of `events` as a load selects it; `data` is null for a body left out. */
+/** A row of `events` as a load selects it. */
 export interface EventRow {
   readonly seq: string | number;
   readonly type: string;
   readonly time: string | number;
-  readonly data: string | null;
-  readonly data_bytes?: number | null;
+  readonly data: string;
   readonly source_event_seqs: string | null;
   readonly surface_op: string | null;
 }
@@ -44,39 +44,13 @@ export function decodeRows(
   const events: SessionEvent[] = [];
   const elided: number[] = [];
   try {
+    const checked = { file: site.location, id: site.id };
     for (const row of rows) {
       const seq = Number(row.seq);
-      const expected = events.length;
-      if (seq !== expected) {
-        throw corruptRow(
-          site,
-          expected,
-          seq > expected
-            ? `session '${site.id}' has no event with seq ${expected} (the next row has seq ${seq})`
-            : `session '${site.id}' has an event row with seq ${seq} out of order`,
-        );
-      }
-      if (seq >= recordedLength) {
-        throw corruptRow(
-          site,
-          seq,
-          `session '${site.id}' has an event row beyond its recorded length of ${recordedLength}`,
-        );
-      }
-      if (row.data === null) {
-        elided.push(seq);
-        events.push(elidedChunk(seq, Number(row.time), row.data_bytes ?? 0));
-      } else {
-        events.push(decodeRow(site, row));
-      }
+      checkRowPosition(checked, seq, events.length, recordedLength);
+      events.push(decodeRow(site, row));
     }
-    if (events.length < recordedLength) {
-      throw corruptRow(
-        site,
-        events.length,
-        `session '${site.id}' records ${recordedLength} events but the rows end at seq ${events.length}`,
-      );
-    }
+    checkRowsComplete(checked, events.length, recordedLength);
   } catch (error) {
     if (!salvage || !CorruptLogError.isInstance(error)) throw error;
     return { events, elided, damage: error };
@@ -192,7 +166,7 @@ function beyondLength(site: RowSite, seq: number, recordedLength: number): Corru
 /** One event of its row (its body present). */
 export function decodeRow(site: RowSite, row: EventRow): SessionEvent {
   const seq = Number(row.seq);
-  const data = parseColumn(site, row.data ?? '', seq, 'data');
+  const data = parseColumn(site, row.data, seq, 'data');
   const surfaceOp =
     row.surface_op === null ? undefined : parseColumn(site, row.surface_op, seq, 'surface_op');
   if (

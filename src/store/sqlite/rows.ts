@@ -7,7 +7,12 @@
 import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import { crc32Text } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
-import { coalesce, decodeStoredHeader } from '../store-rules.js';
+import {
+  checkRowPosition,
+  checkRowsComplete,
+  coalesce,
+  decodeStoredHeader,
+} from '../store-rules.js';
 
 /** A row of `sessions`. */
 export interface SessionRow {
@@ -154,42 +159,6 @@ export function decodeEventRows(
   return { events, elided };
 }
 
-/** Throws unless a row of seq `seq` may come next, where seq `expected` is due. */
-function checkPosition(
-  context: RowContext,
-  seq: number,
-  expected: number,
-  recordedLength: number,
-): void {
-  const { file, id } = context;
-  if (seq !== expected) {
-    throw corruptRow(
-      file,
-      expected,
-      seq > expected
-        ? `session '${id}' has no event with seq ${expected} (the next row has seq ${seq})`
-        : `session '${id}' has an event row with seq ${seq} out of order`,
-    );
-  }
-  if (expected >= recordedLength) {
-    throw corruptRow(
-      file,
-      expected,
-      `session '${id}' has an event row beyond its recorded length of ${recordedLength}`,
-    );
-  }
-}
-
-function checkComplete(context: RowContext, length: number, recordedLength: number): void {
-  if (length < recordedLength) {
-    throw corruptRow(
-      context.file,
-      length,
-      `session '${context.id}' records ${recordedLength} events but the rows end at seq ${length}`,
-    );
-  }
-}
-
 /** Column positions of the raw rows of the eliding load (statements.ts `eventsEliding`). */
 const ELIDING_COLUMNS = {
   seq: 0,
@@ -219,7 +188,7 @@ export function decodeElidingRows(
     const raw = value as readonly unknown[];
     const seq = raw[c.seq] as number;
     const expected = events.length;
-    checkPosition(context, seq, expected, recordedLength);
+    checkRowPosition(context, seq, expected, recordedLength);
     const code = raw[c.type] as number;
     const time = raw[c.time] as number;
     const data = raw[c.data] as string | null;
@@ -249,7 +218,7 @@ export function decodeElidingRows(
       checkRow(context, row);
     }
   }
-  checkComplete(context, events.length, recordedLength);
+  checkRowsComplete(context, events.length, recordedLength);
   return { events, elided };
 }
 
@@ -262,7 +231,7 @@ function decodeInto(
 ): void {
   for (const row of rows) {
     const expected = events.length;
-    checkPosition(context, row.seq, expected, recordedLength);
+    checkRowPosition(context, row.seq, expected, recordedLength);
     if (row.data === null) {
       checkRow(context, row);
       elided.push(expected);
@@ -274,7 +243,7 @@ function decodeInto(
       checkRow(context, row);
     }
   }
-  checkComplete(context, events.length, recordedLength);
+  checkRowsComplete(context, events.length, recordedLength);
 }
 
 /**
