@@ -3,20 +3,35 @@
  * download), a guard that records anything a hostile page could make happen (a dialog, a console
  * error, an uncaught exception, a navigation, a popup), and screenshots.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { tempStores } from '../cli/helpers.js';
 
 /** Where screenshots land: a gitignored folder, kept as CI artifacts. */
 export const artifacts = join(import.meta.dirname, '.artifacts');
 const docsDir = join(import.meta.dirname, '..', '..', 'docs', 'viewer');
 
+/** Debian's chromium, or the browser `PALIMPSEST_CHROMIUM` names. */
+const executablePath = process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * `describe` where the browser exists; elsewhere `describe.skip`, said loudly (`apt-get install
+ * chromium` provides it). CI sets `PALIMPSEST_REQUIRE_CHROMIUM=1`: a missing browser fails there.
+ */
+export const describeBrowser: typeof describe = (() => {
+  if (existsSync(executablePath)) return describe;
+  const message = `no browser at ${executablePath}: the viewer's browser tests are skipped (apt-get install chromium, or set PALIMPSEST_CHROMIUM)`;
+  if (process.env.PALIMPSEST_REQUIRE_CHROMIUM === '1') throw new Error(message);
+  console.warn(`\n*** ${message} ***\n`);
+  return describe.skip;
+})() as typeof describe;
+
 /** Launches Debian's chromium headless. */
 export function launch(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium',
+    executablePath,
     headless: true,
     args: ['--no-sandbox', '--disable-background-networking'],
   });

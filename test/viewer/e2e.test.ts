@@ -9,10 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { binary, cli } from '../cli/helpers.js';
 import {
   artifacts,
+  describeBrowser,
   expectNoIncidents,
   guardedPage,
   screenshot,
@@ -128,7 +129,7 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
   expect(await page.locator('.row.selected').getAttribute('data-key')).not.toBe(before);
 }
 
-describe('the viewer in Chromium', () => {
+describeBrowser('the viewer in Chromium', () => {
   let id = '';
   const setup = useBrowserAndStore(async (storeUrl, dir) => {
     id = recordDemo(storeUrl, dir);

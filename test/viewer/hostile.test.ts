@@ -10,11 +10,12 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { startViewerServer } from '../../src/viewer/index.js';
 import { binary } from '../cli/helpers.js';
 import {
+  describeBrowser,
   expectNoIncidents,
   guardedPage,
   type PageIncidents,
@@ -107,7 +108,7 @@ async function expectInert(page: Page, incidents: PageIncidents): Promise<void> 
   expectNoIncidents(incidents);
 }
 
-describe('a hostile session in the viewer', () => {
+describeBrowser('a hostile session in the viewer', () => {
   const setup = useBrowserAndStore(async (storeUrl) => {
     await recordHostile(storeUrl);
   });

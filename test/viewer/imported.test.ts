@@ -6,17 +6,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { foldSurface } from '../../src/core/index.js';
 import { openStore } from '../../src/store/index.js';
 import { cli } from '../cli/helpers.js';
-import { expectNoIncidents, guardedPage, useBrowserAndStore } from './browser.js';
+import { describeBrowser, expectNoIncidents, guardedPage, useBrowserAndStore } from './browser.js';
 
 const HARNESSES = ['claude-code', 'codex', 'pi'] as const;
 const fixture = (harness: string): string =>
   join(import.meta.dirname, '..', 'import', 'fixtures', `${harness}.jsonl`);
 
-describe('imported sessions in the viewer', () => {
+describeBrowser('imported sessions in the viewer', () => {
   const setup = useBrowserAndStore(async (storeUrl, dir) => {
     for (const harness of HARNESSES) {
       const imported = cli(['--store', storeUrl, 'import', '--from', harness, fixture(harness)], {
