@@ -594,29 +594,13 @@ export class PostgresStore implements SessionStore {
   }
 
   /** Runs `work` in a transaction on `client`, rolled back when it throws. */
-  async #transaction<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
-    await client.query('BEGIN');
-    try {
-      const result = await work();
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    }
+  #transaction<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
+    return inTransaction(client, 'BEGIN', work);
   }
 
   /** Runs `work` in a read-only snapshot: every read sees the same committed state. */
-  async #snapshot<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    try {
-      const result = await work();
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    }
+  #snapshot<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
+    return inTransaction(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work);
   }
 
   /**
@@ -703,3 +687,20 @@ function sleep(ms: number): Promise<void> {
 }
 
 export type { LockOwner };
+
+/** Runs `work` between `begin` and `COMMIT` on `client`, rolled back when it throws. */
+async function inTransaction<T>(
+  client: PgQueryable,
+  begin: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  await client.query(begin);
+  try {
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
