@@ -33,9 +33,15 @@ runStoreContract('sqlite', async () => {
       }),
     plantDamagedEvent: (id, seq) =>
       withRaw(file, (db) => {
+        const key = '(SELECT key FROM sessions WHERE id = ?)';
         statement(
           db,
-          'UPDATE events SET time = time + 1 WHERE seq = ? AND session_id = (SELECT key FROM sessions WHERE id = ?)',
+          `UPDATE events SET time = time + 1 WHERE seq = ? AND session_id = ${key}`,
+        ).run(seq, id);
+        // A finished chunk lives in a run: damage the run's time for it.
+        statement(
+          db,
+          `UPDATE chunk_runs SET time = time + 1 WHERE ? BETWEEN first_seq AND first_seq + count - 1 AND session_id = ${key}`,
         ).run(seq, id);
       }),
     fingerprint: (id) =>
@@ -45,6 +51,10 @@ runStoreContract('sqlite', async () => {
           statement(
             db,
             'SELECT * FROM events WHERE session_id = (SELECT key FROM sessions WHERE id = ?) ORDER BY seq',
+          ).all(id),
+          statement(
+            db,
+            'SELECT * FROM chunk_runs WHERE session_id = (SELECT key FROM sessions WHERE id = ?) ORDER BY first_seq',
           ).all(id),
         ]),
       ),

@@ -21,6 +21,7 @@ import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/core/index.js';
 import { CorruptLogError, openSession, type SessionStore } from '../../src/store/index.js';
+import { type RunRow, runEnvelopes, runTexts } from '../../src/store/sqlite/chunk-runs.js';
 import { loadDriver } from '../../src/store/sqlite/schema.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import {
@@ -295,6 +296,24 @@ async function uncheckedSqliteLoad(location: string, id: string) {
       ...(row.s === null ? {} : { sourceEventSeqs: JSON.parse(row.s) }),
       ...(row.o === null ? {} : { surfaceOp: JSON.parse(row.o) }),
     })) as SessionEvent[];
+    // The runs of finished chunks, decoded without their checksum.
+    const runs = db
+      .prepare(
+        'SELECT first_seq, count, time, times, sizes, data, crc FROM chunk_runs WHERE session_id = ?',
+      )
+      .all(session.key) as RunRow[];
+    for (const run of runs) {
+      const times = runEnvelopes(run)?.times ?? [];
+      (runTexts(run) ?? []).forEach((text, i) => {
+        events.push({
+          seq: run.first_seq + i,
+          time: times[i] ?? 0,
+          type: 'assistant/chunk',
+          data: JSON.parse(text),
+        } as SessionEvent);
+      });
+    }
+    events.sort((a, b) => a.seq - b.seq);
     return { header: JSON.parse(session.header) as SessionHeader, events };
   } catch (error) {
     if (CorruptLogError.isInstance(error)) throw error;

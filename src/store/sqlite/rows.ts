@@ -1,18 +1,14 @@
 /**
  * The row codec of the SQLite store: session and event rows decoded into headers and events,
  * checked as they are read (a gap, a row out of order, bad JSON, an unknown type code is a
- * `CorruptLogError`, never a silently different session), and the read-back of the chunks a
- * load left out that no message finishes.
+ * `CorruptLogError`, never a silently different session), with the runs of finished chunks
+ * (see `chunk-runs.ts`) merged in by seq.
  */
 import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import { crc32Text } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
-import {
-  checkRowPosition,
-  checkRowsComplete,
-  coalesce,
-  decodeStoredHeader,
-} from '../store-rules.js';
+import { checkRowPosition, checkRowsComplete, decodeStoredHeader } from '../store-rules.js';
+import { RUN_TYPE, type RunRow, runChecksum, runEnvelopes, runTexts } from './chunk-runs.js';
 
 /** A row of `sessions`. */
 export interface SessionRow {
@@ -31,15 +27,10 @@ export interface EventRow {
   /** The code of the type in `event_types`. */
   readonly type: number;
   readonly time: number;
-  /** NULL only where a load eliding chunk bodies left it out (see `data_bytes`). */
-  readonly data: string | null;
+  readonly data: string;
   readonly source_event_seqs: string | null;
   readonly surface_op: string | null;
   readonly crc: number;
-  /** With elision, the byte length of the data that was left out. */
-  readonly data_bytes?: number | null;
-  /** With elision, the CRC-32 of the data that was left out, computed by SQLite's caller. */
-  readonly data_crc?: number | null;
 }
 
 /** What decoding the rows of one session needs. */
@@ -53,34 +44,11 @@ export interface RowContext {
   readonly typeName: (code: number) => string | undefined;
 }
 
-/** Unfinished chunks at most this many rows apart are read back with one query. */
-const RESTORE_GAP_ROWS = 256;
-
 /**
  * The checksum of an event row: the CRC-32 of its `data` text (UTF-8, as stored), continued over
  * a line of its other fields, `\n<session key> <seq> <type name> <time> <source_event_seqs or
  * -> <surface_op or ->`. It covers the type's name, not its code, so damage to `event_types` is
  * caught too, and the session key, so a row that strays into another session is.
- */
-export function eventChecksum(
-  key: number,
-  seq: number,
-  type: string,
-  time: number,
-  dataCrc: number,
-  sources: string | null,
-  surfaceOp: string | null,
-): number {
-  return crc32Text(
-    `\n${key} ${seq} ${type} ${time} ${sources ?? '-'} ${surfaceOp ?? '-'}`,
-    dataCrc,
-  );
-}
-
-/**
- * {@link eventChecksum} of a row whose `data` is at hand, in one CRC call over the data and the
- * line together (a CRC continued over a second text equals the CRC of the two joined): the
- * append path and a full load take this one, which costs one native call per row, not two.
  */
 export function rowChecksum(
   key: number,
@@ -97,11 +65,6 @@ export function rowChecksum(
 /** The checksum of a session row: the CRC-32 of `<id>\n<created_at>\n<header>`. */
 export function sessionChecksum(id: string, createdAt: number, header: string): number {
   return crc32Text(`${id}\n${createdAt}\n${header}`);
-}
-
-/** The CRC-32 of a stored text value (for the SQL function a load eliding bodies calls). */
-export function dataChecksum(data: string): number {
-  return crc32Text(data);
 }
 
 /** A `CorruptLogError` at the row of `seq`. */
@@ -135,174 +98,181 @@ export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
   return header;
 }
 
+/** How {@link decodeSessionRows} reads a session. */
+export interface DecodeOptions {
+  /** Finished chunks (those in runs) become stubs: their data is neither inflated nor parsed. */
+  readonly elide?: boolean;
+  /** Stop at damage and return the events before it, with the damage. */
+  readonly salvage?: boolean;
+}
+
 /**
- * The events of a session's rows (ordered by seq), checked against the recorded length: rows
- * whose data a load left out become stubs, and their seqs are returned in `elided`.
+ * The events of a session from its rows and its chunk runs (each ordered by seq), merged by seq
+ * and checked against the recorded length.
  */
-export function decodeEventRows(
+export function decodeSessionRows(
   context: RowContext,
   rows: Iterable<EventRow>,
+  runs: readonly RunRow[],
   recordedLength: number,
-  salvage = false,
-): { events: SessionEvent[]; elided: number[]; damage?: CorruptLogError } {
+  options: DecodeOptions = {},
+): { events: SessionEvent[]; damage?: CorruptLogError } {
   const events: SessionEvent[] = [];
-  const elided: number[] = [];
+  const elide = options.elide === true;
   try {
-    decodeInto(context, rows, recordedLength, events, elided);
+    const chunkRows = mergeRows(context, rows, runs, 0, recordedLength, elide, events);
+    checkRowsComplete(context, events.length, recordedLength);
+    if (chunkRows.length > 0) elideFinishedRows(events, chunkRows);
   } catch (error) {
     // Rows are checked in seq order: everything before the row an error names is intact (a row
-    // is pushed before its checksum is compared, so the named row itself is cut off).
-    if (!salvage || !CorruptLogError.isInstance(error)) throw error;
+    // is pushed before its checksum is compared, so the named row itself is cut off; a damaged
+    // run is cut off whole, from its first seq).
+    if (options.salvage !== true || !CorruptLogError.isInstance(error)) throw error;
     const intact = events.slice(0, Math.min(events.length, error.row ?? events.length));
-    return { events: intact, elided: elided.filter((seq) => seq < intact.length), damage: error };
+    return { events: intact, damage: error };
   }
-  return { events, elided };
+  return { events };
 }
-
-/** Column positions of the raw rows of the eliding load (statements.ts `eventsEliding`). */
-const ELIDING_COLUMNS = {
-  seq: 0,
-  type: 1,
-  time: 2,
-  data: 3,
-  dataBytes: 4,
-  dataCrc: 5,
-  sources: 6,
-  surfaceOp: 7,
-  crc: 8,
-} as const;
 
 /**
- * {@link decodeEventRows} over the raw rows of the eliding load. A chunk whose body was left
- * out is checked and stubbed straight from its array; only the other rows become objects.
+ * The events from seq `from` on, as far as the rows and runs given reach without a gap (a
+ * watcher's page: a run may begin before `from`).
  */
-export function decodeElidingRows(
-  context: RowContext,
-  rows: Iterable<unknown>,
-  recordedLength: number,
-): { events: SessionEvent[]; elided: number[] } {
-  const c = ELIDING_COLUMNS;
-  const events: SessionEvent[] = [];
-  const elided: number[] = [];
-  for (const value of rows) {
-    const raw = value as readonly unknown[];
-    const seq = raw[c.seq] as number;
-    const expected = events.length;
-    checkRowPosition(context, seq, expected, recordedLength);
-    const code = raw[c.type] as number;
-    const time = raw[c.time] as number;
-    const data = raw[c.data] as string | null;
-    const sources = raw[c.sources] as string | null;
-    const surfaceOp = raw[c.surfaceOp] as string | null;
-    const crc = raw[c.crc] as number;
-    if (data === null) {
-      const dataCrc = raw[c.dataCrc] as number | null;
-      compareChecksum(context, seq, code, crc, (type) =>
-        dataCrc === null
-          ? undefined
-          : eventChecksum(context.key, seq, type, time, dataCrc, sources, surfaceOp),
-      );
-      elided.push(expected);
-      events.push(elidedChunk(expected, time, (raw[c.dataBytes] as number | null) ?? 0));
-    } else {
-      const row: EventRow = {
-        seq,
-        type: code,
-        time,
-        data,
-        source_event_seqs: sources,
-        surface_op: surfaceOp,
-        crc,
-      };
-      events.push(decodeEventRow(context, row));
-      checkRow(context, row);
-    }
-  }
-  checkRowsComplete(context, events.length, recordedLength);
-  return { events, elided };
-}
-
-function decodeInto(
+export function decodeRowsFrom(
   context: RowContext,
   rows: Iterable<EventRow>,
-  recordedLength: number,
-  events: SessionEvent[],
-  elided: number[],
-): void {
-  for (const row of rows) {
-    const expected = events.length;
-    checkRowPosition(context, row.seq, expected, recordedLength);
-    if (row.data === null) {
-      checkRow(context, row);
-      elided.push(expected);
-      events.push(elidedChunk(expected, row.time, row.data_bytes ?? 0));
-    } else {
-      // Decoded first, so damage that breaks the JSON is named as such; the checksum then
-      // catches the damage that still parses.
-      events.push(decodeEventRow(context, row));
-      checkRow(context, row);
-    }
-  }
-  checkRowsComplete(context, events.length, recordedLength);
+  runs: readonly RunRow[],
+  from: number,
+): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  mergeRows(context, rows, runs, from, Number.MAX_SAFE_INTEGER, false, events);
+  return events;
+}
+
+/** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
+interface ChunkRow {
+  readonly seq: number;
+  readonly time: number;
+  readonly bytes: number;
 }
 
 /**
- * Replaces the stubs of `elided` that no `assistant/message` of the session cites by their
- * chunks, read back with `read(first, last)` (the rows of seqs `first..last`, checked again) in
- * coalesced ranges: a stub stands only for a finished chunk.
+ * Stubs the chunk rows a later message cites. Runs hold most finished chunks; the rest (a
+ * message's only chunk, a run its writer split) are rows, found finished only once every
+ * message has been read.
  */
-export function restoreUnfinished(
-  context: RowContext,
-  events: SessionEvent[],
-  elided: readonly number[],
-  read: (first: number, last: number) => readonly EventRow[],
-): void {
+function elideFinishedRows(events: SessionEvent[], chunkRows: readonly ChunkRow[]): void {
   const cited = new CitedSeqs();
   for (const event of events) cited.cite(event);
-  const unfinished = elided.filter((seq) => !cited.has(seq));
-  for (const { first, last } of coalesce(unfinished, RESTORE_GAP_ROWS)) {
-    const wanted = new Set(unfinished.slice(first, last + 1));
-    for (const row of read(unfinished[first] as number, unfinished[last] as number)) {
-      if (!wanted.delete(row.seq)) continue;
-      events[row.seq] = decodeCheckedRow(context, row);
-    }
-    const [missing] = wanted;
-    if (missing !== undefined) {
-      // Impossible inside the load's transaction, unless the database is damaged.
-      throw corruptRow(
-        context.file,
-        missing,
-        `session '${context.id}' has no row for seq ${missing} any more`,
-      );
-    }
+  for (const { seq, time, bytes } of chunkRows) {
+    if (cited.has(seq)) events[seq] = elidedChunk(seq, time, bytes);
   }
 }
 
-/** Throws unless the row matches its checksum (a body left out counts by its `data_crc`). */
+/**
+ * Pushes the events of the rows and runs, in seq order, onto `events`; with `elide`, returns
+ * the chunk rows that may be finished (see {@link elideFinishedRows}).
+ */
+function mergeRows(
+  context: RowContext,
+  rows: Iterable<EventRow>,
+  runs: readonly RunRow[],
+  from: number,
+  recordedLength: number,
+  elide: boolean,
+  events: SessionEvent[],
+): ChunkRow[] {
+  const chunkRows: ChunkRow[] = [];
+  let next = 0;
+  const expandBefore = (limit: number): void => {
+    while (next < runs.length && (runs[next] as RunRow).first_seq < limit) {
+      expandRun(context, runs[next] as RunRow, from, recordedLength, elide, events);
+      next++;
+    }
+  };
+  for (const row of rows) {
+    expandBefore(row.seq);
+    checkRowPosition(context, row.seq, from + events.length, recordedLength);
+    // Decoded first, so damage that breaks the JSON is named as such; the checksum then
+    // catches the damage that still parses.
+    const event = decodeEventRow(context, row);
+    events.push(event);
+    checkRow(context, row);
+    if (elide && event.type === RUN_TYPE && row.source_event_seqs === null) {
+      chunkRows.push({ seq: row.seq, time: row.time, bytes: Buffer.byteLength(row.data, 'utf8') });
+    }
+  }
+  expandBefore(Number.POSITIVE_INFINITY);
+  return chunkRows;
+}
+
+/** Pushes the chunks of a run (from `from` on, for a run that begins before it). */
+function expandRun(
+  context: RowContext,
+  run: RunRow,
+  from: number,
+  recordedLength: number,
+  elide: boolean,
+  events: SessionEvent[],
+): void {
+  const expected = from + events.length;
+  const first = run.first_seq;
+  // Only the first item of a page may begin before `from`.
+  const skip = events.length === 0 && first < expected ? expected - first : 0;
+  if (skip === 0 || skip >= run.count) checkRowPosition(context, first, expected, recordedLength);
+  if (!Number.isSafeInteger(run.count) || run.count < 1) {
+    throw corruptRow(
+      context.file,
+      first,
+      `the chunk run of session '${context.id}' has count ${run.count}`,
+    );
+  }
+  const last = first + run.count - 1;
+  // Throws (naming the run's last seq) when the run reaches beyond the recorded length.
+  if (last >= recordedLength) checkRowPosition(context, last, last, recordedLength);
+  const where = `the chunk run of session '${context.id}' at seqs ${first}..${last}`;
+  if (runChecksum(context.key, run) !== run.crc) {
+    throw corruptRow(context.file, first, `${where} does not match its checksum`);
+  }
+  const envelopes = runEnvelopes(run);
+  if (envelopes === undefined) {
+    throw corruptRow(context.file, first, `${where} does not hold ${run.count} times and sizes`);
+  }
+  const { times, sizes } = envelopes;
+  if (elide) {
+    for (let i = skip; i < run.count; i++) {
+      events.push(elidedChunk(first + i, times[i] as number, sizes[i] as number));
+    }
+    return;
+  }
+  const texts = runTexts(run);
+  if (texts === undefined) {
+    throw corruptRow(context.file, first, `${where} does not inflate into ${run.count} chunks`);
+  }
+  for (let i = skip; i < run.count; i++) {
+    const seq = first + i;
+    const data = parseColumn(
+      context.file,
+      texts[i] as string,
+      seq,
+      `the data of session '${context.id}'`,
+    );
+    events.push({ seq, time: times[i] as number, type: RUN_TYPE, data } as SessionEvent);
+  }
+}
+
+/** Throws unless the row matches its checksum. */
 function checkRow(context: RowContext, row: EventRow): void {
-  const { data, data_crc: dataCrc } = row;
   compareChecksum(context, row.seq, row.type, row.crc, (type) =>
-    data !== null
-      ? rowChecksum(
-          context.key,
-          row.seq,
-          type,
-          row.time,
-          data,
-          row.source_event_seqs,
-          row.surface_op,
-        )
-      : dataCrc === null || dataCrc === undefined
-        ? undefined
-        : eventChecksum(
-            context.key,
-            row.seq,
-            type,
-            row.time,
-            dataCrc,
-            row.source_event_seqs,
-            row.surface_op,
-          ),
+    rowChecksum(
+      context.key,
+      row.seq,
+      type,
+      row.time,
+      row.data,
+      row.source_event_seqs,
+      row.surface_op,
+    ),
   );
 }
 
@@ -345,7 +315,6 @@ export function decodeEventRow(context: RowContext, row: EventRow): SessionEvent
   if (type === undefined) {
     throw corruptRow(file, seq, `session '${id}' has an event of unknown type code ${row.type}`);
   }
-  if (row.data === null) throw corruptRow(file, seq, `the data of session '${id}' is missing`);
   const data = parseColumn(file, row.data, seq, `the data of session '${id}'`);
   let surfaceOp: unknown;
   if (row.surface_op !== null) {

@@ -14,9 +14,10 @@ import { CorruptLogError, FormatVersionError, InvalidStoreError, StorageError } 
  * version is refused on open and left untouched. Version 1 kept the text session id and the
  * text event type in every event row, on 4 KiB pages; version 2 is the compact layout below;
  * version 3 adds a checksum to every session and event row and never reuses a session key (the
- * ledger beside the database names sessions by key).
+ * ledger beside the database names sessions by key); version 4 keeps the chunks a message has
+ * finished as compressed runs in `chunk_runs` (see `chunk-runs.ts`).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Marks a database as palimpsest's, in `PRAGMA application_id` (ASCII `Pali`). */
 export const APPLICATION_ID = 0x50616c69;
@@ -177,6 +178,12 @@ export const SEEDED_TYPES = [
  * structure but not their content: a flipped byte inside a value is read back as a different
  * value. About 5 bytes per row.
  *
+ * Version 4 adds `chunk_runs`: when an `assistant/message` is appended, each run of consecutive
+ * chunks it cites leaves `events` for one row there, holding their times and sizes as varints and
+ * their data compressed (`chunk-runs.ts` gives the layout). A turn's 200 chunk rows became one
+ * row a few kilobytes long; `session_events` shows the rows of `events` only, so a finished
+ * message's chunks are read with palimpsest (`palimpsest show`, `export`), not the sqlite3 shell.
+ *
  * Insert speed barely moved between these layouts; `bench/store.ts` compares the store with raw
  * inserts into this same DDL. `seq` and `time` stay plain integers and `data` plain JSON text,
  * as in the JSONL log.
@@ -210,6 +217,17 @@ CREATE TABLE events (
   PRIMARY KEY (session_id, seq)
 ) STRICT;
 CREATE INDEX events_surface ON events (session_id, seq) WHERE surface_op IS NOT NULL;
+CREATE TABLE chunk_runs (
+  session_id INTEGER NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+  first_seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  time INTEGER NOT NULL,
+  times BLOB NOT NULL,
+  sizes BLOB NOT NULL,
+  data BLOB NOT NULL,
+  crc INTEGER NOT NULL,
+  PRIMARY KEY (session_id, first_seq)
+) STRICT;
 CREATE VIEW session_events AS
 SELECT sessions.id AS session_id, events.seq, event_types.type, events.time, events.data,
   events.source_event_seqs, events.surface_op
@@ -228,6 +246,7 @@ const COLUMNS: Readonly<Record<string, readonly string[]>> = {
   sessions: ['key', 'id', 'created_at', 'header', 'next_seq', 'updated_at', 'crc'],
   event_types: ['code', 'type'],
   events: ['session_id', 'seq', 'type', 'time', 'data', 'source_event_seqs', 'surface_op', 'crc'],
+  chunk_runs: ['session_id', 'first_seq', 'count', 'time', 'times', 'sizes', 'data', 'crc'],
   session_events: ['session_id', 'seq', 'type', 'time', 'data', 'source_event_seqs', 'surface_op'],
   locks: ['session_id', 'owner'],
 };

@@ -4,7 +4,6 @@
  */
 
 import type { ListFilter } from '../store-rules.js';
-import { dataChecksum } from './rows.js';
 import type { SqliteDatabase, SqliteStatement } from './schema.js';
 
 /** The statements, by use. */
@@ -19,7 +18,11 @@ export interface Statements {
   readonly session: SqliteStatement;
   readonly events: SqliteStatement;
   readonly eventsFrom: SqliteStatement;
-  readonly eventsEliding: SqliteStatement;
+  readonly insertRun: SqliteStatement;
+  readonly runs: SqliteStatement;
+  readonly runsFrom: SqliteStatement;
+  readonly deleteRange: SqliteStatement;
+  readonly deleteRuns: SqliteStatement;
   readonly eventRange: SqliteStatement;
   readonly lastTime: SqliteStatement;
   readonly eventsOfTypes: SqliteStatement;
@@ -38,14 +41,11 @@ export interface Statements {
 
 /** SQL function ordering ids by UTF-16 code units, as JavaScript (and `list` cursors) do. */
 const ID_ORDER = 'palimpsest_id_order';
-/** SQL function giving the CRC-32 of a value a load leaves out, to check its row. */
-const DATA_CRC = 'palimpsest_data_crc';
 /** Registers the SQL functions and prepares every statement on `db`. */
 export function prepareStatements(db: SqliteDatabase): Statements {
   db.function(ID_ORDER, { deterministic: true }, (id) =>
     Buffer.from(String(id), 'utf16le').swap16(),
   );
-  db.function(DATA_CRC, { deterministic: true }, (data) => dataChecksum(String(data)));
   const summary = 'SELECT key, id, header, created_at, next_seq, updated_at, crc FROM sessions';
   const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
   const pages = new Map<string, SqliteStatement>();
@@ -68,21 +68,18 @@ export function prepareStatements(db: SqliteDatabase): Statements {
     eventsFrom: db.prepare(
       'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
     ),
-    // The data of a chunk without sources is left out: its length is read from the record
-    // header (octet_length does not load the value), and its checksum is computed where the
-    // bytes are, so the row is still checked but never decoded into an event or parsed. Raw
-    // rows (arrays in the column order of ELIDING_COLUMNS): a million rows as objects with
-    // nine named properties cost a third more to build.
-    eventsEliding: db
-      .prepare(
-        `SELECT seq, type, time,
-         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN NULL ELSE data END AS data,
-         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN octet_length(data) END AS data_bytes,
-         CASE WHEN type = @chunk AND source_event_seqs IS NULL THEN ${DATA_CRC}(data) END AS data_crc,
-         source_event_seqs, surface_op, crc
-       FROM events WHERE session_id = @key ORDER BY seq`,
-      )
-      .raw(true),
+    insertRun: db.prepare(
+      'INSERT INTO chunk_runs (session_id, first_seq, count, time, times, sizes, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    runs: db.prepare(
+      'SELECT first_seq, count, time, times, sizes, data, crc FROM chunk_runs WHERE session_id = ? ORDER BY first_seq',
+    ),
+    // The runs a watcher's page needs: those reaching past `from`, up to the page's last row.
+    runsFrom: db.prepare(
+      'SELECT first_seq, count, time, times, sizes, data, crc FROM chunk_runs WHERE session_id = ? AND first_seq + count > ? AND first_seq < ? ORDER BY first_seq',
+    ),
+    deleteRange: db.prepare('DELETE FROM events WHERE session_id = ? AND seq BETWEEN ? AND ?'),
+    deleteRuns: db.prepare('DELETE FROM chunk_runs WHERE session_id = ?'),
     eventRange: db.prepare(
       'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq',
     ),

@@ -57,6 +57,7 @@ import {
   statsOf,
 } from '../store-rules.js';
 import { follow, Wakeups } from '../watch.js';
+import type { RunRow } from './chunk-runs.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
@@ -69,17 +70,16 @@ import {
   schemaDamage,
 } from './open.js';
 import {
-  decodeCheckedRow,
-  decodeElidingRows,
-  decodeEventRows,
   decodeHeaderRow,
+  decodeRowsFrom,
+  decodeSessionRows,
   type EventRow,
   type RowContext,
-  restoreUnfinished,
   rowChecksum,
   type SessionRow,
   sessionChecksum,
 } from './rows.js';
+import { planRuns } from './run-writer.js';
 import type { SqliteDatabase, SqliteSettings, SqliteTransaction } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 
@@ -144,8 +144,6 @@ interface SalvageSlot {
   result?: LoadedSession;
 }
 
-/** The type whose finished events a load may elide. */
-const CHUNK_TYPE = 'assistant/chunk';
 const noFailpoint = (): void => {};
 
 /** A {@link SessionStore} in one SQLite file. Open it with {@link openSqliteStore}. */
@@ -332,8 +330,7 @@ export class SqliteStore implements SessionStore {
             this.#assertOpen();
             if (this.#keyOf(id) !== key) throw new NotFoundError(id, this.location);
             try {
-              const rows = this.#sql.eventsFrom.all(key, from, WATCH_PAGE) as EventRow[];
-              return rows.map((row) => decodeCheckedRow(context, row));
+              return this.#page(context, from);
             } catch (error) {
               throw this.#loadError(`watch session '${id}'`, error);
             }
@@ -429,6 +426,7 @@ export class SqliteStore implements SessionStore {
         const found = this.#lockOf(id);
         if (found?.holder !== undefined) throw found.locked();
         this.#sql.deleteEvents.run(position.key);
+        this.#sql.deleteRuns.run(position.key);
         this.#sql.deleteSession.run(position.key);
         this.#sql.deleteLock.run(id);
       });
@@ -575,7 +573,10 @@ export class SqliteStore implements SessionStore {
     this.#checkWriter(id);
     const insert = this.#sql.insertEvent;
     const learned = new Map<string, number>();
+    const context: RowContext = { file: this.#file, id, key, typeName: this.#typeNameOf };
+    const runs = planRuns(this.#sql, context, events, expected);
     for (const event of events) {
+      if (runs.joins(event.seq)) continue;
       const data = JSON.stringify(event.data) as string | undefined;
       if (data === undefined) {
         throw new InvalidStoreError(
@@ -592,6 +593,7 @@ export class SqliteStore implements SessionStore {
       const crc = rowChecksum(key, event.seq, event.type, event.time, data, sources, surfaceOp);
       insert.run(key, event.seq, type, event.time, data, sources, surfaceOp, crc);
     }
+    runs.write();
     this.#sql.advance.run(expected + events.length, Date.now(), key);
     this.#failpoint('append:before-commit');
     return { key, learned };
@@ -647,7 +649,6 @@ export class SqliteStore implements SessionStore {
     const before = this.#ledger?.snapshot();
     const row = this.#sessionRow(id, before);
     const header = decodeHeaderRow(this.#file, row);
-    const chunk = this.#typeCodes.get(CHUNK_TYPE);
     const context: RowContext = {
       file: this.#file,
       id,
@@ -658,30 +659,31 @@ export class SqliteStore implements SessionStore {
       salvage.result = this.#salvageRows(context, header, row, before?.get(row.key));
       return salvage.result;
     }
-    // Iterated, not `.all()`: each row object dies young, where an array of a million of them
-    // would be promoted and traced by every collection until the load ends.
-    const { events, elided } =
-      elide && chunk !== undefined
-        ? decodeElidingRows(
-            context,
-            this.#sql.eventsEliding.iterate({ key: row.key, chunk }),
-            row.next_seq,
-          )
-        : decodeEventRows(
-            context,
-            this.#sql.events.iterate(row.key) as IterableIterator<EventRow>,
-            row.next_seq,
-          );
+    // The runs first (a few thousand rows for a million events): while an iterator is open the
+    // connection runs no other statement. The events are iterated, not `.all()`: each row object
+    // dies young.
+    const runs = this.#sql.runs.all(row.key) as RunRow[];
+    const { events } = decodeSessionRows(
+      context,
+      this.#sql.events.iterate(row.key) as IterableIterator<EventRow>,
+      runs,
+      row.next_seq,
+      { elide },
+    );
     this.#checkLength(row, before);
-    if (elided.length > 0) {
-      restoreUnfinished(
-        context,
-        events,
-        elided,
-        (first, last) => this.#sql.eventRange.all(row.key, first, last) as EventRow[],
-      );
-    }
     return { header, events };
+  }
+
+  /** A watcher's page: the events from `from` on, in one read transaction. */
+  #page(context: RowContext, from: number): SessionEvent[] {
+    return this.#db.transaction(() => {
+      const rows = this.#sql.eventsFrom.all(context.key, from, WATCH_PAGE) as EventRow[];
+      // A full page ends at its last row; the runs past it belong to the next page.
+      const upto =
+        rows.length === WATCH_PAGE ? (rows.at(-1) as EventRow).seq : Number.MAX_SAFE_INTEGER;
+      const runs = this.#sql.runsFrom.all(context.key, from, upto) as RunRow[];
+      return decodeRowsFrom(context, rows, runs, from);
+    })();
   }
 
   /**
@@ -742,15 +744,23 @@ export class SqliteStore implements SessionStore {
     recorded: LedgerEntry | undefined,
   ): LoadedSession {
     const rows: EventRow[] = [];
+    let runs: RunRow[] = [];
     let unreadable: CorruptLogError | undefined;
     try {
+      runs = this.#sql.runs.all(row.key) as RunRow[];
       for (const event of this.#sql.events.iterate(row.key)) rows.push(event as EventRow);
     } catch (error) {
       const failure = this.#loadError(`load session '${context.id}'`, error);
       if (!CorruptLogError.isInstance(failure)) throw failure;
       unreadable = failure;
     }
-    const decoded = decodeEventRows(context, rows, unreadable ? rows.length : row.next_seq, true);
+    const decoded = decodeSessionRows(
+      context,
+      rows,
+      runs,
+      unreadable ? (rows.at(-1)?.seq ?? -1) + 1 : row.next_seq,
+      { salvage: true },
+    );
     const short = this.#deletedNow(row.key)
       ? undefined
       : checkAgainstLedger(this.#file, row, recorded);

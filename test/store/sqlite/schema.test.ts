@@ -63,6 +63,7 @@ describe('a new database', () => {
         )
         .all();
       expect(tables).toEqual([
+        { name: 'chunk_runs', strict: 1 },
         { name: 'event_types', strict: 1 },
         { name: 'events', strict: 1 },
         { name: 'locks', strict: 1 },
@@ -92,6 +93,22 @@ describe('a new database', () => {
       expect(references).toEqual([
         { from: 'session_id', table: 'sessions', to: 'key', on_delete: 'CASCADE' },
         { from: 'type', table: 'event_types', to: 'code', on_delete: 'NO ACTION' },
+      ]);
+      expect(
+        db
+          .prepare(
+            'SELECT name, type, "notnull" AS not_null, pk FROM pragma_table_info(?) ORDER BY cid',
+          )
+          .all('chunk_runs'),
+      ).toEqual([
+        { name: 'session_id', type: 'INTEGER', not_null: 1, pk: 1 },
+        { name: 'first_seq', type: 'INTEGER', not_null: 1, pk: 2 },
+        { name: 'count', type: 'INTEGER', not_null: 1, pk: 0 },
+        { name: 'time', type: 'INTEGER', not_null: 1, pk: 0 },
+        { name: 'times', type: 'BLOB', not_null: 1, pk: 0 },
+        { name: 'sizes', type: 'BLOB', not_null: 1, pk: 0 },
+        { name: 'data', type: 'BLOB', not_null: 1, pk: 0 },
+        { name: 'crc', type: 'INTEGER', not_null: 1, pk: 0 },
       ]);
     });
   });

@@ -1,0 +1,261 @@
+/**
+ * Chunk runs: how the SQLite store keeps the stream chunks a message has finished (schema 4).
+ *
+ * A streamed turn is mostly `assistant/chunk` events (200 per message in the benchmarks), and
+ * each one as a row of its own costs a row header, a primary-key entry and a checksum, beside
+ * data that repeats its neighbours' keys. Once an `assistant/message` cites its chunks they never
+ * change and are read together or not at all, so the append that lands the message also moves
+ * each maximal run of consecutive chunks it cites into one row of `chunk_runs`:
+ *
+ * - `first_seq`, `count`: the run covers seqs `first_seq .. first_seq + count - 1`;
+ * - `time`: the first chunk's time; `times`: for each further chunk, the difference to the
+ *   previous chunk's time as a zigzag LEB128 varint (`0, -1, 1, -2, ...` as `0, 1, 2, 3, ...`);
+ * - `sizes`: for each chunk, the UTF-8 byte length of its data's JSON text, as a LEB128 varint;
+ * - `data`: the chunks' data JSON texts, each followed by `\n` (JSON text holds no raw newline),
+ *   compressed with raw DEFLATE (RFC 1951, zlib's `deflateRaw`);
+ * - `crc`: the CRC-32 of `data`, continued over `times`, `sizes` and the line
+ *   `\n<session key> <first_seq> <count> <time>`.
+ *
+ * Every chunk keeps its own seq, time and data, byte for byte: a run is an encoding, not a
+ * summary. A load that elides finished chunks reads `times` and `sizes` (and checks the CRC over
+ * the compressed bytes) without inflating anything. Chunks no message cites (a stream a crash
+ * left open) and chunks with provenance of their own stay rows of `events`.
+ */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { SessionEvent } from '../../core/index.js';
+import { crc32, crc32Text } from '../crc32.js';
+
+/** The type every event of a run has. */
+export const RUN_TYPE = 'assistant/chunk';
+
+/** Runs shorter than this stay rows: a run of one saves nothing. */
+export const MIN_RUN_CHUNKS = 2;
+
+/**
+ * The largest time difference a run encodes: the zigzag of a larger one could leave the safe
+ * integers. Chunks further apart in time stay rows.
+ */
+const MAX_TIME_STEP = 2 ** 51;
+
+/** A row of `chunk_runs`, as the statements select it. */
+export interface RunRow {
+  readonly first_seq: number;
+  readonly count: number;
+  readonly time: number;
+  readonly times: Uint8Array;
+  readonly sizes: Uint8Array;
+  readonly data: Uint8Array;
+  readonly crc: number;
+}
+
+/** A chunk a run is made of: its seq, its time and its data's JSON text as stored. */
+export interface RunChunk {
+  readonly seq: number;
+  readonly time: number;
+  readonly data: string;
+}
+
+/** The seqs `start..end` (inclusive) one message cites, consecutive. */
+export interface CitedRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The maximal ranges of consecutive seqs that the `assistant/message` events of a batch cite,
+ * each at least {@link MIN_RUN_CHUNKS} long, in the order the messages come. Which seqs of a
+ * range are chunks that may join a run is for the caller to check (some may be stored rows, some
+ * in the batch, some not chunks at all).
+ */
+export function citedRanges(events: readonly SessionEvent[]): CitedRange[] {
+  const ranges: CitedRange[] = [];
+  for (const event of events) {
+    if (event.type !== 'assistant/message') continue;
+    const sources = event.sourceEventSeqs;
+    if (sources === undefined || sources.length < MIN_RUN_CHUNKS) continue;
+    // Stores keep what they are given: only a citation of an earlier event finishes a chunk
+    // (the rule of `CitedSeqs`), so only those may form a run.
+    const earlier = sources.filter(
+      (seq) => Number.isSafeInteger(seq) && seq >= 0 && seq < event.seq,
+    );
+    const seqs = isAscending(earlier) ? earlier : earlier.sort((a, b) => a - b);
+    if (seqs.length < MIN_RUN_CHUNKS) continue;
+    let start = seqs[0] as number;
+    let previous = start;
+    for (let i = 1; i <= seqs.length; i++) {
+      const seq = seqs[i];
+      if (seq === previous + 1) {
+        previous = seq;
+        continue;
+      }
+      if (previous - start + 1 >= MIN_RUN_CHUNKS) ranges.push({ start, end: previous });
+      if (seq === undefined) break;
+      start = seq;
+      previous = seq;
+    }
+  }
+  return ranges;
+}
+
+function isAscending(seqs: readonly number[]): boolean {
+  for (let i = 1; i < seqs.length; i++) {
+    if ((seqs[i] as number) <= (seqs[i - 1] as number)) return false;
+  }
+  return true;
+}
+
+/**
+ * Splits consecutive chunks into the runs they may form: a chunk that is `undefined` (not a
+ * chunk that may join a run) ends one, and so does a time step too large to encode.
+ */
+export function splitRuns(chunks: readonly (RunChunk | undefined)[]): RunChunk[][] {
+  const runs: RunChunk[][] = [];
+  let current: RunChunk[] = [];
+  const close = (): void => {
+    if (current.length >= MIN_RUN_CHUNKS) runs.push(current);
+    current = [];
+  };
+  for (const chunk of chunks) {
+    if (chunk === undefined) {
+      close();
+      continue;
+    }
+    const previous = current.at(-1);
+    if (previous !== undefined && Math.abs(chunk.time - previous.time) > MAX_TIME_STEP) close();
+    current.push(chunk);
+  }
+  close();
+  return runs;
+}
+
+/** The columns of a new run row for `chunks` (consecutive seqs, at least two). */
+export function encodeRun(key: number, chunks: readonly RunChunk[]): RunRow {
+  const first = chunks[0] as RunChunk;
+  const times = new VarintWriter();
+  const sizes = new VarintWriter();
+  const texts: string[] = [];
+  let previous = first.time;
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i] as RunChunk;
+    if (i > 0) times.write(zigzag(chunk.time - previous));
+    previous = chunk.time;
+    sizes.write(Buffer.byteLength(chunk.data, 'utf8'));
+    texts.push(chunk.data, '\n');
+  }
+  const data = deflateRawSync(Buffer.from(texts.join(''), 'utf8'));
+  const row = {
+    first_seq: first.seq,
+    count: chunks.length,
+    time: first.time,
+    times: times.bytes(),
+    sizes: sizes.bytes(),
+    data,
+  };
+  return { ...row, crc: runChecksum(key, row) };
+}
+
+/** The checksum of a run row (see the module comment). */
+export function runChecksum(key: number, row: Omit<RunRow, 'crc'>): number {
+  let crc = crc32(row.data);
+  crc = crc32(row.times, crc);
+  crc = crc32(row.sizes, crc);
+  return crc32Text(`\n${key} ${row.first_seq} ${row.count} ${row.time}`, crc);
+}
+
+/** A run's times and sizes, decoded; `undefined` when they do not hold `count` values each. */
+export function runEnvelopes(
+  row: RunRow,
+): { readonly times: Float64Array; readonly sizes: Float64Array } | undefined {
+  const { count } = row;
+  const times = new Float64Array(count);
+  const sizes = new Float64Array(count);
+  const steps = new VarintReader(row.times);
+  let time = row.time;
+  times[0] = time;
+  for (let i = 1; i < count; i++) {
+    const step = steps.next();
+    if (step === undefined) return undefined;
+    time += unzigzag(step);
+    if (!Number.isSafeInteger(time)) return undefined;
+    times[i] = time;
+  }
+  if (!steps.done) return undefined;
+  const lengths = new VarintReader(row.sizes);
+  for (let i = 0; i < count; i++) {
+    const size = lengths.next();
+    if (size === undefined) return undefined;
+    sizes[i] = size;
+  }
+  if (!lengths.done) return undefined;
+  return { times, sizes };
+}
+
+/**
+ * A run's data JSON texts, inflated and split; `undefined` when the bytes do not inflate into
+ * exactly `count` newline-ended texts.
+ */
+export function runTexts(row: RunRow): string[] | undefined {
+  let text: string;
+  try {
+    text = inflateRawSync(row.data).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  if (!text.endsWith('\n')) return undefined;
+  const texts = text.slice(0, -1).split('\n');
+  return texts.length === row.count ? texts : undefined;
+}
+
+function zigzag(value: number): number {
+  return value >= 0 ? value * 2 : -value * 2 - 1;
+}
+
+function unzigzag(value: number): number {
+  return value % 2 === 0 ? value / 2 : -(value + 1) / 2;
+}
+
+/** Unsigned LEB128 varints of safe integers, written with arithmetic (no 32-bit bit ops). */
+class VarintWriter {
+  readonly #bytes: number[] = [];
+
+  write(value: number): void {
+    let rest = value;
+    while (rest >= 0x80) {
+      this.#bytes.push((rest % 0x80) + 0x80);
+      rest = Math.floor(rest / 0x80);
+    }
+    this.#bytes.push(rest);
+  }
+
+  bytes(): Buffer {
+    return Buffer.from(this.#bytes);
+  }
+}
+
+/** Reads what {@link VarintWriter} wrote; `undefined` at the end or at a broken varint. */
+class VarintReader {
+  readonly #bytes: Uint8Array;
+  #at = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+  }
+
+  get done(): boolean {
+    return this.#at === this.#bytes.length;
+  }
+
+  next(): number | undefined {
+    const bytes = this.#bytes;
+    let value = 0;
+    let scale = 1;
+    while (this.#at < bytes.length) {
+      const byte = bytes[this.#at++] as number;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return Number.isSafeInteger(value) ? value : undefined;
+      scale *= 0x80;
+      if (scale > 2 ** 56) return undefined;
+    }
+    return undefined;
+  }
+}
