@@ -12,6 +12,8 @@ import {
   type AssistantContentBlock,
   type FinishReason,
   type JsonObject,
+  type JsonValue,
+  jsonEqual,
   type ReplaceOp,
   Session,
   type SessionEvent,
@@ -349,4 +351,41 @@ export function timeOf(value: unknown, fallback: number): number {
   if (typeof value !== 'string') return fallback;
   const ms = Date.parse(value);
   return Number.isSafeInteger(ms) ? ms : fallback;
+}
+
+/** The ids {@link SessionBuilder} makes where the source has none: they name the source line. */
+const MADE_ID = /^(?:claude-code|codex|pi)-(?:\d+-\d+|compaction-\d+)$/;
+
+/**
+ * True when `a` and `b` are the same imported event read from two places: the same entry copied
+ * into another file (a harness's fork) gives the same event but for where and when it was read.
+ * So the event's `time`, its `data.origin` and the ids the builder made from source lines are
+ * left out of the comparison; everything else must be equal.
+ */
+export function sameImportedEvent(a: SessionEvent, b: SessionEvent): boolean {
+  return (
+    a.seq === b.seq &&
+    a.type === b.type &&
+    jsonEqual((a.surfaceOp ?? null) as JsonValue, (b.surfaceOp ?? null) as JsonValue) &&
+    jsonEqual((a.sourceEventSeqs ?? null) as JsonValue, (b.sourceEventSeqs ?? null) as JsonValue) &&
+    jsonEqual(placeless(a.data, true), placeless(b.data, true))
+  );
+}
+
+function placeless(value: JsonValue, top: boolean): JsonValue {
+  if (typeof value === 'string') return MADE_ID.test(value) ? '(made id)' : value;
+  if (Array.isArray(value)) return value.map((item) => placeless(item, false));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, JsonValue> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (top && key === 'origin') continue;
+    // Defined, not assigned: a literal `__proto__` key is data, never a prototype.
+    Object.defineProperty(out, key, {
+      value: placeless(item, false),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }

@@ -5,13 +5,27 @@
  * refused as `SOURCE_DIVERGED`. Every session of a file is read, validated and compared before the
  * first write, and each session's new events go to the store as one batch, which every backend
  * commits atomically.
+ *
+ * A file its harness wrote as a fork of another session is linked as a palimpsest fork of that
+ * session's import (`link.ts`), whichever order the files come in: within a run, it waits until
+ * the parent's file is imported; a parent already in the store serves as well.
  */
-import { type JsonValue, jsonEqual, Session, type SessionEvent } from '../core/index.js';
+import { resolve } from 'node:path';
+import {
+  type JsonValue,
+  jsonEqual,
+  Session,
+  type SessionEvent,
+  type SessionHeader,
+} from '../core/index.js';
 import { NotFoundError, type SessionStore } from '../store/index.js';
+import { everySession } from '../store/list-all.js';
 import type { Harness } from './builder.js';
 import { ImportError } from './errors.js';
+import { baseName } from './fields.js';
+import { type LinkResult, linkFork, NOT_LINKED, type ParentCandidate } from './link.js';
 import { readSourceFile, sourceFiles } from './read.js';
-import type { ImportedSession } from './source.js';
+import type { ForkSource, ImportedFile, ImportedSession } from './source.js';
 
 /** Options of {@link importSessions}. */
 export interface ImportOptions {
@@ -46,8 +60,17 @@ export interface SessionOutcome {
   readonly messages: number;
   /** Error results made for calls the source recorded no result for. */
   readonly madeResults: number;
-  /** For a branch: the session it forks. */
+  /** For a fork (a branch of its file, or a file its harness forked): the session it forks. */
   readonly parentSession?: string;
+  /**
+   * For a file its harness wrote as a fork that was not linked as a palimpsest fork (it was
+   * imported standalone, its header keeping what the source says): the parent it names, and why.
+   */
+  readonly unlinkedFork?: {
+    readonly parent: string;
+    readonly reason: string;
+    readonly detail: string;
+  };
 }
 
 /** The result of {@link importSessions}. */
@@ -103,11 +126,22 @@ export interface ImportReport {
 export async function importSessions(options: ImportOptions): Promise<ImportReport> {
   const files = sourceFiles(options.path);
   const byName = files.length === 1 && files[0] === options.path;
-  const skipped: Record<string, number> = {};
-  const outcomes: SessionOutcome[] = [];
+  const run: Run = {
+    store: options.store,
+    skipped: {},
+    outcomes: [],
+    unread: new Set(files.map((file) => resolve(file))),
+    mainIds: new Map(),
+  };
   let done = 0;
+  const finish = async (imported: ImportedFile): Promise<void> => {
+    await importFile(run, imported);
+    options.onFile?.(++done, files.length);
+  };
+  // A fork whose parent's file is still to come in this run waits for it: order must not matter.
+  const waiting: ImportedFile[] = [];
   for (const path of files) {
-    let imported: ReturnType<typeof readSourceFile>;
+    let imported: ImportedFile;
     try {
       imported = readSourceFile(options.from, path, {
         partialTail: options.partialTail ?? 'error',
@@ -115,22 +149,151 @@ export async function importSessions(options: ImportOptions): Promise<ImportRepo
     } catch (error) {
       // In a directory, a file of another harness is left out, counted; by name, it is an error.
       if (byName || !ImportError.isInstance(error) || error.code !== 'UNKNOWN_FORMAT') throw error;
-      count(skipped, `file not in the ${options.from} format`);
+      count(run.skipped, `file not in the ${options.from} format`);
+      run.unread.delete(resolve(path));
       options.onFile?.(++done, files.length);
       continue;
     }
-    for (const [reason, n] of imported.skipped) count(skipped, reason, n);
-    if (imported.sessions.length === 0) count(skipped, 'file with no conversation');
-    const planned = [];
-    for (const session of imported.sessions) {
-      planned.push({ session, existing: await existingLength(options.store, session, path) });
-    }
-    for (const { session, existing } of planned) {
-      outcomes.push(await write(options.store, session, existing, path));
-    }
-    options.onFile?.(++done, files.length);
+    for (const [reason, n] of imported.skipped) count(run.skipped, reason, n);
+    if (imported.sessions.length === 0) count(run.skipped, 'file with no conversation');
+    if (waitsForParent(run, imported)) waiting.push(imported);
+    else await finish(imported);
   }
-  return { from: options.from, files: files.length, sessions: outcomes, skipped };
+  for (let progressed = true; progressed; ) {
+    progressed = false;
+    for (const imported of [...waiting]) {
+      if (waitsForParent(run, imported)) continue;
+      waiting.splice(waiting.indexOf(imported), 1);
+      await finish(imported);
+      progressed = true;
+    }
+  }
+  // What still waits names a parent that only other waiting files lead to (a cycle).
+  for (const imported of waiting) await finish(imported);
+  return { from: options.from, files: files.length, sessions: run.outcomes, skipped: run.skipped };
+}
+
+/** The state of one import run. */
+interface Run {
+  readonly store: SessionStore;
+  readonly skipped: Record<string, number>;
+  readonly outcomes: SessionOutcome[];
+  /** Source files of the run not imported yet, by absolute path. */
+  readonly unread: Set<string>;
+  /** The active path's session id of each file imported, by the file's absolute path. */
+  readonly mainIds: Map<string, string>;
+}
+
+/** True while a file of the run that may hold the fork's parent is still to be imported. */
+function waitsForParent(run: Run, imported: ImportedFile): boolean {
+  const fork = imported.forkedFrom;
+  if (fork === undefined) return false;
+  const self = resolve(imported.path);
+  for (const file of run.unread) {
+    // Every harness names a session's file after its id: `<id>.jsonl`, `rollout-<time>-<id>.jsonl`,
+    // `<time>_<id>.jsonl`; pi names the parent's file itself.
+    if (file !== self && (file === fork.parentPath || baseName(file).includes(fork.sourceId))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Links (or not) and writes the sessions of one file, with their outcomes. */
+async function importFile(run: Run, imported: ImportedFile): Promise<void> {
+  let sessions = imported.sessions;
+  let unlinked: SessionOutcome['unlinkedFork'];
+  const fork = imported.forkedFrom;
+  if (fork !== undefined && sessions.length > 0) {
+    // A parent imported from the very file pi names is known by the id its import took.
+    const known = fork.parentPath === undefined ? undefined : run.mainIds.get(fork.parentPath);
+    const source = known === undefined ? fork : { ...fork, parent: known };
+    const result = await linkInStore(run.store, sessions, source);
+    if (result.linked) sessions = result.sessions;
+    else {
+      unlinked = {
+        parent: source.parent,
+        reason: NOT_LINKED[result.reason],
+        detail: result.detail,
+      };
+      count(run.skipped, `fork not linked: ${NOT_LINKED[result.reason]}`);
+    }
+  }
+  const path = imported.path;
+  const planned = [];
+  for (const session of sessions) {
+    planned.push({ session, existing: await existingLength(run.store, session, path) });
+  }
+  for (const [i, { session, existing }] of planned.entries()) {
+    const outcome = await write(run.store, session, existing, path);
+    run.outcomes.push(
+      i === 0 && unlinked !== undefined ? { ...outcome, unlinkedFork: unlinked } : outcome,
+    );
+  }
+  run.unread.delete(resolve(path));
+  const main = sessions[0];
+  if (main !== undefined) run.mainIds.set(resolve(path), main.header.id);
+}
+
+/**
+ * Links a child file's sessions to its parent's import as the store holds it (a parent of the
+ * same run is written first). A child the store already holds keeps what it was: a fork is
+ * rebuilt with the same parent and seed length; one stored unlinked stays unlinked, since its
+ * log cannot be rewritten.
+ */
+async function linkInStore(
+  store: SessionStore,
+  sessions: readonly ImportedSession[],
+  fork: ForkSource,
+): Promise<LinkResult> {
+  const id = (sessions[0] as ImportedSession).header.id;
+  const stored = await storedHeader(store, id);
+  const parent = stored?.parentSession;
+  if (stored !== undefined && parent !== undefined && stored.seedLength !== undefined) {
+    const events = await storedEvents(store, parent);
+    return linkFork(sessions, fork, events === undefined ? [] : [{ id: parent, events }], {
+      parent,
+      seedLength: stored.seedLength,
+    });
+  }
+  const candidates: ParentCandidate[] = [];
+  const main = await storedEvents(store, fork.parent);
+  if (main !== undefined) candidates.push({ id: fork.parent, events: main });
+  // The copy may follow a branch the parent's file left, imported as `<parent>~<leaf>`.
+  const { sessions: children } = await everySession(store, { parentSession: fork.parent });
+  for (const { header } of children) {
+    if (!header.id.startsWith(`${fork.parent}~`)) continue;
+    const events = await storedEvents(store, header.id);
+    if (events !== undefined) candidates.push({ id: header.id, events });
+  }
+  const result = linkFork(sessions, fork, candidates);
+  if (stored === undefined || !result.linked) return result;
+  return {
+    linked: false,
+    reason: 'earlier',
+    detail: `'${id}' is in the store without a parent, imported before '${result.parent}' was`,
+  };
+}
+
+async function storedHeader(store: SessionStore, id: string): Promise<SessionHeader | undefined> {
+  try {
+    return (await store.summarize(id)).header;
+  } catch (error) {
+    if (NotFoundError.isInstance(error)) return undefined;
+    throw error;
+  }
+}
+
+async function storedEvents(
+  store: SessionStore,
+  id: string,
+): Promise<readonly SessionEvent[] | undefined> {
+  try {
+    return (await store.load(id)).events;
+  } catch (error) {
+    if (NotFoundError.isInstance(error)) return undefined;
+    throw error;
+  }
 }
 
 /** How many of the session's events the store holds already (-1: none, not even the header). */
