@@ -368,24 +368,32 @@ export function sameImportedEvent(a: SessionEvent, b: SessionEvent): boolean {
     a.type === b.type &&
     jsonEqual((a.surfaceOp ?? null) as JsonValue, (b.surfaceOp ?? null) as JsonValue) &&
     jsonEqual((a.sourceEventSeqs ?? null) as JsonValue, (b.sourceEventSeqs ?? null) as JsonValue) &&
-    jsonEqual(placeless(a.data, true), placeless(b.data, true))
+    alike(a.data, b.data, true)
   );
 }
 
-function placeless(value: JsonValue, top: boolean): JsonValue {
-  if (typeof value === 'string') return MADE_ID.test(value) ? '(made id)' : value;
-  if (Array.isArray(value)) return value.map((item) => placeless(item, false));
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, JsonValue> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (top && key === 'origin') continue;
-    // Defined, not assigned: a literal `__proto__` key is data, never a prototype.
-    Object.defineProperty(out, key, {
-      value: placeless(item, false),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+function alike(a: JsonValue, b: JsonValue, top: boolean): boolean {
+  if (typeof a === 'string' && typeof b === 'string') {
+    return a === b || (MADE_ID.test(a) && MADE_ID.test(b));
   }
-  return out;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, i) => alike(item, b[i] as JsonValue, false))
+    );
+  }
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
+  // The top level's `origin` says where the entry was read: the one field a copy changes.
+  const keys = Object.keys(a).filter((key) => !(top && key === 'origin'));
+  const others = Object.keys(b).filter((key) => !(top && key === 'origin'));
+  return (
+    keys.length === others.length &&
+    keys.every(
+      (key) =>
+        Object.hasOwn(b, key) &&
+        alike((a as JsonObject)[key] as JsonValue, (b as JsonObject)[key] as JsonValue, false),
+    )
+  );
 }

@@ -276,20 +276,20 @@ async function linkInStore(
 }
 
 async function storedHeader(store: SessionStore, id: string): Promise<SessionHeader | undefined> {
-  try {
-    return (await store.summarize(id)).header;
-  } catch (error) {
-    if (NotFoundError.isInstance(error)) return undefined;
-    throw error;
-  }
+  return (await unlessMissing(store.summarize(id)))?.header;
 }
 
 async function storedEvents(
   store: SessionStore,
   id: string,
 ): Promise<readonly SessionEvent[] | undefined> {
+  return (await unlessMissing(store.load(id)))?.events;
+}
+
+/** What `read` gives, or `undefined` when the store has no such session. */
+async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
   try {
-    return (await store.load(id)).events;
+    return await read;
   } catch (error) {
     if (NotFoundError.isInstance(error)) return undefined;
     throw error;
@@ -304,13 +304,8 @@ async function existingLength(
 ): Promise<number> {
   // Validates the header (a fork's lineage) and every event again, before anything is written.
   Session.create({ header: session.header, seed: session.events });
-  let stored: readonly SessionEvent[];
-  try {
-    stored = (await store.load(session.header.id)).events;
-  } catch (error) {
-    if (NotFoundError.isInstance(error)) return -1;
-    throw error;
-  }
+  const stored = await storedEvents(store, session.header.id);
+  if (stored === undefined) return -1;
   const events = session.events;
   const differs =
     stored.length > events.length ||

@@ -187,3 +187,34 @@ describe.each(Object.keys(CASES) as (keyof typeof CASES)[])('forks written by %s
     expect(run('verify', fixtures.divergedId).code).toBe(0);
   });
 });
+
+describe('a pi fork of a branch its parent left', () => {
+  const dir = join(import.meta.dirname, 'fixtures', 'forks', 'pi-branched');
+  const parent = 'pi-6b6b6b6b-0000-4000-8000-00000000000a';
+  const child = 'pi-6b6b6b6b-0000-4000-8000-00000000000c';
+
+  it("links to the branch its copy follows, and re-seeds the child's own branches from it", async () => {
+    const url = `jsonl:${join(stores.dir, 'pi-branched')}`;
+    const result = cli(['--store', url, '--json', 'import', '--from', 'pi', dir]);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    const report = JSON.parse(result.stdout) as ImportReport;
+    const parentOf = new Map(report.sessions.map((s) => [s.id, s.parentSession]));
+    // The copy holds e1..e4: the parent's branch `~e4`, not its active path (e1, e2, e5, e6).
+    expect(parentOf.get(child)).toBe(`${parent}~e4`);
+    expect(parentOf.get(`${child}~f2`)).toBe(child);
+
+    const store = await openStore(url, { readOnly: true });
+    const branch = await store.load(`${parent}~e4`);
+    const linked = await store.load(child);
+    const own = await store.load(`${child}~f2`);
+    await store.close();
+    // Two whole turns (e1..e2, e3..e4), of six events each.
+    expect(linked.header.seedLength).toBe(12);
+    expect(linked.events.slice(0, 12)).toEqual(branch.events.slice(0, 12));
+    const ownSeed = own.header.seedLength ?? -1;
+    expect(ownSeed).toBe(12);
+    expect(own.events.slice(0, ownSeed)).toEqual(linked.events.slice(0, ownSeed));
+    const verify = cli(['--store', url, 'verify', '--all']);
+    expect([verify.code, verify.stdout]).toEqual([0, expect.not.stringContaining('DAMAGED')]);
+  });
+});
