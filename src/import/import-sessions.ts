@@ -11,21 +11,15 @@
  * the parent's file is imported; a parent already in the store serves as well.
  */
 import { resolve } from 'node:path';
-import {
-  type JsonValue,
-  jsonEqual,
-  Session,
-  type SessionEvent,
-  type SessionHeader,
-} from '../core/index.js';
-import { NotFoundError, type SessionStore } from '../store/index.js';
-import { everySession } from '../store/list-all.js';
+import { type JsonValue, jsonEqual, Session } from '../core/index.js';
+import type { SessionStore } from '../store/index.js';
 import type { Harness } from './builder.js';
 import { ImportError } from './errors.js';
 import { baseName } from './fields.js';
-import { type LinkResult, linkFork, NOT_LINKED, type ParentCandidate } from './link.js';
+import { NOT_LINKED } from './link.js';
 import { readSourceFile, sourceFiles } from './read.js';
-import type { ForkSource, ImportedFile, ImportedSession } from './source.js';
+import type { ImportedFile, ImportedSession } from './source.js';
+import { linkInStore, storedEvents } from './stored.js';
 
 /** Options of {@link importSessions}. */
 export interface ImportOptions {
@@ -86,7 +80,10 @@ export interface ImportReport {
 /**
  * Imports the sessions of a Claude Code, Codex or pi session file (or of every such file under a
  * directory) into `store`. Running it again adds nothing; after the source file grew, it appends
- * only the new part.
+ * only the new part. A file its harness wrote as a fork of another session is linked as a fork
+ * of that session's import (`parentSession`, `seedLength`) when the parent is in the same run or
+ * the store and the child's copy of its history matches; otherwise it is imported standalone and
+ * its outcome's `unlinkedFork` says why.
  *
  * @throws ImportError `NO_SOURCE` (no such path, or no `.jsonl` file under it),
  *   `UNKNOWN_FORMAT` (a file given by name is of another format), `MALFORMED_LINE` or
@@ -233,67 +230,6 @@ async function importFile(run: Run, imported: ImportedFile): Promise<void> {
   run.unread.delete(resolve(path));
   const main = sessions[0];
   if (main !== undefined) run.mainIds.set(resolve(path), main.header.id);
-}
-
-/**
- * Links a child file's sessions to its parent's import as the store holds it (a parent of the
- * same run is written first). A child the store already holds keeps what it was: a fork is
- * rebuilt with the same parent and seed length; one stored unlinked stays unlinked, since its
- * log cannot be rewritten.
- */
-async function linkInStore(
-  store: SessionStore,
-  sessions: readonly ImportedSession[],
-  fork: ForkSource,
-): Promise<LinkResult> {
-  const id = (sessions[0] as ImportedSession).header.id;
-  const stored = await storedHeader(store, id);
-  const parent = stored?.parentSession;
-  if (stored !== undefined && parent !== undefined && stored.seedLength !== undefined) {
-    const events = await storedEvents(store, parent);
-    return linkFork(sessions, fork, events === undefined ? [] : [{ id: parent, events }], {
-      parent,
-      seedLength: stored.seedLength,
-    });
-  }
-  const candidates: ParentCandidate[] = [];
-  const main = await storedEvents(store, fork.parent);
-  if (main !== undefined) candidates.push({ id: fork.parent, events: main });
-  // The copy may follow a branch the parent's file left, imported as `<parent>~<leaf>`.
-  const { sessions: children } = await everySession(store, { parentSession: fork.parent });
-  for (const { header } of children) {
-    if (!header.id.startsWith(`${fork.parent}~`)) continue;
-    const events = await storedEvents(store, header.id);
-    if (events !== undefined) candidates.push({ id: header.id, events });
-  }
-  const result = linkFork(sessions, fork, candidates);
-  if (stored === undefined || !result.linked) return result;
-  return {
-    linked: false,
-    reason: 'earlier',
-    detail: `'${id}' is in the store without a parent, imported before '${result.parent}' was`,
-  };
-}
-
-async function storedHeader(store: SessionStore, id: string): Promise<SessionHeader | undefined> {
-  return (await unlessMissing(store.summarize(id)))?.header;
-}
-
-async function storedEvents(
-  store: SessionStore,
-  id: string,
-): Promise<readonly SessionEvent[] | undefined> {
-  return (await unlessMissing(store.load(id)))?.events;
-}
-
-/** What `read` gives, or `undefined` when the store has no such session. */
-async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
-  try {
-    return await read;
-  } catch (error) {
-    if (NotFoundError.isInstance(error)) return undefined;
-    throw error;
-  }
 }
 
 /** How many of the session's events the store holds already (-1: none, not even the header). */
