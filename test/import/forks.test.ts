@@ -125,8 +125,11 @@ describe.each(Object.keys(CASES) as (keyof typeof CASES)[])('forks written by %s
     const shown = run('show', childId);
     expect([shown.code, shown.stderr]).toEqual([0, '']);
     expect(shown.stdout).toContain(`forked from ${parentId} at #${fixtures.seedLength - 1}`);
+    // `ls` names the parent in the child's row.
     const listed = run('ls');
-    expect(listed.stdout).toContain(parentId);
+    expect(listed.stdout.split('\n').find((row) => row.startsWith(childId))).toMatch(
+      new RegExp(`${parentId}$`),
+    );
 
     // Idempotent: the same import again adds nothing, and the child stays linked.
     const again = imported(run, dir);
