@@ -12,6 +12,8 @@ import {
   type AssistantContentBlock,
   type FinishReason,
   type JsonObject,
+  type JsonValue,
+  jsonEqual,
   type ReplaceOp,
   Session,
   type SessionEvent,
@@ -349,4 +351,49 @@ export function timeOf(value: unknown, fallback: number): number {
   if (typeof value !== 'string') return fallback;
   const ms = Date.parse(value);
   return Number.isSafeInteger(ms) ? ms : fallback;
+}
+
+/** The ids {@link SessionBuilder} makes where the source has none: they name the source line. */
+const MADE_ID = /^(?:claude-code|codex|pi)-(?:\d+-\d+|compaction-\d+)$/;
+
+/**
+ * True when `a` and `b` are the same imported event read from two places: the same entry copied
+ * into another file (a harness's fork) gives the same event but for where and when it was read.
+ * So the event's `time`, its `data.origin` and the ids the builder made from source lines are
+ * left out of the comparison; everything else must be equal.
+ */
+export function sameImportedEvent(a: SessionEvent, b: SessionEvent): boolean {
+  return (
+    a.seq === b.seq &&
+    a.type === b.type &&
+    jsonEqual((a.surfaceOp ?? null) as JsonValue, (b.surfaceOp ?? null) as JsonValue) &&
+    jsonEqual((a.sourceEventSeqs ?? null) as JsonValue, (b.sourceEventSeqs ?? null) as JsonValue) &&
+    alike(a.data, b.data, true)
+  );
+}
+
+function alike(a: JsonValue, b: JsonValue, top: boolean): boolean {
+  if (typeof a === 'string' && typeof b === 'string') {
+    return a === b || (MADE_ID.test(a) && MADE_ID.test(b));
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, i) => alike(item, b[i] as JsonValue, false))
+    );
+  }
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b;
+  // The top level's `origin` says where the entry was read: the one field a copy changes.
+  const keys = Object.keys(a).filter((key) => !(top && key === 'origin'));
+  const others = Object.keys(b).filter((key) => !(top && key === 'origin'));
+  return (
+    keys.length === others.length &&
+    keys.every(
+      (key) =>
+        Object.hasOwn(b, key) &&
+        alike((a as JsonObject)[key] as JsonValue, (b as JsonObject)[key] as JsonValue, false),
+    )
+  );
 }

@@ -27,7 +27,14 @@ import {
   textAndImages,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
-import { assemble, baseHeader, type ImportedFile, type ReadOptions, Skips } from './source.js';
+import {
+  assemble,
+  baseHeader,
+  type ForkSource,
+  type ImportedFile,
+  type ReadOptions,
+  Skips,
+} from './source.js';
 import { type TreeNode, treePaths } from './tree.js';
 
 interface Node extends TreeNode {
@@ -74,9 +81,11 @@ export function readClaudeCode(
   let sessionId: string | undefined;
   let cwd: string | undefined;
   let version: string | undefined;
+  const copies = new Copies();
   for (const { line, value } of lines) {
     const type = value.type;
     if (typeof type !== 'string') throw malformedEntry(path, line, 'expected a string type');
+    copies.note(value, line);
     if (type === 'user' || type === 'assistant') {
       if (typeof value.uuid !== 'string' || objectField(value, 'message') === undefined) {
         throw malformedEntry(path, line, `expected a ${type} entry with a uuid and a message`);
@@ -119,6 +128,7 @@ export function readClaudeCode(
         ...(sessionId === undefined ? {} : { sessionId }),
         ...(cwd === undefined ? {} : { cwd }),
         ...(version === undefined ? {} : { version }),
+        ...(copies.parentId === undefined ? {} : { forkedFromSessionId: copies.parentId }),
       },
     },
   };
@@ -132,12 +142,42 @@ export function readClaudeCode(
   const branches = paths.branches
     .filter((branch) => branch.path.some((n) => n.role === 'conversation'))
     .map((branch) => ({ leaf: branch.leaf.id, builder: build(branch.path) }));
+  const forkedFrom = copies.source();
   return {
     harness: 'claude-code',
     path,
     sessions: assemble(base, active, branches),
     skipped: skips.counts,
+    ...(forkedFrom === undefined ? {} : { forkedFrom }),
   };
+}
+
+/**
+ * The entries a `/branch` (or the Agent SDK's `forkSession`) copied: Claude Code writes the
+ * branch as a new transcript, `<new session id>.jsonl`, whose copied entries each carry
+ * `forkedFrom: {sessionId, messageUuid}` naming the parent session. `--fork-session` copies
+ * without the mark, so such a transcript reads as a session of its own.
+ */
+class Copies {
+  private parent: string | undefined;
+  private readonly lines = new Set<number>();
+
+  note(entry: JsonObject, line: number): void {
+    const from = stringField(objectField(entry, 'forkedFrom'), 'sessionId');
+    if (from === undefined || from === '') return;
+    this.parent ??= from;
+    if (from === this.parent) this.lines.add(line);
+  }
+
+  /** The parent's session id, once an entry named it. */
+  get parentId(): string | undefined {
+    return this.parent;
+  }
+
+  source(): ForkSource | undefined {
+    if (this.parent === undefined) return undefined;
+    return { parent: `claude-code-${this.parent}`, sourceId: this.parent, copiedLines: this.lines };
+  }
 }
 
 function node(entry: JsonObject, line: number, role: Node['role']): Node {

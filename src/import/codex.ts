@@ -3,7 +3,8 @@
  * `{timestamp, type, payload}` line per `RolloutItem`. `response_item` lines are what the model
  * sees (Responses API items); `event_msg` lines are what the TUI shows, mostly copies of them;
  * `compacted` replaces the history; `turn_context` and `session_meta` are settings. A rollout is
- * linear: a fork is a new rollout naming `forked_from_id`.
+ * linear: a fork is a new rollout naming `forked_from_id`, which starts with a copy of the
+ * parent's items (linked as a palimpsest fork by `link.ts`).
  */
 import type {
   AssistantContentBlock,
@@ -106,7 +107,17 @@ export function readCodex(
     options.holdUnfinished === true,
   );
   const sessions = builder.events.length === 0 ? [] : assemble(base, builder, []);
-  return { harness: 'codex', path, sessions, skipped: skips.counts };
+  return {
+    harness: 'codex',
+    path,
+    sessions,
+    skipped: skips.counts,
+    // Codex copies the parent's rollout items (its session_meta line first) after the child's
+    // own session_meta, unmarked: where the copy ends is not recorded.
+    ...(forkedFrom === undefined || forkedFrom === ''
+      ? {}
+      : { forkedFrom: { parent: `codex-${forkedFrom}`, sourceId: forkedFrom } }),
+  };
 }
 
 function convert(

@@ -5,13 +5,21 @@
  * refused as `SOURCE_DIVERGED`. Every session of a file is read, validated and compared before the
  * first write, and each session's new events go to the store as one batch, which every backend
  * commits atomically.
+ *
+ * A file its harness wrote as a fork of another session is linked as a palimpsest fork of that
+ * session's import (`link.ts`), whichever order the files come in: within a run, it waits until
+ * the parent's file is imported; a parent already in the store serves as well.
  */
-import { type JsonValue, jsonEqual, Session, type SessionEvent } from '../core/index.js';
-import { NotFoundError, type SessionStore } from '../store/index.js';
+import { resolve } from 'node:path';
+import { type JsonValue, jsonEqual, Session } from '../core/index.js';
+import type { SessionStore } from '../store/index.js';
 import type { Harness } from './builder.js';
 import { ImportError } from './errors.js';
+import { baseName } from './fields.js';
+import { NOT_LINKED } from './link.js';
 import { readSourceFile, sourceFiles } from './read.js';
-import type { ImportedSession } from './source.js';
+import type { ImportedFile, ImportedSession } from './source.js';
+import { linkInStore, storedEvents } from './stored.js';
 
 /** Options of {@link importSessions}. */
 export interface ImportOptions {
@@ -46,8 +54,17 @@ export interface SessionOutcome {
   readonly messages: number;
   /** Error results made for calls the source recorded no result for. */
   readonly madeResults: number;
-  /** For a branch: the session it forks. */
+  /** For a fork (a branch of its file, or a file its harness forked): the session it forks. */
   readonly parentSession?: string;
+  /**
+   * For a file its harness wrote as a fork that was not linked as a palimpsest fork (it was
+   * imported standalone, its header keeping what the source says): the parent it names, and why.
+   */
+  readonly unlinkedFork?: {
+    readonly parent: string;
+    readonly reason: string;
+    readonly detail: string;
+  };
 }
 
 /** The result of {@link importSessions}. */
@@ -63,7 +80,10 @@ export interface ImportReport {
 /**
  * Imports the sessions of a Claude Code, Codex or pi session file (or of every such file under a
  * directory) into `store`. Running it again adds nothing; after the source file grew, it appends
- * only the new part.
+ * only the new part. A file its harness wrote as a fork of another session is linked as a fork
+ * of that session's import (`parentSession`, `seedLength`) when the parent is in the same run or
+ * the store and the child's copy of its history matches; otherwise it is imported standalone and
+ * its outcome's `unlinkedFork` says why.
  *
  * @throws ImportError `NO_SOURCE` (no such path, or no `.jsonl` file under it),
  *   `UNKNOWN_FORMAT` (a file given by name is of another format), `MALFORMED_LINE` or
@@ -103,11 +123,22 @@ export interface ImportReport {
 export async function importSessions(options: ImportOptions): Promise<ImportReport> {
   const files = sourceFiles(options.path);
   const byName = files.length === 1 && files[0] === options.path;
-  const skipped: Record<string, number> = {};
-  const outcomes: SessionOutcome[] = [];
+  const run: Run = {
+    store: options.store,
+    skipped: {},
+    outcomes: [],
+    unread: new Set(files.map((file) => resolve(file))),
+    mainIds: new Map(),
+  };
   let done = 0;
+  const finish = async (imported: ImportedFile): Promise<void> => {
+    await importFile(run, imported);
+    options.onFile?.(++done, files.length);
+  };
+  // A fork whose parent's file is still to come in this run waits for it: order must not matter.
+  const waiting: ImportedFile[] = [];
   for (const path of files) {
-    let imported: ReturnType<typeof readSourceFile>;
+    let imported: ImportedFile;
     try {
       imported = readSourceFile(options.from, path, {
         partialTail: options.partialTail ?? 'error',
@@ -115,22 +146,90 @@ export async function importSessions(options: ImportOptions): Promise<ImportRepo
     } catch (error) {
       // In a directory, a file of another harness is left out, counted; by name, it is an error.
       if (byName || !ImportError.isInstance(error) || error.code !== 'UNKNOWN_FORMAT') throw error;
-      count(skipped, `file not in the ${options.from} format`);
+      count(run.skipped, `file not in the ${options.from} format`);
+      run.unread.delete(resolve(path));
       options.onFile?.(++done, files.length);
       continue;
     }
-    for (const [reason, n] of imported.skipped) count(skipped, reason, n);
-    if (imported.sessions.length === 0) count(skipped, 'file with no conversation');
-    const planned = [];
-    for (const session of imported.sessions) {
-      planned.push({ session, existing: await existingLength(options.store, session, path) });
-    }
-    for (const { session, existing } of planned) {
-      outcomes.push(await write(options.store, session, existing, path));
-    }
-    options.onFile?.(++done, files.length);
+    for (const [reason, n] of imported.skipped) count(run.skipped, reason, n);
+    if (imported.sessions.length === 0) count(run.skipped, 'file with no conversation');
+    if (waitsForParent(run, imported)) waiting.push(imported);
+    else await finish(imported);
   }
-  return { from: options.from, files: files.length, sessions: outcomes, skipped };
+  for (let progressed = true; progressed; ) {
+    progressed = false;
+    for (const imported of [...waiting]) {
+      if (waitsForParent(run, imported)) continue;
+      waiting.splice(waiting.indexOf(imported), 1);
+      await finish(imported);
+      progressed = true;
+    }
+  }
+  // What still waits names a parent that only other waiting files lead to (a cycle).
+  for (const imported of waiting) await finish(imported);
+  return { from: options.from, files: files.length, sessions: run.outcomes, skipped: run.skipped };
+}
+
+/** The state of one import run. */
+interface Run {
+  readonly store: SessionStore;
+  readonly skipped: Record<string, number>;
+  readonly outcomes: SessionOutcome[];
+  /** Source files of the run not imported yet, by absolute path. */
+  readonly unread: Set<string>;
+  /** The active path's session id of each file imported, by the file's absolute path. */
+  readonly mainIds: Map<string, string>;
+}
+
+/** True while a file of the run that may hold the fork's parent is still to be imported. */
+function waitsForParent(run: Run, imported: ImportedFile): boolean {
+  const fork = imported.forkedFrom;
+  if (fork === undefined) return false;
+  const self = resolve(imported.path);
+  for (const file of run.unread) {
+    // Every harness names a session's file after its id: `<id>.jsonl`, `rollout-<time>-<id>.jsonl`,
+    // `<time>_<id>.jsonl`; pi names the parent's file itself.
+    if (file !== self && (file === fork.parentPath || baseName(file).includes(fork.sourceId))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Links (or not) and writes the sessions of one file, with their outcomes. */
+async function importFile(run: Run, imported: ImportedFile): Promise<void> {
+  let sessions = imported.sessions;
+  let unlinked: SessionOutcome['unlinkedFork'];
+  const fork = imported.forkedFrom;
+  if (fork !== undefined && sessions.length > 0) {
+    // A parent imported from the very file pi names is known by the id its import took.
+    const known = fork.parentPath === undefined ? undefined : run.mainIds.get(fork.parentPath);
+    const source = known === undefined ? fork : { ...fork, parent: known };
+    const result = await linkInStore(run.store, sessions, source);
+    if (result.linked) sessions = result.sessions;
+    else {
+      unlinked = {
+        parent: source.parent,
+        reason: NOT_LINKED[result.reason],
+        detail: result.detail,
+      };
+      count(run.skipped, `fork not linked: ${NOT_LINKED[result.reason]}`);
+    }
+  }
+  const path = imported.path;
+  const planned = [];
+  for (const session of sessions) {
+    planned.push({ session, existing: await existingLength(run.store, session, path) });
+  }
+  for (const [i, { session, existing }] of planned.entries()) {
+    const outcome = await write(run.store, session, existing, path);
+    run.outcomes.push(
+      i === 0 && unlinked !== undefined ? { ...outcome, unlinkedFork: unlinked } : outcome,
+    );
+  }
+  run.unread.delete(resolve(path));
+  const main = sessions[0];
+  if (main !== undefined) run.mainIds.set(resolve(path), main.header.id);
 }
 
 /** How many of the session's events the store holds already (-1: none, not even the header). */
@@ -141,13 +240,8 @@ async function existingLength(
 ): Promise<number> {
   // Validates the header (a fork's lineage) and every event again, before anything is written.
   Session.create({ header: session.header, seed: session.events });
-  let stored: readonly SessionEvent[];
-  try {
-    stored = (await store.load(session.header.id)).events;
-  } catch (error) {
-    if (NotFoundError.isInstance(error)) return -1;
-    throw error;
-  }
+  const stored = await storedEvents(store, session.header.id);
+  if (stored === undefined) return -1;
   const events = session.events;
   const differs =
     stored.length > events.length ||

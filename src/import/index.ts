@@ -22,5 +22,5 @@ export {
 export { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
 export { readPi } from './pi.js';
 export { HARNESSES, isHarness, readSourceFile, sourceFiles } from './read.js';
-export type { ImportedFile, ImportedSession, ReadOptions } from './source.js';
+export type { ForkSource, ImportedFile, ImportedSession, ReadOptions } from './source.js';
 export { type WatchImportOptions, watchImports } from './watch.js';

@@ -4,6 +4,7 @@
  * are linear). The active path ends at the file's last entry. A `compaction` entry's summary stands
  * for everything on the path before `firstKeptEntryId`.
  */
+import { dirname, resolve } from 'node:path';
 import type {
   AssistantContentBlock,
   JsonObject,
@@ -24,7 +25,7 @@ import {
   usageOf,
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
-import { assemble, baseHeader, type ImportedFile, Skips } from './source.js';
+import { assemble, baseHeader, type ForkSource, type ImportedFile, Skips } from './source.js';
 import { type TreeNode, treePaths } from './tree.js';
 
 interface Node extends TreeNode {
@@ -106,7 +107,47 @@ export function readPi(lines: readonly SourceLine[], path: string): ImportedFile
     leaf: branch.leaf.id,
     builder: build(branch.path),
   }));
-  return { harness: 'pi', path, sessions: assemble(base, active, branches), skipped: skips.counts };
+  return {
+    harness: 'pi',
+    path,
+    sessions: assemble(base, active, branches),
+    skipped: skips.counts,
+    ...(parent === undefined || parent === ''
+      ? {}
+      : { forkedFrom: forkSource(parent, path, timeOf(header?.timestamp, Number.NaN), nodes) }),
+  };
+}
+
+/**
+ * The parent a pi child names. pi writes a fork (`/fork`, `--fork`, `createBranchedSession`) as
+ * a new file whose header names the parent's file, holding copies of the parent's entries on the
+ * path forked (same ids, same timestamps) before its own; `newSession({parentSession})` copies
+ * none. So the copy is the entries older than the child's header. pi names its files
+ * `<timestamp>_<session id>.jsonl`, which gives the parent's id without reading its file.
+ */
+function forkSource(
+  parentFile: string,
+  path: string,
+  createdAt: number,
+  nodes: readonly Node[],
+): ForkSource {
+  const parentPath = resolve(dirname(path), parentFile);
+  const name = baseName(parentPath).replace(/\.jsonl$/, '');
+  const sourceId = name.slice(name.indexOf('_') + 1);
+  return {
+    parent: `pi-${sourceId}`,
+    sourceId,
+    parentPath,
+    ...(Number.isNaN(createdAt)
+      ? {}
+      : {
+          copiedLines: new Set(
+            nodes
+              .filter((n) => timeOf(n.entry.timestamp, createdAt) < createdAt)
+              .map((n) => n.line),
+          ),
+        }),
+  };
 }
 
 const HANDLED: ReadonlySet<string> = new Set([

@@ -11,6 +11,7 @@ import {
   type SessionHeader,
 } from '../core/index.js';
 import type { Harness, SessionBuilder } from './builder.js';
+import { forkBoundary, sharedPrefix } from './fork-point.js';
 
 /** One palimpsest session read from a source. */
 export interface ImportedSession {
@@ -32,6 +33,28 @@ export interface ImportedFile {
   readonly sessions: readonly ImportedSession[];
   /** Entries (and content blocks) not carried over, by reason. */
   readonly skipped: ReadonlyMap<string, number>;
+  /** Present when the source records this file's history as copied from another session file. */
+  readonly forkedFrom?: ForkSource;
+}
+
+/**
+ * A session file that its harness wrote as a fork of another: it starts with a copy of (a prefix
+ * of) the other's history. Import links it as a palimpsest fork of that session's import when the
+ * copy matches it (see `link.ts`).
+ */
+export interface ForkSource {
+  /** The palimpsest id the parent's import has (its active path; in-file branches add `~leaf`). */
+  readonly parent: string;
+  /** The parent's id as the source names it (a Codex thread id, a Claude Code or pi session id). */
+  readonly sourceId: string;
+  /** The parent's file, when the source names it by path (pi), absolute. */
+  readonly parentPath?: string;
+  /**
+   * The source lines of the entries copied from the parent, when the format marks them (Claude
+   * Code stamps each with `forkedFrom`; pi keeps their timestamps, older than the child's
+   * header). Absent when it does not (Codex).
+   */
+  readonly copiedLines?: ReadonlySet<number>;
 }
 
 /** Options every reader takes. */
@@ -74,8 +97,9 @@ export function baseHeader(base: SessionBase): SessionHeader {
 
 /**
  * The sessions of a file: the active path's, then a fork for each branch that holds something
- * the active path does not. A fork shares its parent's events up to the last turn boundary
- * before the two differ (`seedLength`), as `palimpsest fork` would have made it.
+ * the active path does not. A fork shares its parent's events up to the last turn
+ * and compaction boundary before the two differ (`seedLength`), as `palimpsest fork` would have
+ * made it.
  */
 export function assemble(
   base: SessionBase,
@@ -93,7 +117,7 @@ export function assemble(
   ];
   for (const { leaf, builder } of branches) {
     const events = builder.events;
-    const shared = sharedPrefix(parent, events);
+    const shared = sharedPrefix(parent, events, sameEvent);
     if (shared === events.length) continue;
     sessions.push({
       header: {
@@ -103,7 +127,7 @@ export function assemble(
           metadata: { ...base.metadata, branch: { leaf } },
         }),
         parentSession: base.id,
-        seedLength: turnBoundaryAtOrBefore(events, shared),
+        seedLength: forkBoundary(events, shared),
       },
       events,
       sourceMessages: builder.sourceMessages,
@@ -113,23 +137,6 @@ export function assemble(
   return sessions;
 }
 
-function sharedPrefix(a: readonly SessionEvent[], b: readonly SessionEvent[]): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (!jsonEqual(a[i] as unknown as JsonValue, b[i] as unknown as JsonValue)) return i;
-  }
-  return n;
-}
-
-/** The largest length at or below `length` whose prefix does not end inside a turn. */
-function turnBoundaryAtOrBefore(events: readonly SessionEvent[], length: number): number {
-  let boundary = 0;
-  let open = false;
-  for (let i = 0; i < length; i++) {
-    const type = (events[i] as SessionEvent).type;
-    if (type === 'turn/start') open = true;
-    else if (type === 'turn/end') open = false;
-    if (!open) boundary = i + 1;
-  }
-  return boundary;
+function sameEvent(a: SessionEvent, b: SessionEvent): boolean {
+  return jsonEqual(a as unknown as JsonValue, b as unknown as JsonValue);
 }

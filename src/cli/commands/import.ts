@@ -126,6 +126,21 @@ function print(context: CliContext, report: ImportReport): void {
       ]),
     ),
   );
+  const unlinked = report.sessions.filter((session) => session.unlinkedFork !== undefined);
+  if (unlinked.length > 0) {
+    // A file its harness wrote as a fork, imported standalone: which parent, and why not linked.
+    context.terminal.line();
+    context.terminal.line(
+      table(
+        ['NOT LINKED', 'PARENT', 'REASON'],
+        unlinked.map((session) => [
+          session.id,
+          session.unlinkedFork?.parent ?? '-',
+          `${session.unlinkedFork?.reason ?? ''} (${session.unlinkedFork?.detail ?? ''})`,
+        ]),
+      ),
+    );
+  }
   const skipped = Object.entries(report.skipped);
   if (skipped.length > 0) {
     context.terminal.line();

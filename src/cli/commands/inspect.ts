@@ -238,6 +238,17 @@ export async function showCommand(
     );
   }
   const maxLines = options.full === true ? 0 : 40;
+  const parent = session.header.parentSession;
+  if (parent !== undefined) {
+    // Where the log's first events come from, as the viewer says it: the last event copied.
+    const seed = session.header.seedLength ?? 0;
+    context.terminal.line(
+      context.terminal.style(
+        'dim',
+        `forked from ${safeLine(parent, 120)} ${seed === 0 ? 'before its first event' : `at #${seed - 1}`}`,
+      ),
+    );
+  }
   for (const entry of transcript)
     context.terminal.line(transcriptBlock(context.terminal, entry, maxLines));
   // Typed while a turn ran and not read by the model yet (a crash, a cancelled turn): the
