@@ -62,6 +62,8 @@ function smallFileSystem(kib: number): string | undefined {
 }
 
 const canMount = smallFileSystem(64) !== undefined;
+/** The smallest file system the disk-full cases mount, KiB. */
+const FULL_DISK_KIB = 320;
 
 /**
  * Records turns on `session` until a flush fails or `stop` says so; returns the acknowledged
@@ -155,7 +157,9 @@ for (const backend of BACKENDS) {
       async () => {
         const t = tally('disk-faults', backend.name);
         for (let round = 0; round < count(4); round++) {
-          const mount = smallFileSystem(192 + round * 64) as string;
+          // Room for a new SQLite database with its WAL and wal-index (about 180 KiB since
+          // schema 4 added a table) and a few batches more: the disk fills while appending.
+          const mount = smallFileSystem(FULL_DISK_KIB + round * 64) as string;
           const location = backend.location(mount);
           const store = await backend.open(location);
           const live = await openSession(store, 'full', { durability: { mode: 'each' } });
@@ -199,7 +203,7 @@ for (const backend of BACKENDS) {
     it.skipIf(!canMount)(
       'after a disk-full failure the process is not locked out by its own lock',
       async () => {
-        const mount = smallFileSystem(192) as string;
+        const mount = smallFileSystem(FULL_DISK_KIB) as string;
         const location = backend.location(mount);
         const store = await backend.open(location);
         const live = await openSession(store, 'full', { durability: { mode: 'each' } });
