@@ -2,7 +2,7 @@
  * What a row says: its label, its text, its note and its token estimate, computed from the
  * event when the row scrolls into sight (never for all 100,000 rows at once).
  */
-import { estimateMessageTokens, type SessionEvent } from '../../core/index.js';
+import { estimateMessageTokens, replaceOpOf, type SessionEvent } from '../../core/index.js';
 import { messageAsText } from '../../core/message-text.js';
 import type { Row, ViewedSession } from './state.js';
 import { excerpt, seqRange } from './text.js';
@@ -29,6 +29,9 @@ function chunkText(viewed: ViewedSession, seqs: readonly number[]): string {
 
 /** A replaced range, as its row says it: how many messages, which seqs. */
 export function replacementNote(viewed: ViewedSession, seq: number): string | undefined {
+  // Only a replace has a note: the replay behind `replacements()` waits until one is in sight.
+  const event = viewed.event(seq);
+  if (event === undefined || replaceOpOf(event) === undefined) return undefined;
   const replacement = viewed.replacements().get(seq);
   if (replacement === undefined) return undefined;
   const shadowed = [...replacement.shadowedSeqs].sort((a, b) => a - b);

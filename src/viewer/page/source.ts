@@ -10,6 +10,7 @@ import {
   type SessionSnapshot,
   type StreamLine,
 } from '../protocol.js';
+import { LineSplitter } from './lines.js';
 
 /** Receives what a session stream delivers. */
 export interface StreamHandlers {
@@ -64,28 +65,21 @@ export class ServerSource {
       handlers.failure(`${response.status}: ${await response.text()}`);
       return;
     }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    let pieces: string[] = [];
+    const reader = response.body.getReader();
+    const lines = new LineSplitter();
+    const decoder = new TextDecoder();
+    let first = true;
+    const deliver = (bytes: Uint8Array): void => {
+      // The first line is the snapshot: its time is counted from its last byte, decoding included.
+      if (first) performance.mark(MARKS.received);
+      first = false;
+      this.deliver(decoder.decode(bytes), handlers);
+    };
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        // A snapshot line of 100 MB arrives in many pieces: join them once, when its end comes.
-        const newline = value.indexOf('\n');
-        if (newline === -1) {
-          pieces.push(value);
-          continue;
-        }
-        buffer = pieces.join('') + value;
-        pieces = [];
-        let start = 0;
-        for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n', start)) {
-          const line = buffer.slice(start, end);
-          start = end + 1;
-          if (line !== '') this.deliver(line, handlers);
-        }
-        if (start < buffer.length) pieces.push(buffer.slice(start));
+        lines.push(value, deliver);
       }
     } catch (error) {
       if (!signal.aborted) handlers.failure(String(error));
@@ -93,7 +87,6 @@ export class ServerSource {
   }
 
   private deliver(text: string, handlers: StreamHandlers): void {
-    if (text.startsWith('{"kind":"snapshot"')) performance.mark(MARKS.received);
     const line = JSON.parse(text) as StreamLine;
     if (line.kind === 'snapshot') performance.mark(MARKS.parsed);
     if (line.kind === 'snapshot') handlers.snapshot(line, text.length);

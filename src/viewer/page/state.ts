@@ -65,10 +65,12 @@ export class ViewedSession {
     intent: SurfaceIntent | ProvenanceIntent,
   ) => SessionEvent;
   private replacementIndex: Map<number, SurfaceReplacement> | undefined;
-  /** Seqs of the `request/header` events, ascending: time travel asks for one per move. */
-  private readonly headerSeqs: number[] = [];
-  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
-  repairs = 0;
+  /**
+   * Seqs of the `request/header` events, ascending (time travel asks for one per move), and the
+   * turns a crash left open that a repair closed (`turn/end` interrupted): indexed on first use,
+   * which comes after the first render (the stats and the time-travel bar).
+   */
+  private logIndex: { readonly headerSeqs: number[]; repairs: number } | undefined;
 
   constructor(header: SessionHeader, events: readonly SessionEvent[], bytes: number) {
     // The stream's events were built by JSON.parse, which is what `parsed` seeding is for.
@@ -81,27 +83,46 @@ export class ViewedSession {
     performance.mark(MARKS.seeded);
     this.bytes = bytes;
     this.append = this.session.append.bind(this.session) as typeof this.append;
-    for (const event of this.session.events) this.index(event);
   }
 
+  /** The log index, built from the whole log the first time it is asked for. */
+  private indexed(): { readonly headerSeqs: number[]; repairs: number } {
+    if (this.logIndex === undefined) {
+      this.logIndex = { headerSeqs: [], repairs: 0 };
+      for (let seq = 0; seq < this.session.seq; seq++) {
+        this.index(this.session.event(seq) as SessionEvent);
+      }
+    }
+    return this.logIndex;
+  }
+
+  /** Adds `event` to the log index, once it exists (until then, building it will see it). */
   private index(event: SessionEvent): void {
-    if (event.type === 'request/header') this.headerSeqs.push(event.seq);
+    const index = this.logIndex;
+    if (index === undefined) return;
+    if (event.type === 'request/header') index.headerSeqs.push(event.seq);
     else if (
       event.type === 'turn/end' &&
       (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
     ) {
-      this.repairs++;
+      index.repairs++;
     }
+  }
+
+  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
+  get repairs(): number {
+    return this.indexed().repairs;
   }
 
   /** The last `request/header` at or before `at`. */
   headerAt(at: number): SessionEvent | undefined {
+    const headerSeqs = this.indexed().headerSeqs;
     let low = 0;
-    let high = this.headerSeqs.length - 1;
+    let high = headerSeqs.length - 1;
     let found: number | undefined;
     while (low <= high) {
       const middle = (low + high) >> 1;
-      const seq = this.headerSeqs[middle] as number;
+      const seq = headerSeqs[middle] as number;
       if (seq <= at) {
         found = seq;
         low = middle + 1;
@@ -159,24 +180,30 @@ export class ViewedSession {
     return event === undefined ? null : deriveEventMessage(event);
   }
 
-  /** Model view rows for the surface `seqs`, with the originals of expanded replacements. */
+  /**
+   * Model view rows for the surface `seqs`, with the originals of expanded replacements. Whether
+   * a row is a replacement is its own event's surface op; the replay of the log that knows what
+   * each replace shadowed runs only when an expanded one needs it.
+   */
   modelRows(seqs: readonly number[], expanded: ReadonlySet<string>): Row[] {
     const rows: Row[] = [];
-    const replacements = this.replacements();
     const walk = (list: readonly number[], depth: number): void => {
       for (const seq of list) {
-        const replacement = replacements.get(seq);
-        if (replacement === undefined && this.message(seq) === null) continue;
+        const event = this.session.event(seq);
+        if (event === undefined) continue;
+        const replaces = replaceOpOf(event) !== undefined;
+        if (!replaces && deriveEventMessage(event) === null) continue;
         const key = `m${seq}`;
         rows.push({
           key,
           seq,
           depth,
-          kind: replacement === undefined ? 'message' : 'replacement',
-          expandable: replacement !== undefined,
+          kind: replaces ? 'replacement' : 'message',
+          expandable: replaces,
         });
-        if (replacement !== undefined && expanded.has(key))
-          walk(replacement.shadowedSeqs, depth + 1);
+        if (replaces && expanded.has(key)) {
+          walk(this.replacements().get(seq)?.shadowedSeqs ?? [], depth + 1);
+        }
       }
     };
     walk(seqs, 0);
