@@ -263,19 +263,22 @@ function admitParsedFast(
   if (sourceEventSeqs !== undefined && !freezeAscendingSources(sourceEventSeqs, seq, type)) {
     return undefined;
   }
-  const stub = type === 'assistant/chunk' && isSharedElidedMarker(data);
-  if (!stub) {
+  if (
+    type === 'assistant/chunk' &&
+    typeof data === 'object' &&
+    data !== null &&
+    isElisionCandidate(data)
+  ) {
+    // A stub. One parsed from JSON text (a load handed on, as the viewer's server does) takes
+    // the shared marker here, as the general path gives it: the seed's tracker tells stubs by it.
+    if (elidedShapeIssue(data) !== undefined) return undefined;
+    if (!isSharedElidedMarker(data)) {
+      record.data = elidedChunkData((data as { elided: { bytes: number } }).elided.bytes);
+    }
+  } else {
     if (!freezeParsedJson(data, limits)) return undefined;
     const issue = eligible ? checkSurfaceData(type, data) : checkLogData(type, data);
     if (issue !== undefined) return undefined;
-    if (
-      type === 'assistant/chunk' &&
-      typeof data === 'object' &&
-      data !== null &&
-      isElisionCandidate(data)
-    ) {
-      return undefined;
-    }
   }
   // Not branded: the session's log carries the mark (see markAdmittedLog).
   return Object.freeze(record);
