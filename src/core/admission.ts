@@ -147,7 +147,7 @@ export function admitAppend(
 /**
  * The admission of a whole seed, event by event: returns the function that admits the event at
  * each index. In `parsed` mode, events that look like an admitted event already (plain, keys in
- * the admitted order, no replace, no stub to rebuild) take a fast path that validates them
+ * the admitted order, no replace) take a fast path that validates them
  * without allocating and turns the parsed record itself into the event; anything else, and any
  * event the fast path doubts, goes through {@link admitStored}, which reports the exact error.
  */
