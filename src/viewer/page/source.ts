@@ -4,6 +4,7 @@
  * an HTML export embeds in a non-executable script element.
  */
 import {
+  type ChunkBodies,
   EMBEDDED_DATA_ID,
   MARKS,
   type SessionList,
@@ -48,6 +49,20 @@ export class ServerSource {
     if (!response.ok)
       throw new Error(`the session list failed: ${response.status} ${await response.text()}`);
     return (await response.json()) as SessionList;
+  }
+
+  /** The stream chunks of session `id` in full, and the length of the answer's text. */
+  async chunks(
+    id: string,
+    signal: AbortSignal,
+  ): Promise<{ chunks: readonly unknown[]; bytes: number }> {
+    const response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/chunks`), {
+      signal,
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`the stream chunks failed: ${response.status} ${text}`);
+    const { chunks } = JSON.parse(text) as ChunkBodies;
+    return { chunks: Array.isArray(chunks) ? chunks : [], bytes: text.length };
   }
 
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */

@@ -3,8 +3,12 @@
  * surface rule checked by core, the same code the writer ran) and grown by each live batch,
  * plus the row lists of the three views, derived from it and rebuilt only when they must be.
  */
+import { admitStored } from '../../core/admission.js';
 import {
+  DEFAULT_JSON_LIMITS,
   deriveEventMessage,
+  isElidedChunk,
+  type JsonValue,
   type Message,
   type ProvenanceIntent,
   replaceOpOf,
@@ -107,6 +111,55 @@ export class ViewedSession {
     ) {
       index.repairs++;
     }
+  }
+
+  /**
+   * The bodies of the stubs the snapshot held (finished chunks, elided), by seq, as they came
+   * from the server after the first render. Kept beside the session, whose log holds the stubs.
+   */
+  private readonly bodies = new Map<number, JsonValue>();
+
+  /** Stubs still without their body. */
+  get missingBodies(): number {
+    return this.session.elidedChunkCount - this.bodies.size;
+  }
+
+  /**
+   * The data of event `seq` in full: a stub's body once it came, else `undefined` for a stub
+   * (the raw log and the detail pane say so until it comes), and any other event's own data.
+   */
+  dataOf(seq: number): JsonValue | undefined {
+    const event = this.session.event(seq);
+    if (event === undefined) return undefined;
+    return isElidedChunk(event) ? this.bodies.get(seq) : event.data;
+  }
+
+  /**
+   * Takes the bodies of the session's stubs (`GET …/chunks`): each one admitted by core as the
+   * chunk event of its seq (an invalid one is left out, and its stub stays), and kept only where
+   * the session holds a stub with the same time. Returns how many were taken.
+   */
+  takeBodies(chunks: readonly unknown[], bytes: number): number {
+    let taken = 0;
+    for (const raw of chunks) {
+      const seq = (raw as { seq?: unknown } | null)?.seq;
+      if (typeof seq !== 'number') continue;
+      const stub = this.session.event(seq);
+      if (stub === undefined || !isElidedChunk(stub) || this.bodies.has(seq)) continue;
+      let chunk: SessionEvent;
+      try {
+        chunk = admitStored(raw, seq, 'parsed', DEFAULT_JSON_LIMITS);
+      } catch {
+        continue;
+      }
+      if (chunk.type !== 'assistant/chunk' || chunk.time !== stub.time || isElidedChunk(chunk)) {
+        continue;
+      }
+      this.bodies.set(seq, chunk.data);
+      taken++;
+    }
+    this.bytes += bytes;
+    return taken;
   }
 
   /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
