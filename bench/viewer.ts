@@ -2,19 +2,16 @@
  * The viewer benchmark (`npm run bench:viewer`): in Debian's chromium, headless, the time from
  * the snapshot's arrival to the first render of the model view (the page's own performance
  * marks: JSON.parse, core's seeding with every surface rule, the fold, the rows in sight),
- * beside the floor of `JSON.parse` of the same snapshot text in the same page; the peak JS heap
+ * beside the floor of `JSON.parse` of the same snapshot, every event in full, in the same page; the peak JS heap
  * while it loads; and the time to apply one live append to a 100k-event session.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
-import { Session } from '../src/core/index.js';
-import { openStore, type SessionStore } from '../src/store/index.js';
-import { startViewerServer } from '../src/viewer/index.js';
+import type { Page } from 'playwright-core';
+import type { Session } from '../src/core/index.js';
+import type { SessionStore } from '../src/store/index.js';
 import { MARKS } from '../src/viewer/protocol.js';
-import { recordToolTurn, user } from '../test/core/builders.js';
+import { user } from '../test/core/builders.js';
 import {
   type DetailTable,
   formatBytes,
@@ -29,33 +26,13 @@ import {
   verdict,
   writeSection,
 } from './report.js';
+import { withViewer, workload } from './viewer-workload.js';
 
 const SIZES = [1_000, 10_000, 100_000] as const;
 const REPS = 3;
 const APPENDS = 7;
 const startedNs = process.hrtime.bigint();
 const progress = progressReporter(startedNs);
-
-/**
- * A session of about `events` events: turns of a tool round trip and a streamed answer (the
- * core tests' turn, 14 events of which 4 are messages: a heavier model view than a real session,
- * whose chunks outnumber its messages far more).
- */
-function workload(id: string, events: number): Session {
-  const session = Session.create({ id, clock: () => 1_700_000_000_000 });
-  for (let turn = 1; session.seq < events; turn++) {
-    recordToolTurn(session, turn, `Question ${turn}: what does file ${turn}.ts do?`);
-  }
-  return session;
-}
-
-async function record(store: SessionStore, session: Session): Promise<void> {
-  await store.create(session.header);
-  const events = session.events;
-  for (let from = 0; from < events.length; from += 5_000) {
-    await store.append(session.id, events.slice(from, from + 5_000), { expectedSeq: from });
-  }
-}
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -194,27 +171,13 @@ async function liveAppends(
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'palimpsest-bench-viewer-'));
-  const url = `jsonl:${join(dir, 'sessions')}`;
-  const writer = await openStore(url);
   const sessions = new Map<number, Session>();
-  for (const size of SIZES) {
-    const session = workload(`bench-${size}`, size);
-    await record(writer, session);
-    sessions.set(size, session);
-    progress(`recorded ${formatCount(session.seq)} events`);
-  }
-  const reader = await openStore(url, { readOnly: true });
-  const server = await startViewerServer({ store: reader });
-  const browser = await chromium.launch({
-    executablePath: process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--enable-precise-memory-info'],
-  });
+  for (const size of SIZES) sessions.set(size, workload(`bench-${size}`, size));
   const rows: string[][] = [];
   const loads = new Map<number, Load>();
   let appendMs: number[] = [];
-  try {
+  await withViewer([...sessions.values()], async ({ url, browser, writer }) => {
+    progress('recorded the sessions');
     for (const size of SIZES) {
       const session = sessions.get(size) as Session;
       const runs: Load[] = [];
@@ -222,7 +185,7 @@ async function main(): Promise<void> {
       for (let rep = 0; rep < REPS; rep++) {
         for (const sampleHeap of [false, true]) {
           const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-          (sampleHeap ? heapRuns : runs).push(await load(page, server.url, session.id, sampleHeap));
+          (sampleHeap ? heapRuns : runs).push(await load(page, url, session.id, sampleHeap));
           if (size === 100_000 && rep === REPS - 1 && !sampleHeap)
             appendMs = await liveAppends(page, writer, session, APPENDS);
           await page.close();
@@ -254,13 +217,7 @@ async function main(): Promise<void> {
         `${formatCount(size)} events: first render ${result.renderMs.toFixed(1)} ms, JSON.parse ${result.parseMs.toFixed(1)} ms`,
       );
     }
-  } finally {
-    await browser.close();
-    await server.close();
-    await reader.close();
-    await writer.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
   const big = loads.get(100_000) as Load;
   const append = median(appendMs);
   const summary: SummaryRow[] = [
