@@ -11,7 +11,6 @@ import {
   type SessionSnapshot,
   type StreamLine,
 } from '../protocol.js';
-import { LineSplitter } from './lines.js';
 
 /** Receives what a session stream delivers. */
 export interface StreamHandlers {
@@ -80,23 +79,24 @@ export class ServerSource {
       handlers.failure(`${response.status}: ${await response.text()}`);
       return;
     }
-    const reader = response.body.getReader();
-    const lines = new LineSplitter();
-    const decoder = new TextDecoder();
-    let first = true;
-    const deliver = (bytes: Uint8Array): void => {
-      const text = decoder.decode(bytes);
-      // The first line is the snapshot: its first render is timed from here, the line complete
-      // as text (as when the stream was decoded piece by piece), before its JSON.parse.
-      if (first) performance.mark(MARKS.received);
-      first = false;
-      this.deliver(text, handlers);
-    };
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    // The pieces of the line under way. A snapshot line of 100 MB arrives in many pieces: they
+    // are joined once, when its newline comes, into one flat string (joining the pieces and
+    // then appending the last one made a rope that the first search flattened: a second copy).
+    let pieces: string[] = [];
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        lines.push(value, deliver);
+        let start = 0;
+        for (let end = value.indexOf('\n'); end !== -1; end = value.indexOf('\n', start)) {
+          pieces.push(value.slice(start, end));
+          const line = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
+          pieces = [];
+          start = end + 1;
+          if (line !== '') this.deliver(line, handlers);
+        }
+        if (start < value.length) pieces.push(start === 0 ? value : value.slice(start));
       }
     } catch (error) {
       if (!signal.aborted) handlers.failure(String(error));
@@ -104,6 +104,7 @@ export class ServerSource {
   }
 
   private deliver(text: string, handlers: StreamHandlers): void {
+    if (text.startsWith('{"kind":"snapshot"')) performance.mark(MARKS.received);
     const line = JSON.parse(text) as StreamLine;
     if (line.kind === 'snapshot') performance.mark(MARKS.parsed);
     if (line.kind === 'snapshot') handlers.snapshot(line, text.length);
