@@ -18,7 +18,7 @@ const result = await build({
   format: 'iife',
   platform: 'browser',
   target: ['chrome115', 'firefox115', 'safari16'],
-  minify: true,
+  minify: process.env.PALIMPSEST_VIEWER_DEBUG !== '1',
   legalComments: 'none',
   charset: 'utf8',
   write: false,

@@ -147,7 +147,7 @@ export function admitAppend(
 /**
  * The admission of a whole seed, event by event: returns the function that admits the event at
  * each index. In `parsed` mode, events that look like an admitted event already (plain, keys in
- * the admitted order, no replace, no stub to rebuild) take a fast path that validates them
+ * the admitted order, no replace) take a fast path that validates them
  * without allocating and turns the parsed record itself into the event; anything else, and any
  * event the fast path doubts, goes through {@link admitStored}, which reports the exact error.
  */
@@ -263,19 +263,22 @@ function admitParsedFast(
   if (sourceEventSeqs !== undefined && !freezeAscendingSources(sourceEventSeqs, seq, type)) {
     return undefined;
   }
-  const stub = type === 'assistant/chunk' && isSharedElidedMarker(data);
-  if (!stub) {
+  if (
+    type === 'assistant/chunk' &&
+    typeof data === 'object' &&
+    data !== null &&
+    isElisionCandidate(data)
+  ) {
+    // A stub. One parsed from JSON text (a load handed on, as the viewer's server does) takes
+    // the shared marker here, as the general path gives it: the seed's tracker tells stubs by it.
+    if (elidedShapeIssue(data) !== undefined) return undefined;
+    if (!isSharedElidedMarker(data)) {
+      record.data = elidedChunkData((data as { elided: { bytes: number } }).elided.bytes);
+    }
+  } else {
     if (!freezeParsedJson(data, limits)) return undefined;
     const issue = eligible ? checkSurfaceData(type, data) : checkLogData(type, data);
     if (issue !== undefined) return undefined;
-    if (
-      type === 'assistant/chunk' &&
-      typeof data === 'object' &&
-      data !== null &&
-      isElisionCandidate(data)
-    ) {
-      return undefined;
-    }
   }
   // Not branded: the session's log carries the mark (see markAdmittedLog).
   return Object.freeze(record);

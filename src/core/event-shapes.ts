@@ -30,6 +30,25 @@ export function isSeqLike(value: unknown): value is number {
   );
 }
 
+// The field lists of the checks, made once: a literal in the call would be a new array per event.
+const TURN: readonly string[] = ['turn'];
+const TURN_STEP: readonly string[] = ['turn', 'step'];
+const CALL_STRINGS: readonly string[] = ['callId', 'name'];
+const HEADER_STRINGS: readonly string[] = ['provider', 'model'];
+const RETRY_INTEGERS: readonly string[] = ['turn', 'step', 'attempt', 'delayMs'];
+const ID: readonly string[] = ['id'];
+const NONE: readonly string[] = [];
+
+/**
+ * The `turn` and `step` of an event's data: a check of the two named fields (most events have
+ * them), and the general check, which names the field at fault, only when one is wrong.
+ */
+function positionIssue(record: JsonObject): ShapeIssue | undefined {
+  return isSeqLike(record.turn) && isSeqLike(record.step)
+    ? undefined
+    : checkIntegers(record, TURN_STEP);
+}
+
 /** Shape problems of a surface event's data (a message), by type. */
 export function checkSurfaceData(type: string, data: JsonValue): ShapeIssue | undefined {
   if (type === 'user/message' || type === 'context/message') {
@@ -37,7 +56,7 @@ export function checkSurfaceData(type: string, data: JsonValue): ShapeIssue | un
   }
   const record = asObject(data);
   if (record === undefined) return { path: 'data', reason: `expected a ${type} data object` };
-  const position = checkIntegers(record, ['turn', 'step']);
+  const position = positionIssue(record);
   if (position !== undefined) return position;
   if (type === 'assistant/message') {
     if (typeof record.finishReason !== 'string') {
@@ -71,7 +90,7 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
     case 'assistant/chunk': {
       const record = asObject(data);
       if (record === undefined) return { path: 'data', reason: 'expected {turn, step, chunk}' };
-      const position = checkIntegers(record, ['turn', 'step']);
+      const position = positionIssue(record);
       if (position !== undefined) return position;
       const chunk = asObject(record.chunk);
       if (chunk === undefined || typeof chunk.type !== 'string') {
@@ -80,12 +99,12 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       return undefined;
     }
     case 'turn/start':
-      return checkFields(data, ['turn'], []);
+      return checkFields(data, TURN, NONE);
     case 'step/start':
     case 'step/end':
-      return checkFields(data, ['turn', 'step'], []);
+      return checkFields(data, TURN_STEP, NONE);
     case 'turn/end': {
-      const issue = checkFields(data, ['turn'], []);
+      const issue = checkFields(data, TURN, NONE);
       if (issue !== undefined) return issue;
       const reason = asObject((data as JsonObject).reason);
       if (reason === undefined || !(TURN_END_KINDS as readonly unknown[]).includes(reason.kind)) {
@@ -100,7 +119,7 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       return undefined;
     }
     case 'tool/call': {
-      const issue = checkFields(data, ['turn', 'step'], ['callId', 'name']);
+      const issue = checkFields(data, TURN_STEP, CALL_STRINGS);
       if (issue !== undefined) return issue;
       if (typeof (data as JsonObject).arguments !== 'string') {
         return { path: 'data.arguments', reason: 'expected the raw JSON arguments as a string' };
@@ -108,7 +127,7 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       return undefined;
     }
     case 'request/header': {
-      const issue = checkFields(data, [], ['provider', 'model']);
+      const issue = checkFields(data, NONE, HEADER_STRINGS);
       if (issue !== undefined) return issue;
       const record = data as JsonObject;
       if (record.system !== undefined && typeof record.system !== 'string') {
@@ -121,9 +140,8 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
     }
     case 'request/retry':
     case 'request/overflow': {
-      const integers =
-        type === 'request/retry' ? ['turn', 'step', 'attempt', 'delayMs'] : ['turn', 'step'];
-      const issue = checkFields(data, integers, []);
+      const integers = type === 'request/retry' ? RETRY_INTEGERS : TURN_STEP;
+      const issue = checkFields(data, integers, NONE);
       if (issue !== undefined) return issue;
       if (typeof asObject((data as JsonObject).error)?.message !== 'string') {
         return { path: 'data.error', reason: 'expected a provider failure {message}' };
@@ -135,7 +153,7 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
       return checkMessageShape(data, 'user', 'data');
     case 'compaction/start':
     case 'compaction/end':
-      return checkFields(data, [], ['id']);
+      return checkFields(data, NONE, ID);
     default:
       return undefined;
   }

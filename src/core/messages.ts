@@ -163,86 +163,85 @@ export function checkMessageShape(
       }
     }
   }
-  for (let i = 0; i < content.length; i++) {
-    const issue = checkBlock(
-      content[i] as JsonValue,
-      ALLOWED_BLOCKS[role],
-      `${path}.content[${i}]`,
-    );
-    if (issue !== undefined) return issue;
+  return checkBlocks(content, ALLOWED_BLOCKS[role], path);
+}
+
+/**
+ * Checks each block of `blocks`, the `content` of the value at `owner`. A block's issue carries
+ * its path relative to the block, and the full path is built only then: a seed checks every
+ * block of every message, and building each block's path up front cost strings per block.
+ */
+function checkBlocks(
+  blocks: readonly JsonValue[],
+  allowed: ReadonlySet<string>,
+  owner: string,
+): ShapeIssue | undefined {
+  for (let i = 0; i < blocks.length; i++) {
+    const issue = checkBlock(blocks[i] as JsonValue, allowed);
+    if (issue !== undefined) {
+      return { path: `${owner}.content[${i}]${issue.path}`, reason: issue.reason };
+    }
   }
   return undefined;
 }
 
-function checkBlock(
-  value: JsonValue,
-  allowed: ReadonlySet<string>,
-  path: string,
-): ShapeIssue | undefined {
+/** The first problem of one content block, its path relative to the block (`''`: the block). */
+function checkBlock(value: JsonValue, allowed: ReadonlySet<string>): ShapeIssue | undefined {
   const block = asObject(value);
   if (block === undefined || typeof block.type !== 'string') {
-    return { path, reason: 'expected a content block object with a string type' };
+    return { path: '', reason: 'expected a content block object with a string type' };
   }
   if (!allowed.has(block.type)) {
     return {
-      path: `${path}.type`,
+      path: '.type',
       reason: `expected one of ${[...allowed].join(', ')}, found ${show(block.type)}`,
     };
   }
   switch (block.type) {
     case 'text':
     case 'reasoning':
-      if (typeof block.text !== 'string')
-        return { path: `${path}.text`, reason: 'expected a string' };
-      return checkMetadata(block, path);
+      if (typeof block.text !== 'string') return { path: '.text', reason: 'expected a string' };
+      return checkMetadata(block);
     case 'image': {
       if (typeof block.mediaType !== 'string' || block.mediaType === '') {
-        return { path: `${path}.mediaType`, reason: 'expected a non-empty string' };
+        return { path: '.mediaType', reason: 'expected a non-empty string' };
       }
       const hasData = typeof block.data === 'string';
       const hasUrl = typeof block.url === 'string';
       if (hasData === hasUrl) {
-        return { path, reason: 'expected exactly one of a string data or a string url' };
+        return { path: '', reason: 'expected exactly one of a string data or a string url' };
       }
       return undefined;
     }
     case 'tool-call':
       for (const field of ['id', 'name'] as const) {
         if (typeof block[field] !== 'string' || block[field] === '') {
-          return { path: `${path}.${field}`, reason: 'expected a non-empty string' };
+          return { path: `.${field}`, reason: 'expected a non-empty string' };
         }
       }
       if (typeof block.arguments !== 'string') {
-        return { path: `${path}.arguments`, reason: 'expected the raw JSON arguments as a string' };
+        return { path: '.arguments', reason: 'expected the raw JSON arguments as a string' };
       }
-      return checkMetadata(block, path);
+      return checkMetadata(block);
     default: {
       // tool-result
       if (typeof block.toolCallId !== 'string' || block.toolCallId === '') {
-        return { path: `${path}.toolCallId`, reason: 'expected a non-empty string' };
+        return { path: '.toolCallId', reason: 'expected a non-empty string' };
       }
       if (block.isError !== undefined && typeof block.isError !== 'boolean') {
-        return { path: `${path}.isError`, reason: 'expected a boolean when present' };
+        return { path: '.isError', reason: 'expected a boolean when present' };
       }
       const inner = block.content;
-      if (!Array.isArray(inner)) return { path: `${path}.content`, reason: 'expected an array' };
-      for (let i = 0; i < inner.length; i++) {
-        const issue = checkBlock(
-          inner[i] as JsonValue,
-          TOOL_RESULT_BLOCKS,
-          `${path}.content[${i}]`,
-        );
-        if (issue !== undefined) return issue;
-      }
-      return undefined;
+      if (!Array.isArray(inner)) return { path: '.content', reason: 'expected an array' };
+      return checkBlocks(inner, TOOL_RESULT_BLOCKS, '');
     }
   }
 }
 
-function checkMetadata(block: JsonObject, path: string): ShapeIssue | undefined {
+function checkMetadata(block: JsonObject): ShapeIssue | undefined {
   const metadata = block.providerMetadata;
   if (metadata !== undefined && asObject(metadata) === undefined) {
-    return { path: `${path}.providerMetadata`, reason: 'expected an object when present' };
+    return { path: '.providerMetadata', reason: 'expected an object when present' };
   }
   return undefined;
 }

@@ -30,6 +30,16 @@ export interface SessionSnapshot {
   readonly children: readonly string[];
 }
 
+/**
+ * The answer of `GET /api/sessions/:id/chunks`: the session's stream chunks in full. The event
+ * stream's snapshot carries finished chunks as elided stubs (`elidedChunkData`), which the model
+ * view, the transcript and time travel never read; the page asks for their bodies once its
+ * first render is done, for the raw log and the detail pane.
+ */
+export interface ChunkBodies {
+  readonly chunks: readonly SessionEvent[];
+}
+
 /** Each later line of the stream: a batch a writer committed. */
 export interface SessionAppend {
   readonly kind: 'events';

@@ -1,7 +1,8 @@
 /**
  * The viewer's loopback HTTP server. It serves the bundled page and a small API over one store:
- * the session list, and one session's events as newline-delimited JSON (the stored events first,
- * then each batch a writer commits, from `store.watch`). The page folds them with core.
+ * the session list, one session's events as newline-delimited JSON (the stored events first,
+ * finished stream chunks as elided stubs, then each batch a writer commits, from `store.watch`),
+ * and the bodies of its stream chunks. The page folds the events with core.
  *
  * It listens on 127.0.0.1 only. Every API route needs the random token of the URL the CLI
  * prints; every request needs a Host header naming this server (a DNS-rebinding page cannot
@@ -17,7 +18,13 @@ import { checkSessionId } from '../store/store-rules.js';
 import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
 import { pageDocument } from './page-html.js';
-import type { SessionList, SessionListing, SessionSnapshot, StreamLine } from './protocol.js';
+import type {
+  ChunkBodies,
+  SessionList,
+  SessionListing,
+  SessionSnapshot,
+  StreamLine,
+} from './protocol.js';
 
 /** Options of {@link startViewerServer}. */
 export interface ViewerServerOptions {
@@ -161,9 +168,11 @@ async function handle(
   if (path === '/api/sessions') {
     return sendJson(response, await sessionList(context.store, url.searchParams.get('q') ?? ''));
   }
-  const match = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
+  const match = /^\/api\/sessions\/([^/]+)\/(events|chunks)$/.exec(path);
   if (match?.[1] === undefined) throw new Refusal(404, `no such API route: ${path.slice(0, 80)}`);
-  return streamSession(request, response, context, sessionIdOf(match[1]));
+  const id = sessionIdOf(match[1]);
+  if (match[2] === 'chunks') return sendJson(response, await chunkBodies(context.store, id));
+  return streamSession(request, response, context, id);
 }
 
 function checkToken(given: string | null, token: string): void {
@@ -246,6 +255,12 @@ async function mentions(store: SessionStore, id: string, needle: string): Promis
   }
 }
 
+/** The stream chunks of session `id` in full: the bodies its snapshot left out. */
+async function chunkBodies(store: SessionStore, id: string): Promise<ChunkBodies> {
+  const { events } = await store.load(id);
+  return { chunks: events.filter((event) => event.type === 'assistant/chunk') };
+}
+
 async function streamSession(
   request: IncomingMessage,
   response: ServerResponse,
@@ -253,7 +268,9 @@ async function streamSession(
   id: string,
 ): Promise<void> {
   const { store } = context;
-  const loaded = await store.load(id);
+  // Finished chunks leave as stubs: the first render does not need their bodies (the page
+  // fetches them from /chunks afterwards), and on a streamed session they are most of the log.
+  const loaded = await store.load(id, { elideFinishedChunks: true });
   const children = (await everySession(store, { parentSession: id })).sessions.map(
     (s) => s.header.id,
   );

@@ -125,6 +125,8 @@ describe('seeding a session with stubs', () => {
       expect(session.elidedChunkCount).toBe(4);
       const bytes = (seed[3] as SessionEvent<'assistant/chunk'>).data as unknown as ElidedChunkData;
       expect(session.event(3)?.data).toBe(elidedChunkData(bytes.elided.bytes));
+      // Parsed stubs take the fast path: the parsed record itself becomes the event.
+      if (mode === 'parsed') expect(session.event(3)).toBe(roundTripped[3]);
     }
   });
 

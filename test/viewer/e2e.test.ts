@@ -92,6 +92,10 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
   const lit = await page.locator('.row.depth-1.rel-source').count();
   expect(lit).toBeGreaterThan(0);
   expect(lit).toBeLessThanOrEqual(Number(count));
+  // A chunk's row shows its body: served, the snapshot held a stub and the page fetched it.
+  await expect
+    .poll(() => page.locator(`.row[data-key="r${first}"] .text`).textContent())
+    .toContain('"chunk"');
   await screenshot(page, `${prefix}-raw`, prefix === 'served');
 
   // Time travel to before the prune and the compaction: the original messages, no replacement.

@@ -6,10 +6,10 @@
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session } from '../../src/core/index.js';
+import { isElidedChunkData, Session } from '../../src/core/index.js';
 import { openStore, type SessionStore } from '../../src/store/index.js';
 import { startViewerServer, ViewerError, type ViewerServer } from '../../src/viewer/index.js';
-import { user } from '../core/builders.js';
+import { recordToolTurn, user } from '../core/builders.js';
 
 interface Reply {
   readonly status: number;
@@ -52,6 +52,10 @@ describe('the viewer server', () => {
     session.append('user/message', user('u1', 'hello'), { surfaceOp: 'append' });
     await store.create(session.header);
     await store.append('alpha', session.events, { expectedSeq: 0 });
+    const streamed = Session.create({ id: 'streamed' });
+    recordToolTurn(streamed, 1);
+    await store.create(streamed.header);
+    await store.append('streamed', streamed.events, { expectedSeq: 0 });
     server = await startViewerServer({ store, token });
   });
 
@@ -67,11 +71,19 @@ describe('the viewer server', () => {
     expect(page.status).toBe(200);
     const list = await get(server.port, api('/api/sessions'));
     expect(list.status).toBe(200);
-    expect(JSON.parse(list.body).sessions.map((s: { id: string }) => s.id)).toEqual(['alpha']);
+    expect(
+      JSON.parse(list.body)
+        .sessions.map((s: { id: string }) => s.id)
+        .sort(),
+    ).toEqual(['alpha', 'streamed']);
   });
 
   it('refuses every API route without the token or with another one', async () => {
-    for (const path of ['/api/sessions', '/api/sessions/alpha/events']) {
+    for (const path of [
+      '/api/sessions',
+      '/api/sessions/alpha/events',
+      '/api/sessions/streamed/chunks',
+    ]) {
       expect((await get(server.port, path)).status).toBe(403);
       expect((await get(server.port, `${path}?token=${token.slice(0, -1)}x`)).status).toBe(403);
       expect((await get(server.port, `${path}?token=`)).status).toBe(403);
@@ -178,6 +190,30 @@ describe('the viewer server', () => {
     const batch = JSON.parse(await nextLine());
     expect(batch).toMatchObject({ kind: 'events', events: [{ seq: 1, type: 'user/message' }] });
     await reader.cancel();
+  });
+
+  it('streams finished chunks as stubs and serves their bodies on the chunks route', async () => {
+    const { events } = await store.load('streamed');
+    const controller = new AbortController();
+    const response = await fetch(
+      `http://127.0.0.1:${server.port}${api('/api/sessions/streamed/events')}`,
+      { signal: controller.signal },
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>)
+      .pipeThrough(new TextDecoderStream())
+      .getReader();
+    let text = '';
+    while (!text.includes('\n')) text += (await reader.read()).value ?? '';
+    controller.abort();
+    const snapshot = JSON.parse(text.slice(0, text.indexOf('\n')));
+    const chunkSeqs = events.filter((e) => e.type === 'assistant/chunk').map((e) => e.seq);
+    expect(chunkSeqs.length).toBeGreaterThan(0);
+    for (const seq of chunkSeqs) expect(isElidedChunkData(snapshot.events[seq].data)).toBe(true);
+    const bodies = await get(server.port, api('/api/sessions/streamed/chunks'));
+    expect(bodies.status).toBe(200);
+    expect(bodies.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(JSON.parse(bodies.body).chunks).toEqual(chunkSeqs.map((seq) => events[seq]));
+    expect((await get(server.port, api('/api/sessions/nobody/chunks'))).status).toBe(404);
   });
 
   it('refuses a port out of range with a typed error', async () => {

@@ -111,6 +111,20 @@ export class SessionPage {
       `live · last batch #${batch.events[batch.events.length - 1]?.seq ?? '?'}`;
   }
 
+  /** Stubs of the loaded snapshot still without their body. */
+  missingBodies(): number {
+    return this.viewed?.missingBodies ?? 0;
+  }
+
+  /** Takes the bodies of the snapshot's stubs and repaints what shows them. */
+  takeBodies(chunks: readonly unknown[], bytes: number): void {
+    const viewed = this.viewed;
+    if (viewed === undefined || viewed.takeBodies(chunks, bytes) === 0) return;
+    this.list.refresh();
+    this.renderStats();
+    this.renderDetail();
+  }
+
   /** Shows a failure of the stream in the status area, as text. */
   fail(message: string): void {
     byId('live').textContent = `stream ended: ${message}`;

@@ -197,7 +197,12 @@ export function detail(viewed: ViewedSession, seq: number, actions: DetailAction
       ),
     );
   } else {
-    parts.push(capped(JSON.stringify(event.data, null, 2) ?? '', plain));
+    const data = viewed.dataOf(seq);
+    parts.push(
+      data === undefined
+        ? el('p', { class: 'hint' }, 'The body of this stream chunk is loading.')
+        : capped(JSON.stringify(data, null, 2) ?? '', plain),
+    );
   }
   parts.push(why(viewed, seq, actions));
   return parts;

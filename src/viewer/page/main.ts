@@ -38,7 +38,18 @@ function boot(): void {
     void source.stream(
       id,
       {
-        snapshot: (snapshot, bytes) => page.load(snapshot, bytes),
+        snapshot: (snapshot, bytes) => {
+          page.load(snapshot, bytes);
+          // The stubs' bodies, after the first render (the model view never shows them).
+          if (page.missingBodies() > 0) {
+            source.chunks(id, controller.signal).then(
+              ({ chunks, bytes }) => page.takeBodies(chunks, bytes),
+              (error: unknown) => {
+                if (!controller.signal.aborted) page.fail(String(error));
+              },
+            );
+          }
+        },
         events: (batch, bytes) => page.append(batch, bytes),
         failure: (message) => page.fail(message),
       },

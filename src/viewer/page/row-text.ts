@@ -2,7 +2,7 @@
  * What a row says: its label, its text, its note and its token estimate, computed from the
  * event when the row scrolls into sight (never for all 100,000 rows at once).
  */
-import { estimateMessageTokens, type SessionEvent } from '../../core/index.js';
+import { estimateMessageTokens, replaceOpOf } from '../../core/index.js';
 import { messageAsText } from '../../core/message-text.js';
 import type { Row, ViewedSession } from './state.js';
 import { excerpt, seqRange } from './text.js';
@@ -19,8 +19,7 @@ export interface RowText {
 function chunkText(viewed: ViewedSession, seqs: readonly number[]): string {
   const parts: string[] = [];
   for (const seq of seqs.slice(0, 64)) {
-    const chunk = (viewed.event(seq)?.data as { chunk?: { delta?: unknown; text?: unknown } })
-      ?.chunk;
+    const chunk = (viewed.dataOf(seq) as { chunk?: { delta?: unknown; text?: unknown } })?.chunk;
     const delta = chunk?.delta ?? chunk?.text;
     if (typeof delta === 'string') parts.push(delta);
   }
@@ -29,6 +28,9 @@ function chunkText(viewed: ViewedSession, seqs: readonly number[]): string {
 
 /** A replaced range, as its row says it: how many messages, which seqs. */
 export function replacementNote(viewed: ViewedSession, seq: number): string | undefined {
+  // Only a replace has a note: the replay behind `replacements()` waits until one is in sight.
+  const event = viewed.event(seq);
+  if (event === undefined || replaceOpOf(event) === undefined) return undefined;
   const replacement = viewed.replacements().get(seq);
   if (replacement === undefined) return undefined;
   const shadowed = [...replacement.shadowedSeqs].sort((a, b) => a - b);
@@ -38,8 +40,10 @@ export function replacementNote(viewed: ViewedSession, seq: number): string | un
   return `replaces ${shadowed.length} messages, ${seqRange(shadowed)}`;
 }
 
-function eventSummary(event: SessionEvent): string {
-  const text = JSON.stringify(event.data) ?? '';
+function eventSummary(viewed: ViewedSession, seq: number): string {
+  const data = viewed.dataOf(seq);
+  if (data === undefined) return '(stream chunk: its body is loading)';
+  const text = JSON.stringify(data) ?? '';
   return excerpt(text.length > 2000 ? text.slice(0, 2000) : text);
 }
 
@@ -67,7 +71,7 @@ export function rowText(viewed: ViewedSession, row: Row): RowText {
   if (message === null || row.kind === 'event') {
     return {
       label: event.type,
-      text: message === null ? eventSummary(event) : excerpt(messageAsText(message)),
+      text: message === null ? eventSummary(viewed, row.seq) : excerpt(messageAsText(message)),
     };
   }
   return {

@@ -4,6 +4,7 @@
  * an HTML export embeds in a non-executable script element.
  */
 import {
+  type ChunkBodies,
   EMBEDDED_DATA_ID,
   MARKS,
   type SessionList,
@@ -49,6 +50,20 @@ export class ServerSource {
     return (await response.json()) as SessionList;
   }
 
+  /** The stream chunks of session `id` in full, and the length of the answer's text. */
+  async chunks(
+    id: string,
+    signal: AbortSignal,
+  ): Promise<{ chunks: readonly unknown[]; bytes: number }> {
+    const response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/chunks`), {
+      signal,
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`the stream chunks failed: ${response.status} ${text}`);
+    const { chunks } = JSON.parse(text) as ChunkBodies;
+    return { chunks: Array.isArray(chunks) ? chunks : [], bytes: text.length };
+  }
+
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */
   async stream(id: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
     let response: Response;
@@ -65,27 +80,23 @@ export class ServerSource {
       return;
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
+    // The pieces of the line under way. A snapshot line of 100 MB arrives in many pieces: they
+    // are joined once, when its newline comes, into one flat string (joining the pieces and
+    // then appending the last one made a rope that the first search flattened: a second copy).
     let pieces: string[] = [];
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        // A snapshot line of 100 MB arrives in many pieces: join them once, when its end comes.
-        const newline = value.indexOf('\n');
-        if (newline === -1) {
-          pieces.push(value);
-          continue;
-        }
-        buffer = pieces.join('') + value;
-        pieces = [];
         let start = 0;
-        for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n', start)) {
-          const line = buffer.slice(start, end);
+        for (let end = value.indexOf('\n'); end !== -1; end = value.indexOf('\n', start)) {
+          pieces.push(value.slice(start, end));
+          const line = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
+          pieces = [];
           start = end + 1;
           if (line !== '') this.deliver(line, handlers);
         }
-        if (start < buffer.length) pieces.push(buffer.slice(start));
+        if (start < value.length) pieces.push(start === 0 ? value : value.slice(start));
       }
     } catch (error) {
       if (!signal.aborted) handlers.failure(String(error));

@@ -3,8 +3,12 @@
  * surface rule checked by core, the same code the writer ran) and grown by each live batch,
  * plus the row lists of the three views, derived from it and rebuilt only when they must be.
  */
+import { admitStored } from '../../core/admission.js';
 import {
+  DEFAULT_JSON_LIMITS,
   deriveEventMessage,
+  isElidedChunk,
+  type JsonValue,
   type Message,
   type ProvenanceIntent,
   replaceOpOf,
@@ -65,10 +69,12 @@ export class ViewedSession {
     intent: SurfaceIntent | ProvenanceIntent,
   ) => SessionEvent;
   private replacementIndex: Map<number, SurfaceReplacement> | undefined;
-  /** Seqs of the `request/header` events, ascending: time travel asks for one per move. */
-  private readonly headerSeqs: number[] = [];
-  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
-  repairs = 0;
+  /**
+   * Seqs of the `request/header` events, ascending (time travel asks for one per move), and the
+   * turns a crash left open that a repair closed (`turn/end` interrupted): indexed on first use,
+   * which comes after the first render (the stats and the time-travel bar).
+   */
+  private logIndex: { readonly headerSeqs: number[]; repairs: number } | undefined;
 
   constructor(header: SessionHeader, events: readonly SessionEvent[], bytes: number) {
     // The stream's events were built by JSON.parse, which is what `parsed` seeding is for.
@@ -81,27 +87,95 @@ export class ViewedSession {
     performance.mark(MARKS.seeded);
     this.bytes = bytes;
     this.append = this.session.append.bind(this.session) as typeof this.append;
-    for (const event of this.session.events) this.index(event);
   }
 
+  /** The log index, built from the whole log the first time it is asked for. */
+  private indexed(): { readonly headerSeqs: number[]; repairs: number } {
+    if (this.logIndex === undefined) {
+      this.logIndex = { headerSeqs: [], repairs: 0 };
+      for (let seq = 0; seq < this.session.seq; seq++) {
+        this.index(this.session.event(seq) as SessionEvent);
+      }
+    }
+    return this.logIndex;
+  }
+
+  /** Adds `event` to the log index, once it exists (until then, building it will see it). */
   private index(event: SessionEvent): void {
-    if (event.type === 'request/header') this.headerSeqs.push(event.seq);
+    const index = this.logIndex;
+    if (index === undefined) return;
+    if (event.type === 'request/header') index.headerSeqs.push(event.seq);
     else if (
       event.type === 'turn/end' &&
       (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
     ) {
-      this.repairs++;
+      index.repairs++;
     }
+  }
+
+  /**
+   * The bodies of the stubs the snapshot held (finished chunks, elided), by seq, as they came
+   * from the server after the first render. Kept beside the session, whose log holds the stubs.
+   */
+  private readonly bodies = new Map<number, JsonValue>();
+
+  /** Stubs still without their body. */
+  get missingBodies(): number {
+    return this.session.elidedChunkCount - this.bodies.size;
+  }
+
+  /**
+   * The data of event `seq` in full: a stub's body once it came, else `undefined` for a stub
+   * (the raw log and the detail pane say so until it comes), and any other event's own data.
+   */
+  dataOf(seq: number): JsonValue | undefined {
+    const event = this.session.event(seq);
+    if (event === undefined) return undefined;
+    return isElidedChunk(event) ? this.bodies.get(seq) : event.data;
+  }
+
+  /**
+   * Takes the bodies of the session's stubs (`GET …/chunks`): each one admitted by core as the
+   * chunk event of its seq (an invalid one is left out, and its stub stays), and kept only where
+   * the session holds a stub with the same time. Returns how many were taken.
+   */
+  takeBodies(chunks: readonly unknown[], bytes: number): number {
+    let taken = 0;
+    for (const raw of chunks) {
+      const seq = (raw as { seq?: unknown } | null)?.seq;
+      if (typeof seq !== 'number') continue;
+      const stub = this.session.event(seq);
+      if (stub === undefined || !isElidedChunk(stub) || this.bodies.has(seq)) continue;
+      let chunk: SessionEvent;
+      try {
+        chunk = admitStored(raw, seq, 'parsed', DEFAULT_JSON_LIMITS);
+      } catch {
+        continue;
+      }
+      if (chunk.type !== 'assistant/chunk' || chunk.time !== stub.time || isElidedChunk(chunk)) {
+        continue;
+      }
+      this.bodies.set(seq, chunk.data);
+      taken++;
+    }
+    this.bytes += bytes;
+    return taken;
+  }
+
+  /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
+  get repairs(): number {
+    return this.indexed().repairs;
   }
 
   /** The last `request/header` at or before `at`. */
   headerAt(at: number): SessionEvent | undefined {
+    const headerSeqs = this.indexed().headerSeqs;
     let low = 0;
-    let high = this.headerSeqs.length - 1;
+    let high = headerSeqs.length - 1;
     let found: number | undefined;
     while (low <= high) {
       const middle = (low + high) >> 1;
-      const seq = this.headerSeqs[middle] as number;
+      const seq = headerSeqs[middle] as number;
       if (seq <= at) {
         found = seq;
         low = middle + 1;
@@ -159,24 +233,30 @@ export class ViewedSession {
     return event === undefined ? null : deriveEventMessage(event);
   }
 
-  /** Model view rows for the surface `seqs`, with the originals of expanded replacements. */
+  /**
+   * Model view rows for the surface `seqs`, with the originals of expanded replacements. Whether
+   * a row is a replacement is its own event's surface op; the replay of the log that knows what
+   * each replace shadowed runs only when an expanded one needs it.
+   */
   modelRows(seqs: readonly number[], expanded: ReadonlySet<string>): Row[] {
     const rows: Row[] = [];
-    const replacements = this.replacements();
     const walk = (list: readonly number[], depth: number): void => {
       for (const seq of list) {
-        const replacement = replacements.get(seq);
-        if (replacement === undefined && this.message(seq) === null) continue;
+        const event = this.session.event(seq);
+        if (event === undefined) continue;
+        const replaces = replaceOpOf(event) !== undefined;
+        if (!replaces && deriveEventMessage(event) === null) continue;
         const key = `m${seq}`;
         rows.push({
           key,
           seq,
           depth,
-          kind: replacement === undefined ? 'message' : 'replacement',
-          expandable: replacement !== undefined,
+          kind: replaces ? 'replacement' : 'message',
+          expandable: replaces,
         });
-        if (replacement !== undefined && expanded.has(key))
-          walk(replacement.shadowedSeqs, depth + 1);
+        if (replaces && expanded.has(key)) {
+          walk(this.replacements().get(seq)?.shadowedSeqs ?? [], depth + 1);
+        }
       }
     };
     walk(seqs, 0);
