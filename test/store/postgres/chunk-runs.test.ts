@@ -10,6 +10,7 @@ import { openPostgresStore, type PostgresStore } from '../../../src/store/postgr
 import { rejection } from '../../conformance/helpers.js';
 import { describePg, dropSchema, freshSchema, pgUrl, withClient } from '../../postgres/helpers.js';
 import { type CuttingProxy, startProxy } from '../../postgres/proxy.js';
+import { HOSTILE_TEXTS, message, streamed as streamedWith } from '../chunk-run-events.js';
 
 const opened: PostgresStore[] = [];
 const schemas: string[] = [];
@@ -21,40 +22,10 @@ afterAll(async () => {
   for (const schema of schemas) await dropSchema(schema);
 });
 
-const chunk = (seq: number, time: number, delta: string): SessionEvent => ({
-  seq,
-  time,
-  type: 'assistant/chunk',
-  data: { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't0', delta } },
-});
-
-const message = (seq: number, sources: number[]): SessionEvent => ({
-  seq,
-  time: 1_700_000_000_500 + seq,
-  type: 'assistant/message',
-  data: {
-    turn: 1,
-    step: 1,
-    message: {
-      id: `m${seq}`,
-      role: 'assistant',
-      content: [{ type: 'text', text: 'done' }],
-      source: { kind: 'model', provider: 'p', model: 'm' },
-    },
-    finishReason: 'stop',
-  },
-  surfaceOp: 'append',
-  sourceEventSeqs: sources,
-});
-
-/** Times that go back and jump, deltas with every kind of text a JSON string can hold. */
-function streamed(first: number, count: number): SessionEvent[] {
-  const texts = ['plain ', 'é ü ', '😀\u2028', '\u0000\\"\n', '\ud800 lone', "'); DROP --"];
-  return Array.from({ length: count }, (_, i) =>
-    chunk(first + i, 1_700_000_000_000 + (i % 3 === 2 ? -5 * i : 7 * i), texts[i % 6] as string),
-  );
-}
-
+/** The hostile texts, and SQL for the server's parser to choke on. */
+const TEXTS = [...HOSTILE_TEXTS, "'); DROP --"];
+const streamed = (first: number, count: number): SessionEvent[] =>
+  streamedWith(first, count, TEXTS);
 const seqsOf = (events: readonly SessionEvent[]): number[] => events.map((event) => event.seq);
 
 async function open(connectionString = pgUrl): Promise<PostgresStore> {
