@@ -153,6 +153,19 @@ async function benchAppend(
   return { ours: samples.ours, raw: samples.floor, oursTurns, rawTurns };
 }
 
+/** The bytes of a schema's `events` and `chunk_runs` (heap, TOAST, indexes). */
+async function tableBytes(admin: pg.Client, schema: string): Promise<number> {
+  const { rows } = await admin.query<{ bytes: string }>(
+    `SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname IN ('events', 'chunk_runs') AND c.relkind = 'r'`,
+    [schema],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+function formatBytes(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Child processes
 // ---------------------------------------------------------------------------------------------
@@ -259,6 +272,9 @@ async function main(): Promise<void> {
     ours: `bench_${tag}_ours`,
     raw: `bench_${tag}_raw`,
     writers: `bench_${tag}_writers`,
+    // Figure 4's session alone in a schema of each kind, so that the tables' sizes are its own.
+    resume: `bench_${tag}_resume`,
+    resumeRaw: `bench_${tag}_resume_raw`,
   };
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -276,7 +292,7 @@ async function main(): Promise<void> {
 async function run(
   url: string,
   admin: pg.Client,
-  schemas: { ours: string; raw: string; writers: string },
+  schemas: { ours: string; raw: string; writers: string; resume: string; resumeRaw: string },
   throwaway: boolean,
 ): Promise<void> {
   const loadAtStart = loadAverage();
@@ -336,15 +352,30 @@ async function run(
   progress(
     `4. building the resume session: ${count(RESUME_TURNS)} turns (${count(RESUME_TURNS * EVENTS_PER_TURN)} events), store.append per turn`,
   );
-  await store.create(header('resume'));
+  await store.close();
+  const resumeStore = await openPostgresStore({ connectionString: url, schema: schemas.resume });
+  await resumeStore.create(header('resume'));
   let expectedSeq = 0;
   for (const turn of all) {
-    await store.append('resume', turn, { expectedSeq });
+    await resumeStore.append('resume', turn, { expectedSeq });
     expectedSeq += turn.length;
   }
-  await store.close();
+  await resumeStore.close();
+  // The floors read the same events as raw rows, one per event, as figure 1's floor inserts
+  // them: the store's own tables hold finished chunks as runs, which no raw SELECT of rows reads.
+  progress(`4. building the raw floor's copy of the session: one raw INSERT transaction per turn`);
+  await createRawSchema(admin, schemas.resumeRaw);
+  const rawKey = await rawSession(admin, schemas.resumeRaw, 'resume');
+  for (const turn of all) await rawInsertTurn(admin, schemas.resumeRaw, rawKey, turn);
   // Fresh rows carry no hint bits or statistics yet; the first reader would pay for setting them.
-  await admin.query(`VACUUM (ANALYZE) ${q(schemas.ours)}.events`);
+  for (const table of ['events', 'chunk_runs']) {
+    await admin.query(`VACUUM (ANALYZE) ${q(schemas.resume)}.${table}`);
+  }
+  await admin.query(`VACUUM (ANALYZE) ${q(schemas.resumeRaw)}.events`);
+  const bytes = {
+    ours: await tableBytes(admin, schemas.resume),
+    raw: await tableBytes(admin, schemas.resumeRaw),
+  };
   const resume: Record<
     'fast' | 'full' | 'raw-surface' | 'raw-envelope' | 'raw-all',
     ResumeChildResult[]
@@ -360,7 +391,8 @@ async function run(
       `4. resume rep ${rep + 1}/${RESUME_REPS}: fast path, raw surface rows, raw envelopes, full load, raw all rows (fresh processes)`,
     );
     for (const kind of ['fast', 'raw-surface', 'raw-envelope', 'full', 'raw-all'] as const) {
-      resume[kind].push(runChild<ResumeChildResult>(['resume', kind, url, schemas.ours, 'resume']));
+      const schema = kind === 'fast' || kind === 'full' ? schemas.resume : schemas.resumeRaw;
+      resume[kind].push(runChild<ResumeChildResult>(['resume', kind, url, schema, 'resume']));
     }
   }
   const resumeEvents = RESUME_TURNS * EVENTS_PER_TURN;
@@ -398,6 +430,16 @@ async function run(
     ours: formatDuration(ns('full')),
     floor: formatDuration(ns('raw-all')),
     ratio: formatRatio(ns('full') / ns('raw-all')),
+    goal: 'report',
+    verdict: 'info',
+  });
+
+  summary.push({
+    id: '4c',
+    what: `the session's bytes in the server (\`pg_total_relation_size\` of \`events\` and \`chunk_runs\`: heap, TOAST and indexes, after VACUUM) vs the same events as raw rows`,
+    ours: formatBytes(bytes.ours),
+    floor: formatBytes(bytes.raw),
+    ratio: formatRatio(bytes.ours / bytes.raw),
     goal: 'report',
     verdict: 'info',
   });
@@ -506,7 +548,7 @@ async function run(
   });
   details.push({
     title: `Resume of a ${count(resumeEvents)}-event session (figure 4)`,
-    intro: `The session: ${count(RESUME_TURNS)} turns appended one per \`store.append\`, then \`VACUUM (ANALYZE)\`. Each sample is a fresh process; the clock starts once its connection is up (the store opened read-only, or the raw client connected) and stops when the session (or the floor's array of parsed rows) exists. Median of ${RESUME_REPS}, the five paths taking turns.`,
+    intro: `The session: ${count(RESUME_TURNS)} turns appended one per \`store.append\` (its finished chunks in runs), and the same events inserted raw into the floors' tables, one row each, then \`VACUUM (ANALYZE)\`. Each sample is a fresh process; the clock starts once its connection is up (the store opened read-only, or the raw client connected) and stops when the session (or the floor's array of parsed rows) exists. Median of ${RESUME_REPS}, the five paths taking turns.`,
     header: ['path', 'median', 'samples', 'parts (median)', 'events / rows', 'peak RSS'],
     rows: (
       [
@@ -576,15 +618,15 @@ async function run(
     details,
     method: [
       'Every figure and its floor run in the same run against the same server; in-process pairs alternate (ours, raw, ours, …) with a full GC before each round.',
-      `Figure 1 builds the events beforehand with a core \`Session\` (\`turnEvents\`), so both sides insert identical rows; both encode the JSON columns (JSON.stringify) inside the timed part. What the store adds per turn: the batch check, \`SELECT … FOR UPDATE\` of the session row and the \`expectedSeq\` check, the lease row \`FOR SHARE\`, the \`next_seq\` update and \`pg_notify\`: 7 statements against the floor's 3.`,
+      `Figure 1 builds the events beforehand with a core \`Session\` (\`turnEvents\`), so both sides insert identical rows; both encode the JSON columns (JSON.stringify) inside the timed part. What the store adds per turn: the batch check, \`SELECT … FOR UPDATE\` of the session row and the \`expectedSeq\` check, the lease row \`FOR SHARE\`, the \`next_seq\` update and \`pg_notify\`, and since PostgreSQL schema 2 the turn's finished chunks encoded (varints, raw DEFLATE, CRC-32) into one row of \`chunk_runs\` instead of 200 rows of \`events\`: 8 statements against the floor's 3, and 5 rows against its 204.`,
       "Figure 3 runs the whole stack (`openSession`, the recorder's batching, `flush()` as the durability barrier) on one session to a million events.",
-      `Figure 4's raw floor selects \`type <> 'assistant/chunk'\`: in a finished session those are all the rows the surface needs. The store's fast load selects those rows whole and, for the chunks that may be finished, one aggregate the server builds (\`string_agg\` of \`int8send(seq) || int8send(time) || int4send(octet_length(data))\`, 20 bytes per chunk), because the session keeps a stub at every seq and the store must find the chunks no message cites. Figure 4a′'s envelope floor adds what any resume that keeps every event's seq and time reads at least: a raw SELECT of the chunks' seq and time.`,
+      `Figure 4's floors read the same events stored raw, one row each, in tables made by the store's DDL (the store's own tables keep finished chunks as runs, which a raw SELECT of rows does not read). The raw floor selects \`type <> 'assistant/chunk'\`: in a finished session those are all the rows the surface needs. The store's fast load selects every row of \`events\` (since PostgreSQL schema 2 the finished chunks are not among them: the rows the surface needs plus the few chunks no message finished) and every row of \`chunk_runs\` (seq range, first time, varint times and sizes, and the compressed data, read for the CRC but not inflated), because the session keeps a stub at every seq. Figure 4a′'s envelope floor adds what any resume that keeps every event's seq and time reads at least from rows: a raw SELECT of the chunks' seq and time.`,
       'Timing uses `process.hrtime.bigint()`. Source: `bench/postgres.ts`, `bench/postgres-child.ts`, `bench/postgres-raw.ts`, `bench/store-workload.ts`, `bench/measure.ts`, `bench/report.ts`.',
     ],
     notes: [
       `Other work was running on this 2-core machine during the run (load average above), and the server shares the cores with the benchmark: absolute figures are noisy, the paired ratios less so.`,
       `Figure 3: a window of ${WINDOW} turns is short enough for a burst of other work (or the server's autovacuum after figure 4's build) to move it; the young session's turns, run right beside the last ones, are the side-by-side check that the last turns cost what a new session's do.`,
-      `Figure 4a: the floor reads ${percent(surfaceRows / resumeEvents)} of the rows and builds nothing else; a resume keeps every event's seq, so the store also reads the chunks' metadata (one aggregate of 20 bytes per chunk since 2026-12-02, where it read one row object per chunk before: 566 ms then, 3.50×) and the session holds a stub per chunk. A CPU profile of the fast-path child (\`node --cpu-prof\`, 2026-12-02, quiet machine) splits it as about 40% waiting for the server (two scans of the session's rows: the rows read whole and the chunk aggregate), 20% the store's decoding, merging and stubs, 20% \`Session.create\` admitting the ${count(resumeEvents - surfaceRows)} stubs, 20% GC. Everything but the floor's own query scales with the chunks, which the floor never touches: 4a′ shows the store within a few tenths of a floor that reads the chunks' envelopes. Reaching 1.5× of 4a's floor needs a session that holds runs of finished chunks without a stub per chunk (a core change), not a faster store.`,
+      `Figure 4a: the floor reads ${percent(surfaceRows / resumeEvents)} of the rows and builds nothing else; a resume keeps every event's seq, so the store also reads the session's chunk runs (one per turn here, the compressed data included, for the CRC) and the session holds a stub per chunk. Before PostgreSQL schema 2 the fast load read the chunks' metadata as one server-built aggregate of 20 bytes per chunk row (\`string_agg\` over the chunk rows); since, it reads one run per message instead, without an object per chunk on the wire.`,
       `Figure 5: one writer already keeps about a core busy (its encoding and \`pg\`'s, plus the server's backend), so on ${os.cpus().length} cores more writers mostly share the same CPU; the ratio says how the store behaves on a saturated small machine, not what a server with more cores would take.`,
     ],
     durationSeconds,

@@ -30,12 +30,19 @@ describePg('postgres', () => {
       },
       plantDamagedHeader: (id) =>
         sql(`UPDATE "${schema}".sessions SET header = '{' WHERE id = $1`, [id]),
-      // PostgreSQL keeps no checksum of ours: damage it can see is JSON that no longer parses.
-      plantDamagedEvent: (id, seq) =>
-        sql(
-          `UPDATE "${schema}".events SET data = left(data, 2) WHERE seq = $1 AND session_key = (SELECT key FROM "${schema}".sessions WHERE id = $2)`,
+      // PostgreSQL keeps no checksum of ours on event rows: damage it can see there is JSON that
+      // no longer parses. A finished chunk lives in a run, which has one: damage the run's time.
+      plantDamagedEvent: async (id, seq) => {
+        const key = `(SELECT key FROM "${schema}".sessions WHERE id = $2)`;
+        await sql(
+          `UPDATE "${schema}".events SET data = left(data, 2) WHERE seq = $1 AND session_key = ${key}`,
           [seq, id],
-        ),
+        );
+        await sql(
+          `UPDATE "${schema}".chunk_runs SET time = time + 1 WHERE $1 BETWEEN first_seq AND first_seq + count - 1 AND session_key = ${key}`,
+          [seq, id],
+        );
+      },
       fingerprint: (id) =>
         withClient(async (client) => {
           const session = await client.query(`SELECT * FROM "${schema}".sessions WHERE id = $1`, [
@@ -45,7 +52,11 @@ describePg('postgres', () => {
             `SELECT * FROM "${schema}".events WHERE session_key = (SELECT key FROM "${schema}".sessions WHERE id = $1) ORDER BY seq`,
             [id],
           );
-          return JSON.stringify([session.rows, events.rows]);
+          const runs = await client.query(
+            `SELECT * FROM "${schema}".chunk_runs WHERE session_key = (SELECT key FROM "${schema}".sessions WHERE id = $1) ORDER BY first_seq`,
+            [id],
+          );
+          return JSON.stringify([session.rows, events.rows, runs.rows]);
         }),
     };
   });

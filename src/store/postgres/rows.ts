@@ -2,10 +2,19 @@
  * Rows of the PostgreSQL store and their decoding: each row checked as it is turned back into an
  * event (its seq where the log says, its JSON columns parseable), so that damage, or rows another
  * program wrote, is a `CorruptLogError` naming the row, never a shorter or different session.
+ * The runs of finished chunks (`chunk_runs`, see `../chunk-runs.ts`) are merged in by seq with
+ * the merge the SQLite store uses (`../run-rows.ts`).
  */
-import { CitedSeqs, elidedChunk, type SessionEvent } from '../../core/index.js';
+import type { SessionEvent } from '../../core/index.js';
+import type { RunRow } from '../chunk-runs.js';
 import { CorruptLogError } from '../errors.js';
-import { checkRowPosition, checkRowsComplete } from '../store-rules.js';
+import {
+  type DecodeOptions,
+  decodeRowsFrom,
+  decodeSessionRows,
+  type RowCodec,
+  type RunContext,
+} from '../run-rows.js';
 
 /** A row of `events` as a load selects it. */
 export interface EventRow {
@@ -23,144 +32,78 @@ export interface RowSite {
   readonly id: string;
 }
 
-/** The events of rows in seq order, and the seqs of the finished chunks left as stubs. */
-export interface DecodedRows {
-  readonly events: SessionEvent[];
-  readonly elided: number[];
-  /** With `salvage`: the first damage, which ended `events`. */
-  readonly damage?: CorruptLogError;
+/** A row of `chunk_runs` as the driver gives it (int8 as text, bytea as a Buffer). */
+export interface PgRunRow {
+  readonly first_seq: string;
+  readonly count: number;
+  readonly time: string;
+  readonly times: Buffer;
+  readonly sizes: Buffer;
+  readonly data: Buffer;
+  readonly crc: string;
+}
+
+/** The columns of `chunk_runs` a read selects, in the order of {@link PgRunRow}. */
+export const RUN_COLUMNS = 'first_seq, count, time, times, sizes, data, crc';
+
+/** A run row with its integers as numbers, as the shared codec reads it. */
+export function toRunRow(row: PgRunRow): RunRow {
+  return {
+    first_seq: Number(row.first_seq),
+    count: row.count,
+    time: Number(row.time),
+    times: row.times,
+    sizes: row.sizes,
+    data: row.data,
+    crc: Number(row.crc),
+  };
+}
+
+/** Where rows come from, and the session's key (which a run's checksum covers). */
+export function runContext(site: RowSite, key: string): RunContext {
+  return { file: site.location, id: site.id, key: Number(key) };
+}
+
+/** How the shared merge (`run-rows.ts`) reads a row of this store. */
+export function rowCodec(site: RowSite): RowCodec<EventRow> {
+  return {
+    seq: (row) => Number(row.seq),
+    decode: (row) => decodeRow(site, row),
+    dataBytes: (row) => Buffer.byteLength(row.data, 'utf8'),
+  };
 }
 
 /**
- * Decodes a session's rows, which must be exactly seqs `0..recordedLength-1`. With `salvage`,
- * the first problem ends the events there and is returned instead of thrown.
+ * Decodes a session's rows and runs, which must be exactly seqs `0..recordedLength-1`. With
+ * `salvage`, the first problem ends the events there and is returned instead of thrown.
  */
 export function decodeRows(
   site: RowSite,
+  key: string,
   rows: readonly EventRow[],
+  runs: readonly PgRunRow[],
   recordedLength: number,
-  salvage: boolean,
-): DecodedRows {
-  const events: SessionEvent[] = [];
-  const elided: number[] = [];
-  try {
-    const checked = { file: site.location, id: site.id };
-    for (const row of rows) {
-      const seq = Number(row.seq);
-      checkRowPosition(checked, seq, events.length, recordedLength);
-      events.push(decodeRow(site, row));
-    }
-    checkRowsComplete(checked, events.length, recordedLength);
-  } catch (error) {
-    if (!salvage || !CorruptLogError.isInstance(error)) throw error;
-    return { events, elided, damage: error };
-  }
-  return { events, elided };
-}
-
-/**
- * The finished-chunk candidates of a fast load: the time and data size of each, by seq. A row
- * object per chunk is what made a fast load slow (most of a streamed session is chunks), so
- * their metadata travels as one binary value the server aggregates (see
- * {@link ELIDABLE_CHUNK_BYTES}) and is read here without an object per chunk.
- */
-export interface ElidableChunks {
-  /** 1 at the seqs of the candidates. */
-  readonly at: Uint8Array;
-  readonly times: Float64Array;
-  readonly bytes: Float64Array;
-  readonly count: number;
-}
-
-/**
- * The bytes of one chunk in the aggregate: `int8send(seq) || int8send(time) ||
- * int4send(octet_length(data))`, big-endian as PostgreSQL sends them.
- */
-export const ELIDABLE_CHUNK_BYTES = 20;
-
-/**
- * Reads the aggregate of {@link ElidableChunks} (`null` when there are none) of a session of
- * `recordedLength` events. Each chunk is placed by its seq, so the aggregate may come in any
- * order (one without ORDER BY, which would sort on the server, follows the scan).
- */
-export function parseElidableChunks(
-  site: RowSite,
-  packed: Buffer | null,
-  recordedLength: number,
-): ElidableChunks {
-  const length = packed === null ? 0 : packed.length;
-  if (length % ELIDABLE_CHUNK_BYTES !== 0) {
-    throw new CorruptLogError({
-      file: site.location,
-      reason: `the chunk metadata the server aggregated for session '${site.id}' is ${length} bytes, not a multiple of ${ELIDABLE_CHUNK_BYTES}`,
-    });
-  }
-  const count = length / ELIDABLE_CHUNK_BYTES;
-  const chunks = {
-    at: new Uint8Array(recordedLength),
-    times: new Float64Array(recordedLength),
-    bytes: new Float64Array(recordedLength),
-    count,
-  };
-  for (let at = 0; at < length; at += ELIDABLE_CHUNK_BYTES) {
-    const buffer = packed as Buffer;
-    const seq = int64(buffer, at);
-    if (seq < 0 || seq >= recordedLength) throw beyondLength(site, seq, recordedLength);
-    if (chunks.at[seq] === 1) {
-      throw corruptRow(site, seq, `session '${site.id}' has two event rows with seq ${seq}`);
-    }
-    chunks.at[seq] = 1;
-    chunks.times[seq] = int64(buffer, at + 8);
-    chunks.bytes[seq] = buffer.readInt32BE(at + 16);
-  }
-  return chunks;
-}
-
-/** A big-endian int8 as a number (seqs and times are safe integers). */
-function int64(buffer: Buffer, at: number): number {
-  return buffer.readInt32BE(at) * 2 ** 32 + buffer.readUInt32BE(at + 4);
-}
-
-/**
- * The events of a fast load: the rows loaded whole (`kept`, decoded, in seq order) merged with
- * stubs for the elidable chunks, checked to be exactly seqs `0..recordedLength-1` as
- * {@link decodeRows} checks a full load.
- */
-export function mergeElided(
-  site: RowSite,
-  kept: readonly SessionEvent[],
-  chunks: ElidableChunks,
-  recordedLength: number,
-): DecodedRows {
-  const events: SessionEvent[] = [];
-  const elided: number[] = [];
-  let next = 0;
-  for (let seq = 0; seq < recordedLength; seq++) {
-    const event = kept[next];
-    if (event !== undefined && event.seq === seq) {
-      if (chunks.at[seq] === 1) {
-        throw corruptRow(site, seq, `session '${site.id}' has two event rows with seq ${seq}`);
-      }
-      events.push(event);
-      next++;
-    } else if (chunks.at[seq] === 1) {
-      elided.push(seq);
-      events.push(elidedChunk(seq, chunks.times[seq] as number, chunks.bytes[seq] as number));
-    } else {
-      throw corruptRow(site, seq, `session '${site.id}' has no event with seq ${seq}`);
-    }
-  }
-  const beyond = kept[next];
-  if (beyond !== undefined) throw beyondLength(site, beyond.seq, recordedLength);
-  return { events, elided };
-}
-
-function beyondLength(site: RowSite, seq: number, recordedLength: number): CorruptLogError {
-  return corruptRow(
-    site,
-    seq,
-    `session '${site.id}' has an event row beyond its recorded length of ${recordedLength}`,
+  options: DecodeOptions,
+): { events: SessionEvent[]; damage?: CorruptLogError } {
+  return decodeSessionRows(
+    runContext(site, key),
+    rowCodec(site),
+    rows,
+    runs.map(toRunRow),
+    recordedLength,
+    options,
   );
+}
+
+/** A watcher's page: the events from `from` on that the rows and runs given reach. */
+export function decodePage(
+  site: RowSite,
+  key: string,
+  rows: readonly EventRow[],
+  runs: readonly PgRunRow[],
+  from: number,
+): SessionEvent[] {
+  return decodeRowsFrom(runContext(site, key), rowCodec(site), rows, runs.map(toRunRow), from);
 }
 
 /** One event of its row (its body present). */
@@ -191,16 +134,6 @@ export function decodeRow(site: RowSite, row: EventRow): SessionEvent {
     ...(surfaceOp === undefined ? {} : { surfaceOp }),
     ...(sources === undefined ? {} : { sourceEventSeqs: sources }),
   } as SessionEvent;
-}
-
-/** The elided seqs no message of `events` cites: chunks of an open stream, to load in full. */
-export function unfinishedChunks(
-  events: readonly SessionEvent[],
-  elided: readonly number[],
-): number[] {
-  const cited = new CitedSeqs();
-  for (const event of events) cited.cite(event);
-  return elided.filter((seq) => !cited.has(seq));
 }
 
 function parseColumn(site: RowSite, text: string, seq: number, column: string): unknown {

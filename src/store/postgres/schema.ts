@@ -11,8 +11,12 @@
 import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../errors.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
-/** Version of the layout below; bumped on any change, and a database of another is refused. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+/**
+ * Version of the layout below; bumped on any change, and a database of another is refused.
+ * Version 1 kept every event as a row of `events`; version 2 moves the chunks a message has
+ * finished into compressed runs in `chunk_runs` (see `../chunk-runs.ts`).
+ */
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** The schema a store uses when the URL or options name none. */
 export const DEFAULT_SCHEMA = 'palimpsest';
@@ -64,6 +68,22 @@ CREATE TABLE ${s}.events (
   surface_op text,
   PRIMARY KEY (session_key, seq)
 );
+-- The chunks a message finished, one row per run of consecutive seqs (layout in chunk-runs.ts).
+-- crc is the CRC-32 of ours: PostgreSQL checksums no row by default, and one damaged byte of
+-- compressed data would otherwise garble every chunk after it unseen.
+CREATE TABLE ${s}.chunk_runs (
+  session_key bigint NOT NULL REFERENCES ${s}.sessions (key) ON DELETE CASCADE,
+  first_seq bigint NOT NULL,
+  count integer NOT NULL,
+  time bigint NOT NULL,
+  times bytea NOT NULL,
+  sizes bytea NOT NULL,
+  data bytea NOT NULL,
+  crc bigint NOT NULL,
+  PRIMARY KEY (session_key, first_seq)
+);
+-- DEFLATE output does not compress again: spare the server trying (pglz) on every insert.
+ALTER TABLE ${s}.chunk_runs ALTER COLUMN data SET STORAGE EXTERNAL;
 CREATE TABLE ${s}.leases (
   session_id text COLLATE "C" PRIMARY KEY,
   owner text NOT NULL,

@@ -21,6 +21,7 @@ import {
   type SessionHeader,
   validateHeader,
 } from '../../core/index.js';
+import { RUN_TYPE, runChecksum, runEnvelopes, runTexts } from '../chunk-runs.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -72,16 +73,17 @@ import {
 import { Leases } from './leases.js';
 import { Listener } from './listener.js';
 import {
-  type DecodedRows,
-  decodeRow,
+  decodePage,
   decodeRows,
   type EventRow,
   idOrder,
-  mergeElided,
-  parseElidableChunks,
+  type PgRunRow,
   type RowSite,
-  unfinishedChunks,
+  RUN_COLUMNS,
+  runContext,
+  toRunRow,
 } from './rows.js';
+import { planRuns, writeRuns } from './run-writer.js';
 import { quoted } from './schema.js';
 
 /** The settings a store was opened with, resolved. */
@@ -189,15 +191,19 @@ export class PostgresStore implements SessionStore {
         const position = await this.#position(client, id, true);
         if (position.next !== expected) {
           if (retry && position.next === expected + encoded.length && encoded.length > 0) {
-            if (await this.#holds(client, position.key, encoded)) return;
+            if (await this.#holds(client, id, position.key, encoded)) return;
           }
           throw new ConflictError(id, expected, position.next);
         }
         if (encoded.length === 0) return;
         await this.#leases.checkWriter(client, id);
-        for (let from = 0; from < encoded.length; from += ROWS_PER_INSERT) {
-          await this.#insert(client, position.key, encoded.slice(from, from + ROWS_PER_INSERT));
+        const site = { location: this.location, id };
+        const runs = await planRuns(client, this.#s, site, position.key, events, expected);
+        const rows = encoded.filter((event) => !runs.joins(event.seq));
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+          await this.#insert(client, position.key, rows.slice(from, from + ROWS_PER_INSERT));
         }
+        await writeRuns(client, this.#s, site, position.key, runs, expected);
         const next = expected + encoded.length;
         // The notification rides on the update (one round trip less per append); it is
         // delivered only if the transaction commits.
@@ -219,17 +225,16 @@ export class PostgresStore implements SessionStore {
         const { row, header } = await this.#session(client, id);
         const site = { location: this.location, id };
         const recorded = Number(row.next_seq);
-        const decoded = elide
-          ? await this.#loadEliding(client, site, row.key, recorded)
-          : decodeRows(site, await this.#rows(client, row.key, ''), recorded, salvage);
+        // Both queries are queued on the one connection before either is awaited (a rejection
+        // of the second while the first is awaited must not go unhandled). The fast path reads
+        // the runs' data too, for the checksum (see docs/postgres.md): it is the compressed
+        // text, a few bytes per chunk.
+        const pendingRuns = this.#runs(client, row.key, '');
+        pendingRuns.catch(() => {});
+        const rows = await this.#rows(client, row.key, '');
+        const runs = await pendingRuns;
+        const decoded = decodeRows(site, row.key, rows, runs, recorded, { elide, salvage });
         const { events } = decoded;
-        const unfinished = unfinishedChunks(events, decoded.elided);
-        if (unfinished.length > 0) {
-          const bodies = await this.#rows(client, row.key, ' AND seq = ANY($2::bigint[])', [
-            unfinished,
-          ]);
-          for (const body of bodies) events[Number(body.seq)] = decodeRow(site, body);
-        }
         return decoded.damage === undefined
           ? { header, events }
           : { header, events, damage: decoded.damage };
@@ -251,32 +256,42 @@ export class PostgresStore implements SessionStore {
     return rows;
   }
 
-  /**
-   * A fast load: the rows a resume needs whole, and for every chunk that may be finished only
-   * its seq, time and size, aggregated into one value by the server. The second query is sent
-   * at once, so the first one's rows are decoded while the server computes it.
-   */
-  async #loadEliding(
+  /** The chunk runs of a session in seq order, with `where` appended to its condition. */
+  async #runs(
     client: PgQueryable,
-    site: RowSite,
     key: string,
-    recorded: number,
-  ): Promise<DecodedRows> {
-    const kept = this.#rows(
-      client,
-      key,
-      ` AND (type <> 'assistant/chunk' OR source_event_seqs IS NOT NULL)`,
+    where: string,
+    values: readonly unknown[] = [],
+  ): Promise<PgRunRow[]> {
+    const { rows } = await client.query<PgRunRow>(
+      `SELECT ${RUN_COLUMNS} FROM ${this.#s}.chunk_runs WHERE session_key = $1${where} ORDER BY first_seq`,
+      [key, ...values],
     );
-    const chunks = client.query<{ meta: Buffer | null }>(
-      `SELECT string_agg(int8send(seq) || int8send(time) || int4send(octet_length(data)), ''::bytea) AS meta FROM ${this.#s}.events WHERE session_key = $1 AND type = 'assistant/chunk' AND source_event_seqs IS NULL`,
-      [key],
-    );
-    // Both are queued on the one connection before either is awaited: a rejection of the second
-    // while the first is awaited must not go unhandled.
-    chunks.catch(() => {});
-    const events = (await kept).map((body) => decodeRow(site, body));
-    const meta = (await chunks).rows[0]?.meta ?? null;
-    return mergeElided(site, events, parseElidableChunks(site, meta, recorded), recorded);
+    return rows;
+  }
+
+  /**
+   * A watcher's page: the rows from `from` on, at most {@link WATCH_PAGE}, and the runs among
+   * them, read in one snapshot, so that rows a concurrent append moves into a run are seen as
+   * rows or as the run, never both or neither. A run may begin before `from` (a watcher that
+   * read its first rows on an earlier page): the merge skips into it.
+   */
+  #page(client: PgQueryable, site: RowSite, key: string, from: number): Promise<SessionEvent[]> {
+    return this.#snapshot(client, async () => {
+      const { rows } = await client.query<EventRow>(
+        `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq >= $2 ORDER BY seq LIMIT ${WATCH_PAGE}`,
+        [key, from],
+      );
+      // A full page ends at its last row; the runs past it belong to the next page.
+      const upto = rows.length === WATCH_PAGE ? Number((rows.at(-1) as EventRow).seq) : null;
+      const runs = await this.#runs(
+        client,
+        key,
+        ' AND first_seq + count > $2 AND ($3::bigint IS NULL OR first_seq < $3)',
+        [from, upto],
+      );
+      return decodePage(site, key, rows, runs, from);
+    });
   }
 
   /**
@@ -304,11 +319,7 @@ export class PostgresStore implements SessionStore {
             this.#retrying(`watch session '${shortId(id)}'`, async (client) => {
               const position = await this.#position(client, id, false);
               if (position.key !== key) throw new NotFoundError(id, this.location);
-              const { rows } = await client.query<EventRow>(
-                `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq >= $2 ORDER BY seq LIMIT ${WATCH_PAGE}`,
-                [key, from],
-              );
-              return rows.map((row) => decodeRow(site, row));
+              return this.#page(client, site, key, from);
             }),
           changed: (signal) => listener.wait(signal),
           close: () => listener.close(),
@@ -396,6 +407,7 @@ export class PostgresStore implements SessionStore {
         }
         await this.#leases.refuseHeld(client, id);
         await client.query(`DELETE FROM ${this.#s}.events WHERE session_key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${this.#s}.chunk_runs WHERE session_key = $1`, [row.key]);
         await client.query(`DELETE FROM ${this.#s}.sessions WHERE key = $1`, [row.key]);
         await client.query(`DELETE FROM ${this.#s}.leases WHERE session_id = $1`, [id]);
       }),
@@ -440,6 +452,7 @@ export class PostgresStore implements SessionStore {
       this.#snapshot(client, async () => {
         const { row, header } = await this.#session(client, id);
         const count = Number(row.next_seq);
+        // The last event is a row: a run's chunks are cited by a later message.
         const { rows: last } = await client.query<{ time: string }>(
           `SELECT time FROM ${this.#s}.events WHERE session_key = $1 AND seq = $2`,
           [row.key, count - 1],
@@ -503,31 +516,67 @@ export class PostgresStore implements SessionStore {
     if (failure !== undefined) throw asStorageError('close', this.location, failure);
   }
 
-  /** Whether the rows at `encoded`'s seqs hold exactly `encoded` (a retried batch that landed). */
+  /**
+   * Whether the session holds exactly `encoded` at its seqs (a retried batch that landed), as
+   * rows or as chunks of the runs the batch made.
+   */
   async #holds(
     client: PgQueryable,
+    id: string,
     key: string,
     encoded: readonly EncodedEvent[],
   ): Promise<boolean> {
-    const first = encoded[0] as EncodedEvent;
+    const first = (encoded[0] as EncodedEvent).seq;
+    const end = first + encoded.length;
     const { rows } = await client.query<EventRow>(
       `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${this.#s}.events WHERE session_key = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
-      [key, first.seq, first.seq + encoded.length],
+      [key, first, end],
     );
-    return (
-      rows.length === encoded.length &&
-      rows.every((row, i) => {
-        const event = encoded[i] as EncodedEvent;
-        return (
-          Number(row.seq) === event.seq &&
-          row.type === event.type &&
-          Number(row.time) === event.time &&
-          row.data === event.data &&
-          row.source_event_seqs === event.sources &&
-          row.surface_op === event.surfaceOp
-        );
-      })
-    );
+    const stored = new Map<number, EncodedEvent>();
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      stored.set(seq, {
+        seq,
+        type: row.type,
+        time: Number(row.time),
+        data: row.data,
+        sources: row.source_event_seqs,
+        surfaceOp: row.surface_op,
+      });
+    }
+    const runs = await this.#runs(client, key, ' AND first_seq < $3 AND first_seq + count > $2', [
+      first,
+      end,
+    ]);
+    const context = runContext({ location: this.location, id }, key);
+    for (const run of runs.map(toRunRow)) {
+      const envelopes = runEnvelopes(run);
+      const texts = runTexts(run);
+      if (
+        runChecksum(context.key, run) !== run.crc ||
+        envelopes === undefined ||
+        texts === undefined
+      ) {
+        return false;
+      }
+      for (let i = 0; i < run.count; i++) {
+        const seq = run.first_seq + i;
+        const data = texts[i] as string;
+        const time = envelopes.times[i] as number;
+        stored.set(seq, { seq, type: RUN_TYPE, time, data, sources: null, surfaceOp: null });
+      }
+    }
+    return encoded.every((event) => {
+      const found = stored.get(event.seq);
+      return (
+        found !== undefined &&
+        found.type === event.type &&
+        found.time === event.time &&
+        found.data === event.data &&
+        found.sources === event.sources &&
+        found.surfaceOp === event.surfaceOp
+      );
+    });
   }
 
   async #insert(client: PgQueryable, key: string, rows: readonly EncodedEvent[]): Promise<void> {

@@ -2,13 +2,19 @@
  * The row codec of the SQLite store: session and event rows decoded into headers and events,
  * checked as they are read (a gap, a row out of order, bad JSON, an unknown type code is a
  * `CorruptLogError`, never a silently different session), with the runs of finished chunks
- * (see `chunk-runs.ts`) merged in by seq.
+ * (see `chunk-runs.ts`) merged in by seq (`run-rows.ts`, shared with PostgreSQL).
  */
-import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+import type { RunRow } from '../chunk-runs.js';
 import { crc32Text } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
-import { checkRowPosition, checkRowsComplete, decodeStoredHeader } from '../store-rules.js';
-import { RUN_TYPE, type RunRow, runChecksum, runEnvelopes, runTexts } from './chunk-runs.js';
+import {
+  type DecodeOptions,
+  decodeSessionRows as decodeRunRows,
+  decodeRowsFrom as decodeRunRowsFrom,
+  type RowCodec,
+} from '../run-rows.js';
+import { decodeStoredHeader } from '../store-rules.js';
 
 /** A row of `sessions`. */
 export interface SessionRow {
@@ -98,12 +104,13 @@ export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
   return header;
 }
 
-/** How {@link decodeSessionRows} reads a session. */
-export interface DecodeOptions {
-  /** Finished chunks (those in runs) become stubs: their data is neither inflated nor parsed. */
-  readonly elide?: boolean;
-  /** Stop at damage and return the events before it, with the damage. */
-  readonly salvage?: boolean;
+/** How the shared merge (`run-rows.ts`) reads a row of this store: checked against its checksum. */
+function codecOf(context: RowContext): RowCodec<EventRow> {
+  return {
+    seq: (row) => row.seq,
+    decode: (row) => decodeCheckedRow(context, row),
+    dataBytes: (row) => Buffer.byteLength(row.data, 'utf8'),
+  };
 }
 
 /**
@@ -117,21 +124,7 @@ export function decodeSessionRows(
   recordedLength: number,
   options: DecodeOptions = {},
 ): { events: SessionEvent[]; damage?: CorruptLogError } {
-  const events: SessionEvent[] = [];
-  const elide = options.elide === true;
-  try {
-    const chunkRows = mergeRows(context, rows, runs, 0, recordedLength, elide, events);
-    checkRowsComplete(context, events.length, recordedLength);
-    if (chunkRows.length > 0) elideFinishedRows(events, chunkRows);
-  } catch (error) {
-    // Rows are checked in seq order: everything before the row an error names is intact (a row
-    // is pushed before its checksum is compared, so the named row itself is cut off; a damaged
-    // run is cut off whole, from its first seq).
-    if (options.salvage !== true || !CorruptLogError.isInstance(error)) throw error;
-    const intact = events.slice(0, Math.min(events.length, error.row ?? events.length));
-    return { events: intact, damage: error };
-  }
-  return { events };
+  return decodeRunRows(context, codecOf(context), rows, runs, recordedLength, options);
 }
 
 /**
@@ -144,121 +137,7 @@ export function decodeRowsFrom(
   runs: readonly RunRow[],
   from: number,
 ): SessionEvent[] {
-  const events: SessionEvent[] = [];
-  mergeRows(context, rows, runs, from, Number.MAX_SAFE_INTEGER, false, events);
-  return events;
-}
-
-/** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
-interface ChunkRow {
-  readonly seq: number;
-  readonly time: number;
-  readonly bytes: number;
-}
-
-/**
- * Stubs the chunk rows a later message cites. Runs hold most finished chunks; the rest (a
- * message's only chunk, a run its writer split) are rows, found finished only once every
- * message has been read.
- */
-function elideFinishedRows(events: SessionEvent[], chunkRows: readonly ChunkRow[]): void {
-  const cited = new CitedSeqs();
-  for (const event of events) cited.cite(event);
-  for (const { seq, time, bytes } of chunkRows) {
-    if (cited.has(seq)) events[seq] = elidedChunk(seq, time, bytes);
-  }
-}
-
-/**
- * Pushes the events of the rows and runs, in seq order, onto `events`; with `elide`, returns
- * the chunk rows that may be finished (see {@link elideFinishedRows}).
- */
-function mergeRows(
-  context: RowContext,
-  rows: Iterable<EventRow>,
-  runs: readonly RunRow[],
-  from: number,
-  recordedLength: number,
-  elide: boolean,
-  events: SessionEvent[],
-): ChunkRow[] {
-  const chunkRows: ChunkRow[] = [];
-  let next = 0;
-  const expandBefore = (limit: number): void => {
-    while (next < runs.length && (runs[next] as RunRow).first_seq < limit) {
-      expandRun(context, runs[next] as RunRow, from, recordedLength, elide, events);
-      next++;
-    }
-  };
-  for (const row of rows) {
-    expandBefore(row.seq);
-    checkRowPosition(context, row.seq, from + events.length, recordedLength);
-    // Decoded first, so damage that breaks the JSON is named as such; the checksum then
-    // catches the damage that still parses.
-    const event = decodeEventRow(context, row);
-    events.push(event);
-    checkRow(context, row);
-    if (elide && event.type === RUN_TYPE && row.source_event_seqs === null) {
-      chunkRows.push({ seq: row.seq, time: row.time, bytes: Buffer.byteLength(row.data, 'utf8') });
-    }
-  }
-  expandBefore(Number.POSITIVE_INFINITY);
-  return chunkRows;
-}
-
-/** Pushes the chunks of a run (from `from` on, for a run that begins before it). */
-function expandRun(
-  context: RowContext,
-  run: RunRow,
-  from: number,
-  recordedLength: number,
-  elide: boolean,
-  events: SessionEvent[],
-): void {
-  const expected = from + events.length;
-  const first = run.first_seq;
-  // Only the first item of a page may begin before `from`.
-  const skip = events.length === 0 && first < expected ? expected - first : 0;
-  if (skip === 0 || skip >= run.count) checkRowPosition(context, first, expected, recordedLength);
-  if (!Number.isSafeInteger(run.count) || run.count < 1) {
-    throw corruptRow(
-      context.file,
-      first,
-      `the chunk run of session '${context.id}' has count ${run.count}`,
-    );
-  }
-  const last = first + run.count - 1;
-  // Throws (naming the run's last seq) when the run reaches beyond the recorded length.
-  if (last >= recordedLength) checkRowPosition(context, last, last, recordedLength);
-  const where = `the chunk run of session '${context.id}' at seqs ${first}..${last}`;
-  if (runChecksum(context.key, run) !== run.crc) {
-    throw corruptRow(context.file, first, `${where} does not match its checksum`);
-  }
-  const envelopes = runEnvelopes(run);
-  if (envelopes === undefined) {
-    throw corruptRow(context.file, first, `${where} does not hold ${run.count} times and sizes`);
-  }
-  const { times, sizes } = envelopes;
-  if (elide) {
-    for (let i = skip; i < run.count; i++) {
-      events.push(elidedChunk(first + i, times[i] as number, sizes[i] as number));
-    }
-    return;
-  }
-  const texts = runTexts(run);
-  if (texts === undefined) {
-    throw corruptRow(context.file, first, `${where} does not inflate into ${run.count} chunks`);
-  }
-  for (let i = skip; i < run.count; i++) {
-    const seq = first + i;
-    const data = parseColumn(
-      context.file,
-      texts[i] as string,
-      seq,
-      `the data of session '${context.id}'`,
-    );
-    events.push({ seq, time: times[i] as number, type: RUN_TYPE, data } as SessionEvent);
-  }
+  return decodeRunRowsFrom(context, codecOf(context), rows, runs, from);
 }
 
 /** Throws unless the row matches its checksum. */

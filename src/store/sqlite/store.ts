@@ -8,6 +8,7 @@ import {
   type SessionHeader,
   validateHeader,
 } from '../../core/index.js';
+import type { RunRow } from '../chunk-runs.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -57,7 +58,6 @@ import {
   statsOf,
 } from '../store-rules.js';
 import { follow, Wakeups } from '../watch.js';
-import type { RunRow } from './chunk-runs.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {

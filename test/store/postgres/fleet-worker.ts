@@ -1,6 +1,7 @@
 /**
  * A worker of the fleet test: forever takes a random session of the PostgreSQL store, records
- * a few turns in it, and lets it go. Every durable batch is logged (one line, fsynced) to LOG
+ * a few turns in it (each with a streamed answer, so that chunk rows move into runs), and lets
+ * it go. Every durable batch is logged (one line, fsynced) to LOG
  * with the lease token it was written under, so the test can check what was acknowledged.
  * Usage: fleet-worker.ts URL SCHEMA WORKER SESSIONS LOG
  */
@@ -9,6 +10,7 @@ import pg from 'pg';
 import { lastTurnNumber } from '../../../src/core/index.js';
 import { LockedError, openSession } from '../../../src/store/index.js';
 import { openPostgresStore } from '../../../src/store/postgres/index.js';
+import { assistant } from '../../core/builders.js';
 
 const [url, schema, worker, sessions, logFile] = process.argv.slice(2) as [
   string,
@@ -75,6 +77,23 @@ for (;;) {
         },
         { surfaceOp: 'append' },
       );
+      // A streamed answer whose chunks land as rows in one batch and move into a chunk run with
+      // the message's batch: the move runs under kills and the server's restart too.
+      session.append('step/start', { turn, step: 1 });
+      const chunks = [0, 1, 2].map(
+        (c) =>
+          session.append('assistant/chunk', {
+            turn,
+            step: 1,
+            chunk: { type: 'text-delta', id: 't0', delta: `${mark}.${c} ` },
+          }).seq,
+      );
+      await session.flush();
+      session.append('assistant/message', assistant(`a-${mark}`, mark, [], { turn, step: 1 }), {
+        surfaceOp: 'append',
+        sourceEventSeqs: chunks,
+      });
+      session.append('step/end', { turn, step: 1 });
       session.append('turn/end', { turn, reason: { kind: 'completed' } });
       await session.flush();
       record({ worker, id, token, first, last: session.seq - 1, mark });

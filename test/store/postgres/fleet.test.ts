@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkInvariants, type UserMessage } from '../../../src/core/index.js';
 import { inspectSession } from '../../../src/store/index.js';
@@ -124,6 +125,9 @@ interface Ack {
           const session = await inspectSession(store, id);
           const events = session.events;
           expect(checkInvariants(events)).toEqual([]);
+          for (const chunk of events.filter((event) => event.type === 'assistant/chunk')) {
+            expect(JSON.stringify(chunk.data)).toMatch(/"delta":"w\d+-\d+\.[0-2] "/);
+          }
           const marks = events
             .filter((event) => event.type === 'user/message')
             .map((event) => (event.data as unknown as UserMessage).id);
@@ -146,6 +150,18 @@ interface Ack {
             seen.add(ack.token);
             current = ack.token;
           }
+        }
+        // Every acknowledged turn's answer made one run (a turn that landed unacknowledged may
+        // have made one more).
+        const client = new pg.Client({ connectionString: server.url });
+        await client.connect();
+        try {
+          const { rows } = await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM "${schema}".chunk_runs`,
+          );
+          expect(rows[0]?.n).toBeGreaterThanOrEqual(acks.length);
+        } finally {
+          await client.end();
         }
       } finally {
         await store.close();

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
 import { CorruptLogError, type SessionStore } from '../../../src/store/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
+import { message, streamed } from '../chunk-run-events.js';
 import { header, type RawDatabase, rejection, useTempDir, withRaw } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -15,40 +16,6 @@ const opened: SessionStore[] = [];
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close().catch(() => {});
 });
-
-const chunk = (seq: number, time: number, delta: string): SessionEvent => ({
-  seq,
-  time,
-  type: 'assistant/chunk',
-  data: { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't0', delta } },
-});
-
-const message = (seq: number, sources: number[]): SessionEvent => ({
-  seq,
-  time: 1_700_000_000_500 + seq,
-  type: 'assistant/message',
-  data: {
-    turn: 1,
-    step: 1,
-    message: {
-      id: `m${seq}`,
-      role: 'assistant',
-      content: [{ type: 'text', text: 'done' }],
-      source: { kind: 'model', provider: 'p', model: 'm' },
-    },
-    finishReason: 'stop',
-  },
-  surfaceOp: 'append',
-  sourceEventSeqs: sources,
-});
-
-/** Times that go back and jump, deltas with every kind of text a JSON string can hold. */
-function streamed(first: number, count: number): SessionEvent[] {
-  const texts = ['plain ', 'é ü ', '😀\u2028', '\u0000\\"\n', '\ud800 lone'];
-  return Array.from({ length: count }, (_, i) =>
-    chunk(first + i, 1_700_000_000_000 + (i % 3 === 2 ? -5 * i : 7 * i), texts[i % 5] as string),
-  );
-}
 
 async function storeWith(batches: readonly SessionEvent[][]): Promise<{
   file: string;

@@ -1,5 +1,7 @@
 /**
- * Chunk runs: how the SQLite store keeps the stream chunks a message has finished (schema 4).
+ * Chunk runs: how the SQL stores keep the stream chunks a message has finished (SQLite schema 4,
+ * PostgreSQL schema 2). This module is the backend-neutral encoding; each backend stores the
+ * columns below in a `chunk_runs` table of its own (BLOB in SQLite, bytea in PostgreSQL).
  *
  * A streamed turn is mostly `assistant/chunk` events (200 per message in the benchmarks), and
  * each one as a row of its own costs a row header, a primary-key entry and a checksum, beside
@@ -14,7 +16,8 @@
  * - `data`: the chunks' data JSON texts, each followed by `\n` (JSON text holds no raw newline),
  *   compressed with raw DEFLATE (RFC 1951, zlib's `deflateRaw`);
  * - `crc`: the CRC-32 of `data`, continued over `times`, `sizes` and the line
- *   `\n<session key> <first_seq> <count> <time>`.
+ *   `\n<session key> <first_seq> <count> <time>` (the backend's integer key of the session, so a
+ *   run that strays into another session is caught).
  *
  * Every chunk keeps its own seq, time and data, byte for byte: a run is an encoding, not a
  * summary. A load that elides finished chunks reads `times` and `sizes` (and checks the CRC over
@@ -22,8 +25,8 @@
  * left open) and chunks with provenance of their own stay rows of `events`.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { SessionEvent } from '../../core/index.js';
-import { crc32, crc32Text } from '../crc32.js';
+import type { SessionEvent } from '../core/index.js';
+import { crc32, crc32Text } from './crc32.js';
 
 /** The type every event of a run has. */
 export const RUN_TYPE = 'assistant/chunk';
@@ -37,7 +40,7 @@ export const MIN_RUN_CHUNKS = 2;
  */
 const MAX_TIME_STEP = 2 ** 51;
 
-/** A row of `chunk_runs`, as the statements select it. */
+/** A row of `chunk_runs`, its integers as numbers (a backend converts what its driver gives). */
 export interface RunRow {
   readonly first_seq: number;
   readonly count: number;

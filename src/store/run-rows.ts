@@ -1,0 +1,213 @@
+/**
+ * The read side of chunk runs both SQL backends share: a session's rows of `events` and its
+ * rows of `chunk_runs` (each ordered by seq) merged back into its events, checked as they are
+ * read (a gap, an overlap, a run that does not match its checksum is a `CorruptLogError` naming
+ * the seq, never a silently different session). How one row of `events` decodes is the
+ * backend's, given as a {@link RowCodec}.
+ */
+import { CitedSeqs, elidedChunk, type SessionEvent } from '../core/index.js';
+import { RUN_TYPE, type RunRow, runChecksum, runEnvelopes, runTexts } from './chunk-runs.js';
+import { CorruptLogError } from './errors.js';
+import { checkRowPosition, checkRowsComplete } from './store-rules.js';
+
+/** Whose rows these are: the location for errors, the session's id and its integer key. */
+export interface RunContext {
+  readonly file: string;
+  readonly id: string;
+  /** The key a run's checksum covers. */
+  readonly key: number;
+}
+
+/** How a backend's row of `events` is read. */
+export interface RowCodec<R> {
+  /** The row's seq. */
+  seq(row: R): number;
+  /** The row's event, checked; throws a `CorruptLogError` naming the row's seq. */
+  decode(row: R): SessionEvent;
+  /** The UTF-8 byte length of the row's data text (the size of its stub). */
+  dataBytes(row: R): number;
+}
+
+/** How {@link decodeSessionRows} reads a session. */
+export interface DecodeOptions {
+  /** Finished chunks become stubs: the data of runs is neither inflated nor parsed. */
+  readonly elide?: boolean;
+  /** Stop at damage and return the events before it, with the damage. */
+  readonly salvage?: boolean;
+}
+
+/**
+ * The events of a session from its rows and its chunk runs (each ordered by seq), merged by seq
+ * and checked against the recorded length.
+ */
+export function decodeSessionRows<R>(
+  context: RunContext,
+  codec: RowCodec<R>,
+  rows: Iterable<R>,
+  runs: readonly RunRow[],
+  recordedLength: number,
+  options: DecodeOptions = {},
+): { events: SessionEvent[]; damage?: CorruptLogError } {
+  const events: SessionEvent[] = [];
+  const elide = options.elide === true;
+  try {
+    const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, elide, events);
+    checkRowsComplete(context, events.length, recordedLength);
+    if (chunkRows.length > 0) elideFinishedRows(events, chunkRows);
+  } catch (error) {
+    // Rows are checked in seq order: everything before the row an error names is intact (a
+    // damaged run is cut off whole, from its first seq).
+    if (options.salvage !== true || !CorruptLogError.isInstance(error)) throw error;
+    const intact = events.slice(0, Math.min(events.length, error.row ?? events.length));
+    return { events: intact, damage: error };
+  }
+  return { events };
+}
+
+/**
+ * The events from seq `from` on, as far as the rows and runs given reach without a gap (a
+ * watcher's page: a run may begin before `from`).
+ */
+export function decodeRowsFrom<R>(
+  context: RunContext,
+  codec: RowCodec<R>,
+  rows: Iterable<R>,
+  runs: readonly RunRow[],
+  from: number,
+): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  mergeRows(context, codec, rows, runs, from, Number.MAX_SAFE_INTEGER, false, events);
+  return events;
+}
+
+/**
+ * The chunks of one run (from `from` on, for a run a watcher's page begins inside), checked
+ * against the run's checksum, as events: for a backend that must compare what it stored.
+ */
+export function runEvents(context: RunContext, run: RunRow, from = run.first_seq): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  expandRun(context, run, from, Number.MAX_SAFE_INTEGER, false, events);
+  return events;
+}
+
+/** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
+interface ChunkRow {
+  readonly seq: number;
+  readonly time: number;
+  readonly bytes: number;
+}
+
+/**
+ * Stubs the chunk rows a later message cites. Runs hold most finished chunks; the rest (a
+ * message's only chunk, a run its writer split) are rows, found finished only once every
+ * message has been read.
+ */
+function elideFinishedRows(events: SessionEvent[], chunkRows: readonly ChunkRow[]): void {
+  const cited = new CitedSeqs();
+  for (const event of events) cited.cite(event);
+  for (const { seq, time, bytes } of chunkRows) {
+    if (cited.has(seq)) events[seq] = elidedChunk(seq, time, bytes);
+  }
+}
+
+/**
+ * Pushes the events of the rows and runs, in seq order, onto `events`; with `elide`, returns
+ * the chunk rows that may be finished (see {@link elideFinishedRows}).
+ */
+function mergeRows<R>(
+  context: RunContext,
+  codec: RowCodec<R>,
+  rows: Iterable<R>,
+  runs: readonly RunRow[],
+  from: number,
+  recordedLength: number,
+  elide: boolean,
+  events: SessionEvent[],
+): ChunkRow[] {
+  const chunkRows: ChunkRow[] = [];
+  let next = 0;
+  const expandBefore = (limit: number): void => {
+    while (next < runs.length && (runs[next] as RunRow).first_seq < limit) {
+      expandRun(context, runs[next] as RunRow, from, recordedLength, elide, events);
+      next++;
+    }
+  };
+  for (const row of rows) {
+    const seq = codec.seq(row);
+    expandBefore(seq);
+    checkRowPosition(context, seq, from + events.length, recordedLength);
+    const event = codec.decode(row);
+    events.push(event);
+    if (elide && event.type === RUN_TYPE && event.sourceEventSeqs === undefined) {
+      chunkRows.push({ seq, time: event.time, bytes: codec.dataBytes(row) });
+    }
+  }
+  expandBefore(Number.POSITIVE_INFINITY);
+  return chunkRows;
+}
+
+/** Pushes the chunks of a run (from `from` on, for a run that begins before it). */
+function expandRun(
+  context: RunContext,
+  run: RunRow,
+  from: number,
+  recordedLength: number,
+  elide: boolean,
+  events: SessionEvent[],
+): void {
+  const expected = from + events.length;
+  const first = run.first_seq;
+  // Only the first item of a page may begin before `from`.
+  const skip = events.length === 0 && first < expected ? expected - first : 0;
+  if (skip === 0 || skip >= run.count) checkRowPosition(context, first, expected, recordedLength);
+  if (!Number.isSafeInteger(run.count) || run.count < 1) {
+    throw corruptRun(
+      context,
+      first,
+      `the chunk run of session '${context.id}' has count ${run.count}`,
+    );
+  }
+  const last = first + run.count - 1;
+  // Throws (naming the run's last seq) when the run reaches beyond the recorded length.
+  if (last >= recordedLength) checkRowPosition(context, last, last, recordedLength);
+  const where = `the chunk run of session '${context.id}' at seqs ${first}..${last}`;
+  if (runChecksum(context.key, run) !== run.crc) {
+    throw corruptRun(context, first, `${where} does not match its checksum`);
+  }
+  const envelopes = runEnvelopes(run);
+  if (envelopes === undefined) {
+    throw corruptRun(context, first, `${where} does not hold ${run.count} times and sizes`);
+  }
+  const { times, sizes } = envelopes;
+  if (elide) {
+    for (let i = skip; i < run.count; i++) {
+      events.push(elidedChunk(first + i, times[i] as number, sizes[i] as number));
+    }
+    return;
+  }
+  const texts = runTexts(run);
+  if (texts === undefined) {
+    throw corruptRun(context, first, `${where} does not inflate into ${run.count} chunks`);
+  }
+  for (let i = skip; i < run.count; i++) {
+    const seq = first + i;
+    let data: unknown;
+    try {
+      data = JSON.parse(texts[i] as string) as unknown;
+    } catch (error) {
+      throw new CorruptLogError(
+        {
+          file: context.file,
+          row: seq,
+          reason: `the data of session '${context.id}' is not valid JSON`,
+        },
+        { cause: error },
+      );
+    }
+    events.push({ seq, time: times[i] as number, type: RUN_TYPE, data } as SessionEvent);
+  }
+}
+
+function corruptRun(context: RunContext, seq: number, reason: string): CorruptLogError {
+  return new CorruptLogError({ file: context.file, row: seq, reason });
+}
