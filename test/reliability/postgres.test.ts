@@ -136,11 +136,14 @@ interface Ack {
   it('catches a postgres store that drops the last acknowledged batch of a session', async () => {
     if (acknowledged.size === 0) throw new Error('the crash run recorded no acknowledged batch');
     const real = await openPostgresStore({ connectionString: server.url, schema: 'crash' });
-    // The mutant: a load that leaves out a session's last three events (its last batch).
+    // The mutant: a load that leaves out a session's last batch (a writer's batch is one whole
+    // turn, from its turn/start on).
     const store = override(real, {
       load: async (id: string, options?: LoadOptions) => {
         const loaded = await real.load(id, options);
-        return { ...loaded, events: loaded.events.slice(0, -3) };
+        let cut = loaded.events.length;
+        while (cut > 0 && loaded.events[cut - 1]?.type !== 'turn/start') cut--;
+        return { ...loaded, events: loaded.events.slice(0, Math.max(0, cut - 1)) };
       },
     });
     const t = tally('crash', 'postgres');
