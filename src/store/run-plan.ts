@@ -26,7 +26,7 @@ export interface PlannedRuns {
   joins(seq: number): boolean;
 }
 
-export const NO_PLANNED_RUNS: PlannedRuns = { runs: [], joins: () => false };
+const NO_PLANNED_RUNS: PlannedRuns = { runs: [], joins: () => false };
 
 /**
  * The ranges of stored rows (before `expected`) that planning a batch appended at `expected`

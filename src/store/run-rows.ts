@@ -80,16 +80,6 @@ export function decodeRowsFrom<R>(
   return events;
 }
 
-/**
- * The chunks of one run (from `from` on, for a run a watcher's page begins inside), checked
- * against the run's checksum, as events: for a backend that must compare what it stored.
- */
-export function runEvents(context: RunContext, run: RunRow, from = run.first_seq): SessionEvent[] {
-  const events: SessionEvent[] = [];
-  expandRun(context, run, from, Number.MAX_SAFE_INTEGER, false, events);
-  return events;
-}
-
 /** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
 interface ChunkRow {
   readonly seq: number;
