@@ -16,6 +16,7 @@ export {
   isElidedChunk,
   isElidedChunkData,
 } from './elided.js';
+export { ElidedLog } from './elided-log.js';
 export {
   ForkError,
   type ForkErrorCode,

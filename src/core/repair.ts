@@ -2,6 +2,8 @@
  * Crash repair: the events that close a turn left open by a crash, so the next request is valid
  * for every provider and the model learns what happened to each interrupted tool call.
  */
+
+import { ElidedLog } from './elided-log.js';
 import type {
   AssistantMessageData,
   SessionEvent,
@@ -55,16 +57,26 @@ export function interruptionMarker(kind: InterruptionKind): TextBlock {
  * then `turn/end` with reason `interrupted`.
  *
  * Deterministic: seqs continue the log and every closer takes the last event's time. Idempotent:
- * a log that ends with its closers (or has no open turn) plans nothing.
+ * a log that ends with its closers (or has no open turn) plans nothing. An {@link ElidedLog} is
+ * read without building a stub for each of its elided chunks.
  */
-export function planRepair(events: readonly SessionEvent[]): SessionEvent[] {
+export function planRepair(events: readonly SessionEvent[] | ElidedLog): SessionEvent[] {
   let openTurn: number | undefined;
   let openStep: number | undefined;
   const pending = new Map<string, PendingCall>();
   // The chunks of the open step's attempt in progress that no message cites yet.
   let streamed: SessionEvent[] = [];
   let source = { provider: 'unknown', model: 'unknown' };
-  for (const event of events) {
+  const compact = events instanceof ElidedLog ? events : undefined;
+  const list = compact === undefined ? (events as readonly SessionEvent[]) : undefined;
+  const length = events.length;
+  for (let index = 0; index < length; index++) {
+    const event = list === undefined ? compact?.peek(index) : list[index];
+    if (event === undefined) {
+      // An elided chunk: only the open step's chunks matter, and a finished one adds no text.
+      if (openStep !== undefined) streamed.push((compact as ElidedLog).stub(index));
+      continue;
+    }
     switch (event.type) {
       case 'turn/start':
         openTurn = intField(event, 'turn') ?? (openTurn ?? 0) + 1;
@@ -123,7 +135,7 @@ export function planRepair(events: readonly SessionEvent[]): SessionEvent[] {
       }
     }
   }
-  const last = events[events.length - 1];
+  const last = list === undefined ? compact?.at(length - 1) : list[length - 1];
   if (openTurn === undefined || last === undefined) return [];
   const turn = openTurn;
   const time = last.time;

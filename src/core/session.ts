@@ -9,6 +9,7 @@ import {
   seedAdmission,
 } from './admission.js';
 import { deriveEventMessage } from './derive.js';
+import { ElidedLog } from './elided-log.js';
 import { describeValue, InvalidArgumentError, SessionValidationError } from './errors.js';
 import type {
   AppendData,
@@ -40,9 +41,11 @@ export interface SessionOptions {
    * Events to start from (a loaded log, a fork prefix). They are validated exactly like appends;
    * any invalid event rejects the whole seed. A seed may hold elided chunks (stubs a store loads
    * in place of finished `assistant/chunk` events, see `elidedChunkData`), each of which a later
-   * `assistant/message` of the seed must cite.
+   * `assistant/message` of the seed must cite. A store's {@link ElidedLog} (`LoadedSession.log`)
+   * seeds the same session without a stub object per elided chunk: the session builds a stub
+   * only when that event is read, and seals the log, which it keeps for that.
    */
-  readonly seed?: readonly unknown[];
+  readonly seed?: readonly unknown[] | ElidedLog;
   /**
    * `copy` (default) snapshots the seed, so later changes by the caller are invisible.
    * `adopt` validates and freezes the seed's objects in place without copying: for events handed
@@ -99,7 +102,11 @@ export class Session {
   /** The frozen session header. */
   readonly header: SessionHeader;
 
-  private readonly log: SessionEvent[] = [];
+  /** The events; a hole is an elided chunk of {@link Session.stubs}, built when first read. */
+  private readonly log: (SessionEvent | undefined)[] = [];
+  /** Where the holes' stubs come from, until every one has been built. */
+  private stubs: ElidedLog | undefined;
+  private holes = 0;
   private readonly manager: SurfaceManager;
   /** The bounds this session applies to each event's data. */
   readonly limits: JsonLimits;
@@ -152,7 +159,10 @@ export class Session {
    * after an append copies the n event pointers: use {@link Session.event} in hot loops.
    */
   get events(): readonly SessionEvent[] {
-    this.eventsSnapshot ??= markAdmittedLog(this.log.slice());
+    if (this.eventsSnapshot === undefined) {
+      this.fillHoles();
+      this.eventsSnapshot = markAdmittedLog(this.log.slice() as SessionEvent[]);
+    }
     return this.eventsSnapshot;
   }
 
@@ -177,7 +187,8 @@ export class Session {
 
   /** The event with `seq`, or `undefined` (O(1), no snapshot). */
   event(seq: number): SessionEvent | undefined {
-    return Number.isInteger(seq) && seq >= 0 ? this.log[seq] : undefined;
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.log.length) return undefined;
+    return this.log[seq] ?? this.fillHole(seq);
   }
 
   /**
@@ -363,7 +374,14 @@ export class Session {
     };
   }
 
-  private seedWith(seed: readonly unknown[], mode: AdmissionMode): void {
+  private seedWith(seed: readonly unknown[] | ElidedLog, mode: AdmissionMode): void {
+    if (seed instanceof ElidedLog) {
+      this.elided = seedLog(seed, seedAdmission(mode, this.limits), this.manager, this.log);
+      seed.seal();
+      this.holes = seed.elidedCount;
+      if (this.holes > 0) this.stubs = seed;
+      return;
+    }
     if (!Array.isArray(seed)) {
       throw new SessionValidationError(
         'INVALID_ENVELOPE',
@@ -377,6 +395,21 @@ export class Session {
       ? (raw: unknown) => raw as SessionEvent
       : seedAdmission(mode, this.limits);
     this.elided = seedLog(seed, admit, this.manager, this.log);
+  }
+
+  /** Builds the stub of the elided chunk at `seq` and keeps it in its place. */
+  private fillHole(seq: number): SessionEvent {
+    const stub = (this.stubs as ElidedLog).stub(seq);
+    this.log[seq] = stub;
+    if (--this.holes === 0) this.stubs = undefined;
+    return stub;
+  }
+
+  private fillHoles(): void {
+    const log = this.log;
+    for (let seq = 0; this.holes > 0 && seq < log.length; seq++) {
+      if (log[seq] === undefined) this.fillHole(seq);
+    }
   }
 
   private syncDerived(): void {

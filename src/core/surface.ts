@@ -5,6 +5,7 @@
  */
 import { admitStored, isAdmittedLog } from './admission.js';
 import { ElidedChunkTracker, isSharedElidedMarker } from './elided.js';
+import { ElidedLog } from './elided-log.js';
 import { type SessionValidationDetails, SessionValidationError } from './errors.js';
 import type { SessionEvent } from './events.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue, jsonEqual } from './json.js';
@@ -73,11 +74,12 @@ export class SurfaceManager implements SessionSurface {
   private readonly replacements: SurfaceReplacement[] | undefined;
 
   /**
-   * @param log the committed events, read by reference (the owner appends to it).
+   * @param log the committed events, read by reference (the owner appends to it); a hole is an
+   *   elided chunk (see `elided-log.ts`), which never touches the surface.
    * @param options.recordReplacements keep a history of replaces (for `foldSurface`).
    */
   constructor(
-    private readonly log: readonly SessionEvent[],
+    private readonly log: readonly (SessionEvent | undefined)[],
     options: { readonly recordReplacements?: boolean } = {},
   ) {
     this.replacements = options.recordReplacements === true ? [] : undefined;
@@ -151,8 +153,8 @@ export class SurfaceManager implements SessionSurface {
   private sync(): void {
     const log = this.log;
     while (this.processed < log.length) {
-      const event = log[this.processed] as SessionEvent;
-      if (event.surfaceOp === undefined) {
+      const event = log[this.processed];
+      if (event?.surfaceOp === undefined) {
         // Most of a log (chunks, brackets, tool calls) never touches the surface.
         this.processed++;
         continue;
@@ -338,17 +340,28 @@ function differingKey(
 /**
  * Admits `events` one by one into `log` through `manager`, the path every seed takes (a
  * session's seed and `foldSurface`): admission, the surface rules, and the elided-chunk rule
- * checked once the whole seed is in. Returns the number of elided chunks.
+ * checked once the whole seed is in. An {@link ElidedLog}'s elided chunks stay holes in `log`
+ * (their time and length were checked when the log took them). Returns the number of elided
+ * chunks.
  */
 export function seedLog(
-  events: readonly unknown[],
+  events: readonly unknown[] | ElidedLog,
   admit: (raw: unknown, index: number) => SessionEvent,
   manager: SurfaceManager,
-  log: SessionEvent[],
+  log: (SessionEvent | undefined)[],
 ): number {
   const elided = new ElidedChunkTracker();
-  for (let index = 0; index < events.length; index++) {
-    const event = admit(events[index], index);
+  const compact = events instanceof ElidedLog ? events : undefined;
+  const list = compact === undefined ? (events as readonly unknown[]) : undefined;
+  const length = events.length;
+  for (let index = 0; index < length; index++) {
+    const raw = list === undefined ? compact?.peek(index) : list[index];
+    if (raw === undefined && list === undefined) {
+      log.push(undefined);
+      elided.noteElided(index);
+      continue;
+    }
+    const event = admit(raw, index);
     manager.validateSeeded(event, index);
     log.push(event);
     // Every admitted stub holds a shared marker, so this is an O(1) test per chunk.
@@ -390,15 +403,15 @@ export function foldSurface(
  * validation. Used for time travel (`messagesAt`) and the transcript.
  */
 export function replaySurface(
-  log: readonly SessionEvent[],
+  log: readonly (SessionEvent | undefined)[],
   lastIndex: number,
   onReplace?: (replacement: SurfaceReplacement) => void,
 ): number[] {
   const order: number[] = [];
   for (let index = 0; index <= lastIndex; index++) {
-    const event = log[index] as SessionEvent;
-    const op = event.surfaceOp;
+    const op = log[index]?.surfaceOp;
     if (op === undefined) continue;
+    const event = log[index] as SessionEvent;
     if (op === 'append') {
       order.push(event.seq);
       continue;

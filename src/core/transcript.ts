@@ -41,9 +41,12 @@ export interface TranscriptReplacement {
 /** One entry of {@link Session.transcript}. */
 export type TranscriptEntry = TranscriptMessage | TranscriptReplacement;
 
-/** Builds the transcript of a validated log whose current surface is `surface`. */
+/**
+ * Builds the transcript of a validated log whose current surface is `surface` (a hole is an
+ * elided chunk, which is never in a transcript).
+ */
 export function buildTranscript(
-  log: readonly SessionEvent[],
+  log: readonly (SessionEvent | undefined)[],
   surface: SessionSurface,
 ): readonly TranscriptEntry[] {
   const replacements = new Map<number, SurfaceReplacement>();
@@ -54,7 +57,7 @@ export function buildTranscript(
   });
   const entries: TranscriptEntry[] = [];
   for (const event of log) {
-    if (event.surfaceOp === undefined) continue;
+    if (event?.surfaceOp === undefined) continue;
     const common = {
       seq: event.seq,
       time: event.time,

@@ -1,7 +1,7 @@
 /**
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
-import type { SessionEvent, SessionHeader, UsageTotals } from '../core/index.js';
+import type { ElidedLog, SessionEvent, SessionHeader, UsageTotals } from '../core/index.js';
 import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
 
 /**
@@ -12,7 +12,18 @@ import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } 
  */
 export interface LoadedSession {
   readonly header: SessionHeader;
+  /**
+   * The events, stubs of elided chunks included. For a load that elided chunks and came with a
+   * {@link LoadedSession.log}, the array (and each stub) is built on first read.
+   */
   readonly events: SessionEvent[];
+  /**
+   * The same events in compact form, present when a load elided chunks and the backend keeps
+   * them so: each elided chunk is a hole, not an object. Seed a session with it
+   * (`Session.create({seed: loaded.log})`) to resume without building a stub per chunk;
+   * `openSession` does.
+   */
+  readonly log?: ElidedLog;
   /**
    * Present when the log ends with an incomplete final batch left by a crash. Its events are not
    * in `events`; a writer drops it with {@link SessionStore.discardTornTail}. Never present for a

@@ -3,10 +3,12 @@
  */
 import {
   type Durable,
+  type ElidedLog,
   type JsonLimits,
   planRepair,
   SESSION_FORMAT_VERSION,
   Session,
+  type SessionEvent,
   type SessionHeader,
   type SessionOptions,
 } from '../core/index.js';
@@ -173,8 +175,9 @@ export async function openSession(
       loaded = { header, events: [] };
     }
     const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
-    const closers = planRepair(loaded.events);
-    const seed = closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
+    const loadedLength = (loaded.log ?? loaded.events).length;
+    const closers = planRepair(loaded.log ?? loaded.events);
+    const seed = repairedSeed(loaded, closers);
     // The recorder starts after the closers, which are written below, once the session exists.
     const recorder = new Recorder(store, id, seed.length, options.durability);
     // Building the session validates the repaired log before anything is written: a log the
@@ -200,7 +203,7 @@ export async function openSession(
     );
     if (loaded.tornTail !== undefined) await store.discardTornTail(id, loaded.tornTail, lock);
     if (closers.length > 0) {
-      await store.append(id, closers, { expectedSeq: loaded.events.length });
+      await store.append(id, closers, { expectedSeq: loadedLength });
     }
     return session;
   } catch (error) {
@@ -219,12 +222,27 @@ export async function inspectSession(
   options: InspectSessionOptions = {},
 ): Promise<Session> {
   const loaded = await store.load(id, loadOptions(options.chunks));
-  const closers = options.repair === false ? [] : planRepair(loaded.events);
+  const closers = options.repair === false ? [] : planRepair(loaded.log ?? loaded.events);
   return Session.create({
     header: loaded.header,
-    seed: closers.length === 0 ? loaded.events : [...loaded.events, ...closers],
+    seed: repairedSeed(loaded, closers),
     seedMode: 'parsed',
   });
+}
+
+/**
+ * The loaded events and the closers after them, as a seed: the compact log when the load has
+ * one (the closers pushed onto it), so that no stub is built per elided chunk.
+ */
+function repairedSeed(
+  loaded: LoadedSession,
+  closers: readonly SessionEvent[],
+): readonly SessionEvent[] | ElidedLog {
+  const log = loaded.log;
+  if (log === undefined)
+    return closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
+  for (const closer of closers) log.push(closer);
+  return log;
 }
 
 function loadOptions(chunks: ChunkLoading | undefined): LoadOptions {

@@ -5,7 +5,7 @@
  * the seq, never a silently different session). How one row of `events` decodes is the
  * backend's, given as a {@link RowCodec}.
  */
-import { CitedSeqs, elidedChunk, type SessionEvent } from '../core/index.js';
+import { CitedSeqs, ElidedLog, type SessionEvent } from '../core/index.js';
 import { RUN_TYPE, type RunRow, runChecksum, runEnvelopes, runTexts } from './chunk-runs.js';
 import { CorruptLogError } from './errors.js';
 import { checkRowPosition, checkRowsComplete } from './store-rules.js';
@@ -38,7 +38,8 @@ export interface DecodeOptions {
 
 /**
  * The events of a session from its rows and its chunk runs (each ordered by seq), merged by seq
- * and checked against the recorded length.
+ * and checked against the recorded length; with `elide`, the finished chunks are holes of the
+ * log (no object each).
  */
 export function decodeSessionRows<R>(
   context: RunContext,
@@ -47,8 +48,8 @@ export function decodeSessionRows<R>(
   runs: readonly RunRow[],
   recordedLength: number,
   options: DecodeOptions = {},
-): { events: SessionEvent[]; damage?: CorruptLogError } {
-  const events: SessionEvent[] = [];
+): { log: ElidedLog; damage?: CorruptLogError } {
+  const events = new ElidedLog();
   const elide = options.elide === true;
   try {
     const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, elide, events);
@@ -58,10 +59,10 @@ export function decodeSessionRows<R>(
     // Rows are checked in seq order: everything before the row an error names is intact (a
     // damaged run is cut off whole, from its first seq).
     if (options.salvage !== true || !CorruptLogError.isInstance(error)) throw error;
-    const intact = events.slice(0, Math.min(events.length, error.row ?? events.length));
-    return { events: intact, damage: error };
+    events.truncate(Math.min(events.length, error.row ?? events.length));
+    return { log: events, damage: error };
   }
-  return { events };
+  return { log: events };
 }
 
 /**
@@ -75,9 +76,9 @@ export function decodeRowsFrom<R>(
   runs: readonly RunRow[],
   from: number,
 ): SessionEvent[] {
-  const events: SessionEvent[] = [];
+  const events = new ElidedLog();
   mergeRows(context, codec, rows, runs, from, Number.MAX_SAFE_INTEGER, false, events);
-  return events;
+  return events.toEvents();
 }
 
 /** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
@@ -92,11 +93,14 @@ interface ChunkRow {
  * message's only chunk, a run its writer split) are rows, found finished only once every
  * message has been read.
  */
-function elideFinishedRows(events: SessionEvent[], chunkRows: readonly ChunkRow[]): void {
+function elideFinishedRows(events: ElidedLog, chunkRows: readonly ChunkRow[]): void {
   const cited = new CitedSeqs();
-  for (const event of events) cited.cite(event);
+  for (let seq = 0; seq < events.length; seq++) {
+    const event = events.peek(seq);
+    if (event !== undefined) cited.cite(event);
+  }
   for (const { seq, time, bytes } of chunkRows) {
-    if (cited.has(seq)) events[seq] = elidedChunk(seq, time, bytes);
+    if (cited.has(seq)) events.elide(seq, time, bytes);
   }
 }
 
@@ -112,7 +116,7 @@ function mergeRows<R>(
   from: number,
   recordedLength: number,
   elide: boolean,
-  events: SessionEvent[],
+  events: ElidedLog,
 ): ChunkRow[] {
   const chunkRows: ChunkRow[] = [];
   let next = 0;
@@ -143,7 +147,7 @@ function expandRun(
   from: number,
   recordedLength: number,
   elide: boolean,
-  events: SessionEvent[],
+  events: ElidedLog,
 ): void {
   const expected = from + events.length;
   const first = run.first_seq;
@@ -170,8 +174,11 @@ function expandRun(
   }
   const { times, sizes } = envelopes;
   if (elide) {
-    for (let i = skip; i < run.count; i++) {
-      events.push(elidedChunk(first + i, times[i] as number, sizes[i] as number));
+    try {
+      for (let i = skip; i < run.count; i++)
+        events.pushElided(times[i] as number, sizes[i] as number);
+    } catch (error) {
+      throw corruptRun(context, first, `${where} holds a time or size no chunk can have`, error);
     }
     return;
   }
@@ -198,6 +205,12 @@ function expandRun(
   }
 }
 
-function corruptRun(context: RunContext, seq: number, reason: string): CorruptLogError {
-  return new CorruptLogError({ file: context.file, row: seq, reason });
+function corruptRun(
+  context: RunContext,
+  seq: number,
+  reason: string,
+  cause?: unknown,
+): CorruptLogError {
+  const where = { file: context.file, row: seq, reason };
+  return cause === undefined ? new CorruptLogError(where) : new CorruptLogError(where, { cause });
 }

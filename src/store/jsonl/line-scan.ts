@@ -37,6 +37,12 @@ export interface LineScanEnd {
   readonly tornTail?: TornTail;
 }
 
+/** Where committed events go: an array, or a loading `ElidedLog`. */
+export interface EventSink {
+  readonly length: number;
+  push(event: SessionEvent): unknown;
+}
+
 /**
  * Reads a log line by line from a batch boundary to its end, adding each committed batch's
  * events to `events` (which holds the events committed before `start`), and classifies the end.
@@ -49,7 +55,7 @@ export interface LineScanEnd {
 export async function scanLines(
   handle: FsFileHandle,
   start: LineScanStart,
-  events: SessionEvent[],
+  events: EventSink,
 ): Promise<LineScanEnd> {
   const { file, maxLineBytes } = start;
   const reader = new LineReader(

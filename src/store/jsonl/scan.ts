@@ -19,7 +19,7 @@
  * the stream of a turn a crash left open, or chunks a writer never cited.
  */
 import { isUtf8 } from 'node:buffer';
-import { CitedSeqs, elidedChunk, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import { CitedSeqs, ElidedLog, type SessionEvent, type SessionHeader } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
 import { crc32 } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
@@ -34,8 +34,8 @@ import { ReadAhead } from './read-ahead.js';
 /** A scanned log. */
 export interface ScanResult {
   readonly header: SessionHeader;
-  /** The committed events, freshly parsed (and, when asked, finished chunks as stubs). */
-  readonly events: SessionEvent[];
+  /** The committed events, freshly parsed (and, when asked, finished chunks elided). */
+  readonly log: ElidedLog;
   /** Byte offset where the committed log ends (after the last commit marker, or the header). */
   readonly committedEnd: number;
   /** Bytes scanned (the file size as read). */
@@ -76,7 +76,7 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   const header = parseHeaderLine(first.bytes, file, options.expectedId);
   const headerEnd = first.offset + first.bytes.length + 1;
 
-  const events: SessionEvent[] = [];
+  const events = new ElidedLog();
   const salvage = options.salvage === true;
   const scanner = new BatchScanner(handle, {
     maxLineBytes,
@@ -105,20 +105,32 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
       // The line reader adds a batch's events only once its marker matched, so what `events`
       // holds when it gives up is exactly the acknowledged prefix before the damaged batch.
       if (!salvage || !CorruptLogError.isInstance(error)) throw error;
-      return { header, events, committedEnd: start.committedEnd, size: end.size, damage: error };
+      return {
+        header,
+        log: events,
+        committedEnd: start.committedEnd,
+        size: end.size,
+        damage: error,
+      };
     }
   }
   if (scanner.stubs.length > 0) {
     // Messages the line reader accepted may cite stubs too.
     for (let seq = checkedFrom; seq < events.length; seq++) {
-      const event = events[seq] as SessionEvent;
-      if (event.type === 'assistant/message') scanner.stubs.cite(event);
+      const event = events.peek(seq);
+      if (event?.type === 'assistant/message') scanner.stubs.cite(event);
     }
     await restoreUnfinished(handle, file, events, scanner.stubs);
   }
   return end.tornTail === undefined
-    ? { header, events, committedEnd: end.committedEnd, size: end.size }
-    : { header, events, committedEnd: end.committedEnd, size: end.size, tornTail: end.tornTail };
+    ? { header, log: events, committedEnd: end.committedEnd, size: end.size }
+    : {
+        header,
+        log: events,
+        committedEnd: end.committedEnd,
+        size: end.size,
+        tornTail: end.tornTail,
+      };
 }
 
 const NEWLINE = 0x0a;
@@ -219,7 +231,7 @@ interface ScannerOptions {
   readonly start: number;
   readonly lineNumber: number;
   /** Receives the events of each committed batch. */
-  readonly events: SessionEvent[];
+  readonly events: ElidedLog;
   readonly elide: boolean;
 }
 
@@ -368,9 +380,9 @@ class BatchScanner {
     let from = start;
     for (let i = 0; i < lines; i++) {
       const end = ends[i] as number;
-      const stub = chunkStub(view, from, end, seq);
-      if (stub !== undefined) {
-        events.push(stub);
+      const bytes = chunkDataBytes(view, from, end, seq);
+      if (bytes !== -1) {
+        events.pushElided(parsedTime, bytes);
         this.stubs.add(seq, this.#base + from, end - from);
       } else {
         let value: unknown;
@@ -414,7 +426,7 @@ class BatchScanner {
 
   /** Drops the open batch and says where the line reader should take over. */
   #doubt(at: number): ScanStop {
-    this.#options.events.length = this.#committedEvents;
+    this.#options.events.truncate(this.#committedEvents);
     this.stubs.drop(this.#committedStubs);
     const open = this.#batchLines > 0 || this.#runLines > 0;
     return {
@@ -485,38 +497,37 @@ function startsWith(view: Buffer, start: number, end: number, prefix: Buffer): b
 }
 
 /**
- * The stub of the chunk line `[start, end)` when it is exactly in the form palimpsest writes,
- * `{"seq":<seq>,"time":<integer>,"type":"assistant/chunk","data":{...}}` with the expected seq;
- * else `undefined` and the line is parsed like any other (a chunk with `sourceEventSeqs`, other
- * key orders, a foreign writer's spacing...). Only the prefix and the final `}}` are read.
+ * The data length of the chunk line `[start, end)` when it is exactly in the form palimpsest
+ * writes, `{"seq":<seq>,"time":<integer>,"type":"assistant/chunk","data":{...}}` with the
+ * expected seq (its time left in {@link parsedTime}); else -1 and the line is parsed like any
+ * other (a chunk with `sourceEventSeqs`, other key orders, a foreign writer's spacing...). Only
+ * the prefix and the final `}}` are read.
  */
-function chunkStub(
-  view: Buffer,
-  start: number,
-  end: number,
-  seq: number,
-): SessionEvent | undefined {
-  if (view[end - 1] !== CLOSE_BRACE || view[end - 2] !== CLOSE_BRACE) return undefined;
-  if (!startsWith(view, start, end, SEQ_PREFIX)) return undefined;
+function chunkDataBytes(view: Buffer, start: number, end: number, seq: number): number {
+  if (view[end - 1] !== CLOSE_BRACE || view[end - 2] !== CLOSE_BRACE) return -1;
+  if (!startsWith(view, start, end, SEQ_PREFIX)) return -1;
   let at = start + SEQ_PREFIX.length;
   const seqEnd = integerEnd(view, at, end);
-  if (seqEnd === -1 || parsedInteger !== seq) return undefined;
+  if (seqEnd === -1 || parsedInteger !== seq) return -1;
   at = seqEnd;
-  if (!startsWith(view, at, end, TIME_PREFIX)) return undefined;
+  if (!startsWith(view, at, end, TIME_PREFIX)) return -1;
   at += TIME_PREFIX.length;
   const negative = view[at] === MINUS;
   if (negative) at++;
   const timeEnd = integerEnd(view, at, end);
   // `-0` is left to the parser (and refused by the session, as a time must not be -0).
-  if (timeEnd === -1 || (negative && parsedInteger === 0)) return undefined;
-  const time = negative ? -parsedInteger : parsedInteger;
+  if (timeEnd === -1 || (negative && parsedInteger === 0)) return -1;
+  parsedTime = negative ? -parsedInteger : parsedInteger;
   at = timeEnd;
-  if (!startsWith(view, at, end, CHUNK_DATA_PREFIX)) return undefined;
+  if (!startsWith(view, at, end, CHUNK_DATA_PREFIX)) return -1;
   at += CHUNK_DATA_PREFIX.length;
-  if (view[at] !== OPEN_BRACE) return undefined;
+  if (view[at] !== OPEN_BRACE) return -1;
   // The data is everything between `"data":` and the envelope's closing brace.
-  return elidedChunk(seq, time, end - 1 - at);
+  return end - 1 - at;
 }
+
+/** The time of the last chunk line {@link chunkDataBytes} accepted. */
+let parsedTime = 0;
 
 /** The value of the last integer {@link integerEnd} read (kept here to allocate nothing). */
 let parsedInteger = 0;
@@ -553,7 +564,7 @@ const RESTORE_SPAN_BYTES = 4 * 1024 * 1024;
 async function restoreUnfinished(
   handle: FsFileHandle,
   file: string,
-  events: SessionEvent[],
+  events: ElidedLog,
   stubs: StubLedger,
 ): Promise<void> {
   const seqs: number[] = [];
@@ -588,7 +599,7 @@ async function restoreUnfinished(
           reason: `the chunk at seq ${seq} read back differently than it was scanned (the log changed while it was loaded)`,
         });
       }
-      events[seq] = value;
+      events.restore(seq, value);
     }
   }
 }

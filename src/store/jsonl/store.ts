@@ -34,6 +34,7 @@ import {
   NotFoundError,
   StorageError,
 } from '../errors.js';
+import { loadedSession } from '../loaded-session.js';
 import {
   asStorageError,
   assertOpen,
@@ -273,12 +274,7 @@ export class JsonlStore implements SessionStore {
           elideFinishedChunks: options.elideFinishedChunks === true,
           salvage: options.salvage === true,
         });
-        return {
-          header: scan.header,
-          events: scan.events,
-          ...(scan.tornTail === undefined ? {} : { tornTail: scan.tornTail }),
-          ...(scan.damage === undefined ? {} : { damage: scan.damage }),
-        };
+        return loadedSession(scan.header, scan.log, scan);
       } finally {
         await handle.close();
       }

@@ -231,7 +231,7 @@ export class JsonlWriter {
         `the log of session '${shortId(id)}' ends with a torn tail (${scan.tornTail.reason}); open it with openSession to repair it first`,
       );
     }
-    return scan.events.length;
+    return scan.log.length;
   }
 
   async #writeBatch(id: string, writer: WriterState, buffer: Buffer, count: number): Promise<void> {

@@ -5,7 +5,7 @@
  * The runs of finished chunks (`chunk_runs`, see `../chunk-runs.ts`) are merged in by seq with
  * the merge the SQLite store uses (`../run-rows.ts`).
  */
-import type { SessionEvent } from '../../core/index.js';
+import type { ElidedLog, SessionEvent } from '../../core/index.js';
 import type { RunRow } from '../chunk-runs.js';
 import { CorruptLogError } from '../errors.js';
 import {
@@ -84,7 +84,7 @@ export function decodeRows(
   runs: readonly PgRunRow[],
   recordedLength: number,
   options: DecodeOptions,
-): { events: SessionEvent[]; damage?: CorruptLogError } {
+): { log: ElidedLog; damage?: CorruptLogError } {
   return decodeSessionRows(
     runContext(site, key),
     rowCodec(site),

@@ -48,6 +48,7 @@ import {
   NotFoundError,
   StoreUnavailableError,
 } from '../errors.js';
+import { loadedSession } from '../loaded-session.js';
 import { currentOwner, forgetToken } from '../lock-owner.js';
 import {
   asStorageError,
@@ -234,10 +235,7 @@ export class PostgresStore implements SessionStore {
         const rows = await this.#rows(client, row.key, '');
         const runs = await pendingRuns;
         const decoded = decodeRows(site, row.key, rows, runs, recorded, { elide, salvage });
-        const { events } = decoded;
-        return decoded.damage === undefined
-          ? { header, events }
-          : { header, events, damage: decoded.damage };
+        return loadedSession(header, decoded.log, decoded);
       }),
     );
   }

@@ -4,7 +4,7 @@
  * `CorruptLogError`, never a silently different session), with the runs of finished chunks
  * (see `chunk-runs.ts`) merged in by seq (`run-rows.ts`, shared with PostgreSQL).
  */
-import type { SessionEvent, SessionHeader } from '../../core/index.js';
+import type { ElidedLog, SessionEvent, SessionHeader } from '../../core/index.js';
 import type { RunRow } from '../chunk-runs.js';
 import { crc32Text } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
@@ -123,7 +123,7 @@ export function decodeSessionRows(
   runs: readonly RunRow[],
   recordedLength: number,
   options: DecodeOptions = {},
-): { events: SessionEvent[]; damage?: CorruptLogError } {
+): { log: ElidedLog; damage?: CorruptLogError } {
   return decodeRunRows(context, codecOf(context), rows, runs, recordedLength, options);
 }
 

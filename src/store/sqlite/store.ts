@@ -37,6 +37,7 @@ import {
   type LockOwner,
   NotFoundError,
 } from '../errors.js';
+import { loadedSession } from '../loaded-session.js';
 import {
   currentOwner,
   forgetToken,
@@ -663,7 +664,7 @@ export class SqliteStore implements SessionStore {
     // connection runs no other statement. The events are iterated, not `.all()`: each row object
     // dies young.
     const runs = this.#sql.runs.all(row.key) as RunRow[];
-    const { events } = decodeSessionRows(
+    const { log } = decodeSessionRows(
       context,
       this.#sql.events.iterate(row.key) as IterableIterator<EventRow>,
       runs,
@@ -671,7 +672,7 @@ export class SqliteStore implements SessionStore {
       { elide },
     );
     this.#checkLength(row, before);
-    return { header, events };
+    return loadedSession(header, log);
   }
 
   /** A watcher's page: the events from `from` on, in one read transaction. */
@@ -765,9 +766,7 @@ export class SqliteStore implements SessionStore {
       ? undefined
       : checkAgainstLedger(this.#file, row, recorded);
     const damage = decoded.damage ?? unreadable ?? short;
-    return damage === undefined
-      ? { header, events: decoded.events }
-      : { header, events: decoded.events, damage };
+    return loadedSession(header, decoded.log, damage === undefined ? {} : { damage });
   }
 
   /**

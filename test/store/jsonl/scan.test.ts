@@ -32,20 +32,24 @@ async function writeLog(id: string, batches: readonly (readonly string[])[]): Pr
   return file;
 }
 
+/** A scan with its events as an array, every elided chunk a stub. */
+type Scanned = ScanResult & { readonly events: SessionEvent[] };
+
 async function scan(
   file: string,
   id: string,
   options: { chunkBytes?: number; elide?: boolean } = {},
-): Promise<ScanResult | Error> {
+): Promise<Scanned | Error> {
   const handle = await nodeFs.open(file, 'r');
   try {
-    return await scanLog(handle, {
+    const result = await scanLog(handle, {
       file,
       expectedId: id,
       maxLineBytes: MAX_LINE,
       ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
       elideFinishedChunks: options.elide === true,
     });
+    return { ...result, events: result.log.toEvents() };
   } catch (error) {
     return error as Error;
   } finally {
@@ -77,7 +81,7 @@ async function reference(file: string): Promise<unknown> {
 
 function outcome(result: ScanResult | Error | unknown): unknown {
   if (result instanceof Error) return { error: result.constructor.name, message: result.message };
-  const { header: _, ...rest } = result as ScanResult;
+  const { header: _, log: _log, ...rest } = result as Scanned;
   return rest;
 }
 
@@ -160,9 +164,9 @@ describe('the batch scanner', () => {
 describe('eliding finished chunks', () => {
   it('stubs the chunks a later message cites, also across batches, and nothing else', async () => {
     const file = await writeLog('mixed', mixedBatches());
-    const full = (await scan(file, 'mixed')) as ScanResult;
+    const full = (await scan(file, 'mixed')) as Scanned;
     for (const chunkBytes of [32, 1024 * 1024]) {
-      const fast = (await scan(file, 'mixed', { chunkBytes, elide: true })) as ScanResult;
+      const fast = (await scan(file, 'mixed', { chunkBytes, elide: true })) as Scanned;
       expect(fast.events.map((event) => isElidedChunk(event))).toEqual([
         false,
         true,
@@ -193,9 +197,9 @@ describe('eliding finished chunks', () => {
     const file = await writeLog('forms', [
       [line(note(0)), line(cited), reordered, spaced, line(message(4, [1, 2, 3]))],
     ]);
-    const fast = (await scan(file, 'forms', { elide: true })) as ScanResult;
+    const fast = (await scan(file, 'forms', { elide: true })) as Scanned;
     expect(fast.events.some(isElidedChunk)).toBe(false);
-    expect(fast.events).toEqual(((await scan(file, 'forms')) as ScanResult).events);
+    expect(fast.events).toEqual(((await scan(file, 'forms')) as Scanned).events);
   });
 
   it('reads back in full the chunks no message cites, near or far apart', async () => {
@@ -214,8 +218,8 @@ describe('eliding finished chunks', () => {
       ]);
     }
     const file = await writeLog('gaps', batches);
-    const full = (await scan(file, 'gaps')) as ScanResult;
-    const fast = (await scan(file, 'gaps', { elide: true })) as ScanResult;
+    const full = (await scan(file, 'gaps')) as Scanned;
+    const fast = (await scan(file, 'gaps', { elide: true })) as Scanned;
     fast.events.forEach((event, index) => {
       if (index % 4 === 1) expect(isElidedChunk(event)).toBe(true);
       else expect(event).toEqual(full.events[index]);
@@ -225,7 +229,7 @@ describe('eliding finished chunks', () => {
   it('keeps in full the chunks cited only by a message of a torn tail', async () => {
     const file = await writeLog('torn', [[line(note(0)), line(chunk(1, 'streamed'))]]);
     await appendFile(file, `${line(message(2, [1]))}\n`);
-    const fast = (await scan(file, 'torn', { elide: true })) as ScanResult;
+    const fast = (await scan(file, 'torn', { elide: true })) as Scanned;
     expect(fast.tornTail?.reason).toContain('1 event line(s) after the last commit marker');
     expect(fast.events).toHaveLength(2);
     expect(isElidedChunk(fast.events[1] as SessionEvent)).toBe(false);

@@ -54,15 +54,20 @@ describe('merging rows and chunk runs', () => {
   it('gives every seq in order, stubs for the runs on a fast load', () => {
     const rows = [row(note(0)), row(note(3))];
     const full = decodeRows(site, '7', rows, [run(1, 2)], 4, {});
-    expect(full.events.map((event) => event.seq)).toEqual([0, 1, 2, 3]);
-    expect(full.events[2]).toEqual({
+    expect(full.log.toEvents().map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+    expect(full.log.toEvents()[2]).toEqual({
       seq: 2,
       time: 12,
       type: 'assistant/chunk',
       data: { delta: 'c2' },
     });
     const fast = decodeRows(site, '7', rows, [run(1, 2)], 4, { elide: true });
-    expect(fast.events.map((event) => isElidedChunk(event))).toEqual([false, true, true, false]);
+    expect(fast.log.toEvents().map((event) => isElidedChunk(event))).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('names the first missing seq', () => {

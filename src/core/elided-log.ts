@@ -1,0 +1,187 @@
+/**
+ * A loaded log whose finished chunks are elided, held compactly.
+ *
+ * A long streamed session is mostly finished `assistant/chunk` events (200 of every 204 events
+ * of a turn in the benchmarks). Loading each as a stub object (see `elided.ts`) means a million
+ * small objects for a 5,000-turn session, and building, collecting and admitting them was about
+ * a third of a resume. An `ElidedLog` keeps an elided chunk as a hole in its event list and its
+ * time and data length in two typed arrays; a session seeded from it keeps the holes and builds
+ * a chunk's stub only when someone reads that event (`session.event(seq)`, `session.events`).
+ * What a reader sees is unchanged: the same stubs, at the same seqs, with the same times.
+ *
+ * Stores build one while they load (`LoadedSession.log`); a session takes it as its seed. Once a
+ * session is seeded from it the log is sealed: the session reads its stubs from it lazily, so
+ * it must not change.
+ */
+import { elidedChunk, elidedChunkData } from './elided.js';
+import { describeValue, InvalidArgumentError } from './errors.js';
+import type { SessionEvent } from './events.js';
+
+const EMPTY = new Float64Array(0);
+
+/**
+ * The events of a loaded log in seq order, where an elided chunk is only its time and length.
+ *
+ * @example
+ * ```ts
+ * import { ElidedLog, Session } from 'palimpsest';
+ *
+ * const log = new ElidedLog();
+ * log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+ * log.pushElided(2, 57); // the chunk at seq 1: time 2, 57 bytes of data
+ * console.log(log.at(1)); // { seq: 1, time: 2, type: 'assistant/chunk', data: { elided: { bytes: 57 } } }
+ * ```
+ */
+export class ElidedLog {
+  readonly #events: (SessionEvent | undefined)[] = [];
+  #times = EMPTY;
+  #bytes = EMPTY;
+  #elided = 0;
+  #sealed = false;
+
+  /** The number of events, elided ones included. */
+  get length(): number {
+    return this.#events.length;
+  }
+
+  /** How many of the events are elided chunks. */
+  get elidedCount(): number {
+    return this.#elided;
+  }
+
+  /** Appends an event (for the session to validate when it is seeded). */
+  push(event: SessionEvent): void {
+    this.#writable();
+    this.#events.push(event);
+  }
+
+  /**
+   * Appends an elided chunk: the finished `assistant/chunk` at the next seq, with its time and
+   * the UTF-8 length of its data as JSON text.
+   *
+   * @throws InvalidArgumentError when `time` is not integer epoch ms or `bytes` not a length.
+   */
+  pushElided(time: number, bytes: number): void {
+    this.#writable();
+    checkElided(time, bytes);
+    const seq = this.#events.length;
+    this.#events.push(undefined);
+    this.#record(seq, time, bytes);
+  }
+
+  /** Turns the event at `seq` into an elided chunk (a store that finds it finished late). */
+  elide(seq: number, time: number, bytes: number): void {
+    this.#writable();
+    checkElided(time, bytes);
+    if (this.#events[this.#index(seq)] === undefined) return;
+    this.#events[seq] = undefined;
+    this.#record(seq, time, bytes);
+  }
+
+  /** Puts a chunk's full event in place of its elided form (a store that read it back). */
+  restore(seq: number, event: SessionEvent): void {
+    this.#writable();
+    if (this.#events[this.#index(seq)] !== undefined) return;
+    this.#events[seq] = event;
+    this.#elided--;
+  }
+
+  /** Drops every event from seq `length` on. */
+  truncate(length: number): void {
+    this.#writable();
+    const events = this.#events;
+    if (!Number.isSafeInteger(length) || length < 0) {
+      throw new InvalidArgumentError(
+        `truncate expects a length (0..${events.length}), found ${describeValue(length)}`,
+      );
+    }
+    for (let seq = length; seq < events.length; seq++) {
+      if (events[seq] === undefined) this.#elided--;
+    }
+    if (length < events.length) events.length = length;
+  }
+
+  /** The event at `seq` as it was pushed, or `undefined` where an elided chunk is. */
+  peek(seq: number): SessionEvent | undefined {
+    return this.#events[seq];
+  }
+
+  /** True when the event at `seq` is an elided chunk. */
+  isElided(seq: number): boolean {
+    return Number.isInteger(seq) && seq >= 0 && seq < this.#events.length
+      ? this.#events[seq] === undefined
+      : false;
+  }
+
+  /** The event at `seq`, an elided chunk as its stub; `undefined` outside the log. */
+  at(seq: number): SessionEvent | undefined {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#events.length) return undefined;
+    return this.#events[seq] ?? this.stub(seq);
+  }
+
+  /**
+   * The stub of the elided chunk at `seq`, frozen: its seq and time, and the shared marker of
+   * its data length as its data. Only for a seq where {@link ElidedLog.isElided} is true.
+   */
+  stub(seq: number): SessionEvent<'assistant/chunk'> {
+    return Object.freeze(elidedChunk(seq, this.#times[seq] as number, this.#bytes[seq] as number));
+  }
+
+  /** Every event in a new array, each elided chunk as a stub. */
+  toEvents(): SessionEvent[] {
+    const events = this.#events.slice() as SessionEvent[];
+    if (this.#elided === 0) return events;
+    for (let seq = 0; seq < events.length; seq++) {
+      if (events[seq] === undefined) events[seq] = this.stub(seq);
+    }
+    return events;
+  }
+
+  /** Called by the session it seeds: from now on the log may not change. */
+  seal(): void {
+    this.#sealed = true;
+  }
+
+  #writable(): void {
+    if (this.#sealed) {
+      throw new InvalidArgumentError(
+        'this ElidedLog seeded a session, which reads its elided chunks from it; it can no longer change',
+      );
+    }
+  }
+
+  #index(seq: number): number {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#events.length) {
+      throw new InvalidArgumentError(
+        `expected the seq of an event of the log (0..${this.#events.length - 1}), found ${describeValue(seq)}`,
+      );
+    }
+    return seq;
+  }
+
+  #record(seq: number, time: number, bytes: number): void {
+    if (seq >= this.#times.length) {
+      const size = Math.max(1024, (seq + 1) * 2);
+      const times = new Float64Array(size);
+      times.set(this.#times);
+      this.#times = times;
+      const lengths = new Float64Array(size);
+      lengths.set(this.#bytes);
+      this.#bytes = lengths;
+    }
+    this.#times[seq] = time;
+    this.#bytes[seq] = bytes;
+    this.#elided++;
+  }
+}
+
+/** Throws unless `time` is integer epoch ms and `bytes` a data length (as a stub needs). */
+function checkElided(time: number, bytes: number): void {
+  if (!Number.isSafeInteger(time) || Object.is(time, -0)) {
+    throw new InvalidArgumentError(
+      `expected the elided chunk's time as integer epoch ms, found ${describeValue(time)}`,
+    );
+  }
+  // The common case without a call; anything else gets the marker's own check and error.
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || Object.is(bytes, -0)) elidedChunkData(bytes);
+}

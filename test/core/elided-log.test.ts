@@ -1,0 +1,167 @@
+/**
+ * The compact form of a load with elided chunks: a session seeded from an `ElidedLog` holds
+ * the same log as one seeded from its stubs, builds a stub only when that event is read, and
+ * applies the same rules.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  ElidedLog,
+  elidedChunkData,
+  InvalidArgumentError,
+  isElidedChunk,
+  planRepair,
+  Session,
+  type SessionEvent,
+  SessionValidationError,
+} from '../../src/core/index.js';
+import { recordToolTurn, tickingClock, user } from './builders.js';
+
+/** Two complete turns and a third that crashed while its model was streaming. */
+function recorded(): Session {
+  const session = Session.create({ id: 'c', clock: tickingClock() });
+  recordToolTurn(session, 1);
+  recordToolTurn(session, 2);
+  session.append('turn/start', { turn: 3 });
+  session.append('user/message', user('u3', 'and now?'), { surfaceOp: 'append' });
+  session.append('step/start', { turn: 3, step: 1 });
+  session.append('assistant/chunk', {
+    turn: 3,
+    step: 1,
+    chunk: { type: 'text-delta', id: 't0', delta: 'stream cut by a cr' },
+  });
+  return session;
+}
+
+function finishedSeqs(events: readonly SessionEvent[]): Set<number> {
+  const finished = new Set<number>();
+  for (const event of events) {
+    if (event.type === 'assistant/message')
+      for (const seq of event.sourceEventSeqs ?? []) finished.add(seq);
+  }
+  return finished;
+}
+
+/** The load a store builds: finished chunks as holes, every other event as parsed JSON. */
+function compactLoad(events: readonly SessionEvent[]): ElidedLog {
+  const finished = finishedSeqs(events);
+  const log = new ElidedLog();
+  for (const event of events) {
+    if (event.type === 'assistant/chunk' && finished.has(event.seq)) {
+      log.pushElided(event.time, Buffer.byteLength(JSON.stringify(event.data)));
+    } else log.push(JSON.parse(JSON.stringify(event)) as SessionEvent);
+  }
+  return log;
+}
+
+/** The same load with a stub object per finished chunk (what `LoadedSession.events` holds). */
+function stubLoad(events: readonly SessionEvent[]): SessionEvent[] {
+  const finished = finishedSeqs(events);
+  return events.map((event) =>
+    event.type === 'assistant/chunk' && finished.has(event.seq)
+      ? {
+          seq: event.seq,
+          time: event.time,
+          type: event.type,
+          data: elidedChunkData(Buffer.byteLength(JSON.stringify(event.data))),
+        }
+      : (JSON.parse(JSON.stringify(event)) as SessionEvent),
+  );
+}
+
+describe('a session seeded from an ElidedLog', () => {
+  it('holds the same log, surface, messages and transcript as one seeded from stubs', () => {
+    const original = recorded().events;
+    const log = compactLoad(original);
+    expect(log.elidedCount).toBeGreaterThan(0);
+    const compact = Session.create({ id: 'c', seed: log, seedMode: 'parsed' });
+    const stubs = Session.create({ id: 'c', seed: stubLoad(original), seedMode: 'parsed' });
+    expect(compact.elidedChunkCount).toBe(stubs.elidedChunkCount);
+    expect(compact.deriveMessages()).toEqual(stubs.deriveMessages());
+    expect(compact.transcript()).toEqual(stubs.transcript());
+    expect(compact.surface.seqs).toEqual(stubs.surface.seqs);
+    expect(compact.messagesAt(5)).toEqual(stubs.messagesAt(5));
+    expect(compact.events).toEqual(stubs.events);
+  });
+
+  it('builds a frozen stub when an elided chunk is read, the same object each time', () => {
+    const original = recorded().events;
+    const session = Session.create({ id: 'c', seed: compactLoad(original) });
+    const seq = original.findIndex((event) => event.type === 'assistant/chunk');
+    const stub = session.event(seq) as SessionEvent;
+    expect(isElidedChunk(stub)).toBe(true);
+    expect(stub).toEqual({
+      seq,
+      time: original[seq]?.time,
+      type: 'assistant/chunk',
+      data: { elided: { bytes: Buffer.byteLength(JSON.stringify(original[seq]?.data)) } },
+    });
+    expect(Object.isFrozen(stub)).toBe(true);
+    expect(session.event(seq)).toBe(stub);
+    expect(session.events[seq]).toBe(stub);
+    expect(session.event(original.length)).toBeUndefined();
+  });
+
+  it('appends after the seed as any session does', () => {
+    const original = recorded().events;
+    const session = Session.create({ id: 'c', seed: compactLoad(original) });
+    const next = session.append('step/end', { turn: 3, step: 1 });
+    expect(next.seq).toBe(original.length);
+    expect(session.events).toHaveLength(original.length + 1);
+  });
+
+  it('refuses an elided chunk that no later message cites, as a seed of stubs does', () => {
+    const log = new ElidedLog();
+    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.pushElided(2, 10);
+    const seed = () => Session.create({ id: 'c', seed: log });
+    expect(seed).toThrow(SessionValidationError);
+    expect(seed).toThrow(/none cites seq 1/);
+  });
+
+  it('seals the log it was seeded from', () => {
+    const log = compactLoad(recorded().events);
+    Session.create({ id: 'c', seed: log });
+    expect(() => log.pushElided(1, 1)).toThrow(InvalidArgumentError);
+    expect(() => log.truncate(0)).toThrow(/can no longer change/);
+  });
+});
+
+describe('an ElidedLog', () => {
+  it('refuses an elided chunk without an integer time or a length, and stays as it was', () => {
+    const log = new ElidedLog();
+    for (const [time, bytes] of [
+      [1.5, 3],
+      [-0, 3],
+      [Number.NaN, 3],
+      [1, -1],
+      [1, 0.5],
+      [1, Number.POSITIVE_INFINITY],
+    ] as const) {
+      expect(() => log.pushElided(time, bytes)).toThrow(InvalidArgumentError);
+    }
+    expect(log.length).toBe(0);
+    expect(log.elidedCount).toBe(0);
+  });
+
+  it('gives every event in order, elided ones as stubs, and tracks restores and truncation', () => {
+    const log = new ElidedLog();
+    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.pushElided(2, 7);
+    log.pushElided(3, 8);
+    expect(log.toEvents().map(isElidedChunk)).toEqual([false, true, true]);
+    const chunk: SessionEvent = { seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } };
+    log.restore(1, chunk);
+    expect(log.peek(1)).toBe(chunk);
+    expect(log.elidedCount).toBe(1);
+    log.truncate(2);
+    expect(log.length).toBe(2);
+    expect(log.elidedCount).toBe(0);
+    expect(() => log.restore(5, chunk)).toThrow(InvalidArgumentError);
+  });
+
+  it('plans the same repair as the events it stands for', () => {
+    const original = recorded().events;
+    expect(planRepair(compactLoad(original))).toEqual(planRepair(stubLoad(original)));
+    expect(planRepair(compactLoad(original)).length).toBeGreaterThan(0);
+  });
+});
