@@ -1,12 +1,13 @@
 /**
  * Small builders for event data used across the core tests.
  */
-import type {
-  AssistantMessageData,
+import {
+  type AssistantMessageData,
+  elidedChunkData,
   Session,
-  SessionEvent,
-  ToolResultData,
-  UserMessage,
+  type SessionEvent,
+  type ToolResultData,
+  type UserMessage,
 } from '../../src/core/index.js';
 
 export function user(id: string, text: string): UserMessage {
@@ -136,4 +137,45 @@ export function withHole(length: number): number[] {
   const array = new Array<number>(length).fill(0);
   delete array[1];
   return array;
+}
+
+/** Two complete turns and a third that crashed while its model was streaming. */
+export function crashedMidStream(id: string): Session {
+  const session = Session.create({ id, clock: tickingClock() });
+  recordToolTurn(session, 1);
+  recordToolTurn(session, 2);
+  session.append('turn/start', { turn: 3 });
+  session.append('user/message', user('u3', 'and now?'), { surfaceOp: 'append' });
+  session.append('step/start', { turn: 3, step: 1 });
+  session.append('assistant/chunk', {
+    turn: 3,
+    step: 1,
+    chunk: { type: 'text-delta', id: 't0', delta: 'stream cut by a cr' },
+  });
+  return session;
+}
+
+/** The seqs the `assistant/message` events of `events` cite: the finished chunks. */
+export function finishedSeqs(events: readonly SessionEvent[]): Set<number> {
+  const finished = new Set<number>();
+  for (const event of events) {
+    if (event.type === 'assistant/message')
+      for (const seq of event.sourceEventSeqs ?? []) finished.add(seq);
+  }
+  return finished;
+}
+
+/** What a store's fast-path load hands over: finished chunks as stubs, JSON everywhere else. */
+export function elidedLoad(events: readonly SessionEvent[]): SessionEvent[] {
+  const finished = finishedSeqs(events);
+  return events.map((event) =>
+    event.type === 'assistant/chunk' && finished.has(event.seq)
+      ? {
+          seq: event.seq,
+          time: event.time,
+          type: event.type,
+          data: elidedChunkData(Buffer.byteLength(JSON.stringify(event.data))),
+        }
+      : (JSON.parse(JSON.stringify(event)) as SessionEvent),
+  );
 }

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   ElidedLog,
-  elidedChunkData,
   InvalidArgumentError,
   isElidedChunk,
   planRepair,
@@ -14,32 +13,7 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { recordToolTurn, tickingClock, user } from './builders.js';
-
-/** Two complete turns and a third that crashed while its model was streaming. */
-function recorded(): Session {
-  const session = Session.create({ id: 'c', clock: tickingClock() });
-  recordToolTurn(session, 1);
-  recordToolTurn(session, 2);
-  session.append('turn/start', { turn: 3 });
-  session.append('user/message', user('u3', 'and now?'), { surfaceOp: 'append' });
-  session.append('step/start', { turn: 3, step: 1 });
-  session.append('assistant/chunk', {
-    turn: 3,
-    step: 1,
-    chunk: { type: 'text-delta', id: 't0', delta: 'stream cut by a cr' },
-  });
-  return session;
-}
-
-function finishedSeqs(events: readonly SessionEvent[]): Set<number> {
-  const finished = new Set<number>();
-  for (const event of events) {
-    if (event.type === 'assistant/message')
-      for (const seq of event.sourceEventSeqs ?? []) finished.add(seq);
-  }
-  return finished;
-}
+import { crashedMidStream, elidedLoad, finishedSeqs } from './builders.js';
 
 /** The load a store builds: finished chunks as holes, every other event as parsed JSON. */
 function compactLoad(events: readonly SessionEvent[]): ElidedLog {
@@ -53,28 +27,13 @@ function compactLoad(events: readonly SessionEvent[]): ElidedLog {
   return log;
 }
 
-/** The same load with a stub object per finished chunk (what `LoadedSession.events` holds). */
-function stubLoad(events: readonly SessionEvent[]): SessionEvent[] {
-  const finished = finishedSeqs(events);
-  return events.map((event) =>
-    event.type === 'assistant/chunk' && finished.has(event.seq)
-      ? {
-          seq: event.seq,
-          time: event.time,
-          type: event.type,
-          data: elidedChunkData(Buffer.byteLength(JSON.stringify(event.data))),
-        }
-      : (JSON.parse(JSON.stringify(event)) as SessionEvent),
-  );
-}
-
 describe('a session seeded from an ElidedLog', () => {
   it('holds the same log, surface, messages and transcript as one seeded from stubs', () => {
-    const original = recorded().events;
+    const original = crashedMidStream('c').events;
     const log = compactLoad(original);
     expect(log.elidedCount).toBeGreaterThan(0);
     const compact = Session.create({ id: 'c', seed: log, seedMode: 'parsed' });
-    const stubs = Session.create({ id: 'c', seed: stubLoad(original), seedMode: 'parsed' });
+    const stubs = Session.create({ id: 'c', seed: elidedLoad(original), seedMode: 'parsed' });
     expect(compact.elidedChunkCount).toBe(stubs.elidedChunkCount);
     expect(compact.deriveMessages()).toEqual(stubs.deriveMessages());
     expect(compact.transcript()).toEqual(stubs.transcript());
@@ -84,7 +43,7 @@ describe('a session seeded from an ElidedLog', () => {
   });
 
   it('builds a frozen stub when an elided chunk is read, the same object each time', () => {
-    const original = recorded().events;
+    const original = crashedMidStream('c').events;
     const session = Session.create({ id: 'c', seed: compactLoad(original) });
     const seq = original.findIndex((event) => event.type === 'assistant/chunk');
     const stub = session.event(seq) as SessionEvent;
@@ -102,7 +61,7 @@ describe('a session seeded from an ElidedLog', () => {
   });
 
   it('appends after the seed as any session does', () => {
-    const original = recorded().events;
+    const original = crashedMidStream('c').events;
     const session = Session.create({ id: 'c', seed: compactLoad(original) });
     const next = session.append('step/end', { turn: 3, step: 1 });
     expect(next.seq).toBe(original.length);
@@ -119,7 +78,7 @@ describe('a session seeded from an ElidedLog', () => {
   });
 
   it('seals the log it was seeded from', () => {
-    const log = compactLoad(recorded().events);
+    const log = compactLoad(crashedMidStream('c').events);
     Session.create({ id: 'c', seed: log });
     expect(() => log.pushElided(1, 1)).toThrow(InvalidArgumentError);
     expect(() => log.truncate(0)).toThrow(/can no longer change/);
@@ -160,8 +119,8 @@ describe('an ElidedLog', () => {
   });
 
   it('plans the same repair as the events it stands for', () => {
-    const original = recorded().events;
-    expect(planRepair(compactLoad(original))).toEqual(planRepair(stubLoad(original)));
+    const original = crashedMidStream('c').events;
+    expect(planRepair(compactLoad(original))).toEqual(planRepair(elidedLoad(original)));
     expect(planRepair(compactLoad(original)).length).toBeGreaterThan(0);
   });
 });

@@ -19,42 +19,14 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { assistant, recordToolTurn, tickingClock, user } from './builders.js';
-
-/** Two complete turns and a third that crashed while its model was streaming. */
-function recorded(): Session {
-  const session = Session.create({ id: 'e', clock: tickingClock() });
-  recordToolTurn(session, 1);
-  recordToolTurn(session, 2);
-  session.append('turn/start', { turn: 3 });
-  session.append('user/message', user('u3', 'and now?'), { surfaceOp: 'append' });
-  session.append('step/start', { turn: 3, step: 1 });
-  session.append('assistant/chunk', {
-    turn: 3,
-    step: 1,
-    chunk: { type: 'text-delta', id: 't0', delta: 'stream cut by a cr' },
-  });
-  return session;
-}
-
-/** What a store's fast-path load hands over: finished chunks as stubs, JSON everywhere else. */
-function elidedLoad(events: readonly SessionEvent[]): SessionEvent[] {
-  const finished = new Set<number>();
-  for (const event of events) {
-    if (event.type === 'assistant/message')
-      for (const seq of event.sourceEventSeqs ?? []) finished.add(seq);
-  }
-  return events.map((event) =>
-    event.type === 'assistant/chunk' && finished.has(event.seq)
-      ? {
-          seq: event.seq,
-          time: event.time,
-          type: event.type,
-          data: elidedChunkData(Buffer.byteLength(JSON.stringify(event.data))),
-        }
-      : (JSON.parse(JSON.stringify(event)) as SessionEvent),
-  );
-}
+import {
+  assistant,
+  crashedMidStream,
+  elidedLoad,
+  recordToolTurn,
+  tickingClock,
+  user,
+} from './builders.js';
 
 function validationError(action: () => unknown): SessionValidationError {
   try {
@@ -92,7 +64,7 @@ describe('the elided chunk marker', () => {
 
 describe('seeding a session with stubs', () => {
   it('accepts stubs that a later assistant/message cites, with the surface and messages of the full log', () => {
-    const full = recorded();
+    const full = crashedMidStream('e');
     const seed = elidedLoad(full.events);
     const session = Session.create({ seed, seedMode: 'parsed' });
     expect(session.elidedChunkCount).toBe(2 * 2);
@@ -110,7 +82,7 @@ describe('seeding a session with stubs', () => {
   });
 
   it('keeps the open tail in full: a chunk no message cites yet is not a stub', () => {
-    const full = recorded();
+    const full = crashedMidStream('e');
     const session = Session.create({ seed: elidedLoad(full.events) });
     const tail = session.event(full.seq - 1) as SessionEvent;
     expect(isElidedChunk(tail)).toBe(false);
@@ -118,7 +90,7 @@ describe('seeding a session with stubs', () => {
   });
 
   it('accepts stubs in every seed mode and from a JSON round trip, normalised to the shared marker', () => {
-    const seed = elidedLoad(recorded().events);
+    const seed = elidedLoad(crashedMidStream('e').events);
     for (const mode of ['copy', 'adopt', 'parsed'] as const) {
       const roundTripped = JSON.parse(JSON.stringify(seed)) as unknown[];
       const session = Session.create({ seed: roundTripped, seedMode: mode });
@@ -131,7 +103,7 @@ describe('seeding a session with stubs', () => {
   });
 
   it('refuses a stub that no later assistant/message cites, naming the stub', () => {
-    const seed = elidedLoad(recorded().events);
+    const seed = elidedLoad(crashedMidStream('e').events);
     const uncited = seed.slice(0, 4);
     const error = validationError(() => Session.create({ seed: uncited }));
     expect(error.code).toBe('ELIDED_CHUNK_NOT_FINISHED');
@@ -177,7 +149,7 @@ describe('seeding a session with stubs', () => {
   });
 
   it('folds the same seeds as a session, with the same errors', () => {
-    const seed = elidedLoad(recorded().events);
+    const seed = elidedLoad(crashedMidStream('e').events);
     expect(foldSurface(seed).seqs).toEqual(Session.create({ seed }).surface.seqs);
     const error = validationError(() => foldSurface(seed.slice(0, 4)));
     expect(error).toMatchObject({ code: 'ELIDED_CHUNK_NOT_FINISHED', index: 3 });
@@ -186,7 +158,7 @@ describe('seeding a session with stubs', () => {
 
 describe('a session seeded with stubs', () => {
   it('refuses a live append of a stub and stays as it was', () => {
-    const session = Session.create({ seed: elidedLoad(recorded().events) });
+    const session = Session.create({ seed: elidedLoad(crashedMidStream('e').events) });
     const before = session.seq;
     const append = session.append.bind(session) as (type: string, data: unknown) => unknown;
     const error = validationError(() => append('assistant/chunk', elidedChunkData(9)));
@@ -196,7 +168,10 @@ describe('a session seeded with stubs', () => {
   });
 
   it('appends real events after its stubs', () => {
-    const session = Session.create({ seed: elidedLoad(recorded().events), clock: () => 5 });
+    const session = Session.create({
+      seed: elidedLoad(crashedMidStream('e').events),
+      clock: () => 5,
+    });
     const chunk = session.append('assistant/chunk', {
       turn: 3,
       step: 1,
@@ -228,7 +203,7 @@ describe('a session seeded with stubs', () => {
   });
 
   it('lints like the full log, checking stubs by their position in the open step', () => {
-    const full = recorded();
+    const full = crashedMidStream('e');
     const session = Session.create({ seed: elidedLoad(full.events) });
     expect(checkInvariants(session.events)).toEqual(checkInvariants(full.events));
     expect(checkInvariants(elidedLoad(full.events))).toEqual(checkInvariants(full.events));
@@ -250,14 +225,14 @@ describe('a session seeded with stubs', () => {
   });
 
   it('reports a stub nothing cites as a log a session would refuse', () => {
-    const seed = elidedLoad(recorded().events).slice(0, 4);
+    const seed = elidedLoad(crashedMidStream('e').events).slice(0, 4);
     const violations = checkInvariants(seed);
     expect(violations.at(-1)).toMatchObject({ code: 'INVALID_LOG', seq: 3 });
   });
 });
 
 describe("seedMode 'parsed'", () => {
-  const text = JSON.stringify(recorded().events);
+  const text = JSON.stringify(crashedMidStream('e').events);
 
   it('accepts what copy accepts and freezes the parsed objects in place', () => {
     const parsed = JSON.parse(text) as SessionEvent[];
