@@ -101,6 +101,9 @@ export async function screenshot(page: Page, name: string, forDocs = false): Pro
   }
 }
 
+/** How long a describe block's store and browser may take to set up. */
+const SETUP_TIMEOUT_MS = 60_000;
+
 /** What {@link useBrowserAndStore} sets up for a describe block. */
 export interface BrowserAndStore {
   readonly dir: string;
@@ -126,7 +129,9 @@ export function useBrowserAndStore(
     Object.assign(state, { dir: stores.dir, storeUrl: stores.urls.jsonl, remove: stores.remove });
     await fill(state.storeUrl, state.dir);
     state.browser = await launch();
-  });
+    // Filling the store and starting Chromium share 2 cores with the rest of the suite on CI,
+    // where they have taken more than vitest's default 10 s.
+  }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     await state.browser?.close();
     state.remove();
