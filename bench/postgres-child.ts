@@ -125,7 +125,7 @@ async function resumeOurs(
   const loadedAt = nowNs();
   const session = Session.create({
     header: loaded.header,
-    seed: loaded.events,
+    seed: loaded.log ?? loaded.events,
     seedMode: 'parsed',
   });
   const end = nowNs();

@@ -232,7 +232,7 @@ async function resumeOurs(dir: string, id: string, elide: boolean): Promise<Resu
   const loadedAt = nowNs();
   const session = Session.create({
     header: loaded.header,
-    seed: loaded.events,
+    seed: loaded.log ?? loaded.events,
     seedMode: 'parsed',
   });
   const end = nowNs();
@@ -284,7 +284,7 @@ async function resumeMemory(dir: string, id: string): Promise<ResumeChildResult>
     await warmUp(warm, 'warmup', WARMUP_TURNS);
     for (let i = 0; i < 3; i++) {
       const loaded = await warm.load('warmup', { elideFinishedChunks: true });
-      consume(Session.create({ seed: loaded.events, seedMode: 'parsed' }).seq);
+      consume(Session.create({ seed: loaded.log ?? loaded.events, seedMode: 'parsed' }).seq);
     }
     await warm.close();
   } finally {

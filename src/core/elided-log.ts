@@ -18,6 +18,7 @@ import { describeValue, InvalidArgumentError } from './errors.js';
 import type { SessionEvent } from './events.js';
 
 const EMPTY = new Float64Array(0);
+const NO_HOLES = new Uint8Array(0);
 
 /**
  * The events of a loaded log in seq order, where an elided chunk is only its time and length.
@@ -36,6 +37,8 @@ export class ElidedLog {
   readonly #events: (SessionEvent | undefined)[] = [];
   #times = EMPTY;
   #bytes = EMPTY;
+  /** A byte per seq, 1 where an elided chunk is (what a seeded session checks is finished). */
+  #holes = NO_HOLES;
   #elided = 0;
   #sealed = false;
 
@@ -69,6 +72,33 @@ export class ElidedLog {
     this.#record(seq, time, bytes);
   }
 
+  /**
+   * Appends a run of elided chunks at the next seqs: `times[i]` and `sizes[i]` for each `i` from
+   * `from` on, checked as {@link ElidedLog.pushElided} checks one. One call per run instead of
+   * one per chunk: a resume appends a million of them.
+   *
+   * @throws InvalidArgumentError when a time or a size is not one a chunk can have; the log is
+   *   unchanged.
+   */
+  pushElidedRun(times: Float64Array, sizes: Float64Array, from = 0): void {
+    this.#writable();
+    const count = times.length - from;
+    if (sizes.length !== times.length || !Number.isSafeInteger(from) || from < 0 || count < 0) {
+      throw new InvalidArgumentError(
+        `pushElidedRun expects as many times as sizes and a start within them, found ${times.length} times, ${sizes.length} sizes, from ${describeValue(from)}`,
+      );
+    }
+    for (let i = from; i < times.length; i++) checkElided(times[i] as number, sizes[i] as number);
+    const events = this.#events;
+    const seq = events.length;
+    this.#reserve(seq + count);
+    this.#times.set(times.subarray(from), seq);
+    this.#bytes.set(sizes.subarray(from), seq);
+    this.#holes.fill(1, seq, seq + count);
+    for (let i = 0; i < count; i++) events.push(undefined);
+    this.#elided += count;
+  }
+
   /** Turns the event at `seq` into an elided chunk (a store that finds it finished late). */
   elide(seq: number, time: number, bytes: number): void {
     this.#writable();
@@ -83,6 +113,7 @@ export class ElidedLog {
     this.#writable();
     if (this.#events[this.#index(seq)] !== undefined) return;
     this.#events[seq] = event;
+    this.#holes[seq] = 0;
     this.#elided--;
   }
 
@@ -98,7 +129,10 @@ export class ElidedLog {
     for (let seq = length; seq < events.length; seq++) {
       if (events[seq] === undefined) this.#elided--;
     }
-    if (length < events.length) events.length = length;
+    if (length < events.length) {
+      this.#holes.fill(0, length, events.length);
+      events.length = length;
+    }
   }
 
   /** The event at `seq` as it was pushed, or `undefined` where an elided chunk is. */
@@ -137,6 +171,19 @@ export class ElidedLog {
     return events;
   }
 
+  /**
+   * Every event in a new array as it was pushed, `undefined` where an elided chunk is (a session
+   * seeded from this log keeps it so, and builds a stub only when one is read).
+   */
+  slots(): (SessionEvent | undefined)[] {
+    return this.#events.slice();
+  }
+
+  /** A new array of a byte per seq: 1 where an elided chunk is, 0 elsewhere. */
+  elidedMap(): Uint8Array {
+    return this.#holes.slice(0, this.#events.length);
+  }
+
   /** Called by the session it seeds: from now on the log may not change. */
   seal(): void {
     this.#sealed = true;
@@ -160,18 +207,26 @@ export class ElidedLog {
   }
 
   #record(seq: number, time: number, bytes: number): void {
-    if (seq >= this.#times.length) {
-      const size = Math.max(1024, (seq + 1) * 2);
-      const times = new Float64Array(size);
-      times.set(this.#times);
-      this.#times = times;
-      const lengths = new Float64Array(size);
-      lengths.set(this.#bytes);
-      this.#bytes = lengths;
-    }
+    this.#reserve(seq + 1);
     this.#times[seq] = time;
     this.#bytes[seq] = bytes;
+    this.#holes[seq] = 1;
     this.#elided++;
+  }
+
+  /** Grows the typed arrays to hold at least `length` seqs. */
+  #reserve(length: number): void {
+    if (length <= this.#times.length) return;
+    const size = Math.max(1024, length * 2);
+    const times = new Float64Array(size);
+    times.set(this.#times);
+    this.#times = times;
+    const lengths = new Float64Array(size);
+    lengths.set(this.#bytes);
+    this.#bytes = lengths;
+    const holes = new Uint8Array(size);
+    holes.set(this.#holes);
+    this.#holes = holes;
   }
 }
 

@@ -64,8 +64,9 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
   let openTurn: number | undefined;
   let openStep: number | undefined;
   const pending = new Map<string, PendingCall>();
-  // The chunks of the open step's attempt in progress that no message cites yet.
-  let streamed: SessionEvent[] = [];
+  // The chunks of the open step's attempt in progress that no message cites yet; an elided
+  // chunk as its seq (a stub is built only for one that is still here at the end).
+  let streamed: (SessionEvent | number)[] = [];
   let source = { provider: 'unknown', model: 'unknown' };
   const compact = events instanceof ElidedLog ? events : undefined;
   const list = compact === undefined ? (events as readonly SessionEvent[]) : undefined;
@@ -74,7 +75,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
     const event = list === undefined ? compact?.peek(index) : list[index];
     if (event === undefined) {
       // An elided chunk: only the open step's chunks matter, and a finished one adds no text.
-      if (openStep !== undefined) streamed.push((compact as ElidedLog).stub(index));
+      if (openStep !== undefined) streamed.push(index);
       continue;
     }
     switch (event.type) {
@@ -142,7 +143,10 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
   let seq = last.seq + 1;
   const closers: SessionEvent[] = [];
   if (openStep !== undefined && streamed.length > 0) {
-    const content = partialContent(streamed);
+    const chunks = streamed.map((entry) =>
+      typeof entry === 'number' ? (compact as ElidedLog).stub(entry) : entry,
+    );
+    const content = partialContent(chunks);
     if (content.length > 0) content.push(interruptionMarker('crashed'));
     const data: AssistantMessageData = {
       turn,
@@ -162,7 +166,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
         time,
         'assistant/message',
         data,
-        streamed.map((e) => e.seq),
+        chunks.map((e) => e.seq),
       ),
     );
   }

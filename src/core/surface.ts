@@ -350,29 +350,52 @@ export function seedLog(
   manager: SurfaceManager,
   log: (SessionEvent | undefined)[],
 ): number {
+  if (events instanceof ElidedLog) return seedElidedLog(events, admit, manager, log);
   const elided = new ElidedChunkTracker();
-  const compact = events instanceof ElidedLog ? events : undefined;
-  const list = compact === undefined ? (events as readonly unknown[]) : undefined;
-  const length = events.length;
-  for (let index = 0; index < length; index++) {
-    const raw = list === undefined ? compact?.peek(index) : list[index];
-    if (raw === undefined && list === undefined) {
+  for (let index = 0; index < events.length; index++) {
+    const event = admit(events[index], index);
+    manager.validateSeeded(event, index);
+    log.push(event);
+    noteSeeded(elided, event);
+  }
+  elided.finish();
+  return elided.count;
+}
+
+/**
+ * {@link seedLog} for a loaded log with holes: only the events present are admitted, and the
+ * holes are taken as a whole (a resume has a million of them), each checked finished at the end.
+ */
+function seedElidedLog(
+  events: ElidedLog,
+  admit: (raw: unknown, index: number) => SessionEvent,
+  manager: SurfaceManager,
+  log: (SessionEvent | undefined)[],
+): number {
+  const slots = events.slots();
+  const elided = new ElidedChunkTracker(events.elidedMap(), events.elidedCount);
+  for (let index = 0; index < slots.length; index++) {
+    const raw = slots[index];
+    if (raw === undefined) {
       log.push(undefined);
-      elided.noteElided(index);
       continue;
     }
     const event = admit(raw, index);
     manager.validateSeeded(event, index);
     log.push(event);
-    // Every admitted stub holds a shared marker, so this is an O(1) test per chunk.
-    if (event.type === 'assistant/chunk' && isSharedElidedMarker(event.data)) {
-      elided.noteElided(event.seq);
-    } else {
-      elided.noteEvent(event);
-    }
+    noteSeeded(elided, event);
   }
   elided.finish();
   return elided.count;
+}
+
+function noteSeeded(elided: ElidedChunkTracker, event: SessionEvent): void {
+  // Every admitted stub holds a shared marker, so this is an O(1) test per chunk.
+  if (event.type === 'assistant/chunk' && isSharedElidedMarker(event.data)) {
+    elided.noteElided(event.seq);
+  } else {
+    elided.noteEvent(event);
+  }
 }
 
 /**

@@ -175,8 +175,7 @@ function expandRun(
   const { times, sizes } = envelopes;
   if (elide) {
     try {
-      for (let i = skip; i < run.count; i++)
-        events.pushElided(times[i] as number, sizes[i] as number);
+      events.pushElidedRun(times, sizes, skip);
     } catch (error) {
       throw corruptRun(context, first, `${where} holds a time or size no chunk can have`, error);
     }

@@ -118,6 +118,58 @@ describe('an ElidedLog', () => {
     expect(() => log.restore(5, chunk)).toThrow(InvalidArgumentError);
   });
 
+  it('appends a run of elided chunks from a start within it, checked whole before any is added', () => {
+    const log = new ElidedLog();
+    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.pushElidedRun(new Float64Array([2, 3, 4]), new Float64Array([7, 8, 9]), 1);
+    expect(log.length).toBe(3);
+    expect(log.elidedCount).toBe(2);
+    expect(log.at(1)).toEqual({
+      seq: 1,
+      time: 3,
+      type: 'assistant/chunk',
+      data: { elided: { bytes: 8 } },
+    });
+    expect(log.at(2)?.time).toBe(4);
+    expect(Array.from(log.elidedMap())).toEqual([0, 1, 1]);
+    expect(log.slots()).toEqual([log.peek(0), undefined, undefined]);
+    for (const [times, sizes] of [
+      [
+        [5, 1.5],
+        [1, 1],
+      ],
+      [
+        [5, 6],
+        [1, -1],
+      ],
+      [[5], [1, 2]],
+    ] as const) {
+      expect(() => log.pushElidedRun(new Float64Array(times), new Float64Array(sizes))).toThrow(
+        InvalidArgumentError,
+      );
+    }
+    expect(() => log.pushElidedRun(new Float64Array([5]), new Float64Array([1]), 2)).toThrow(
+      /a start within them/,
+    );
+    expect(log.length).toBe(3);
+    expect(log.elidedCount).toBe(2);
+  });
+
+  it('keeps its map of elided seqs through restores, late elisions and truncation', () => {
+    const log = new ElidedLog();
+    log.pushElided(1, 1);
+    log.push({ seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } });
+    log.pushElided(3, 1);
+    log.restore(0, { seq: 0, time: 1, type: 'assistant/chunk', data: { y: 1 } });
+    log.elide(1, 2, 7);
+    expect(Array.from(log.elidedMap())).toEqual([0, 1, 1]);
+    log.truncate(1);
+    log.push({ seq: 1, time: 4, type: 'turn/start', data: { turn: 1 } });
+    log.push({ seq: 2, time: 5, type: 'turn/start', data: { turn: 2 } });
+    expect(Array.from(log.elidedMap())).toEqual([0, 0, 0]);
+    expect(log.elidedCount).toBe(0);
+  });
+
   it('plans the same repair as the events it stands for', () => {
     const original = crashedMidStream('c').events;
     expect(planRepair(compactLoad(original))).toEqual(planRepair(elidedLoad(original)));
