@@ -172,24 +172,15 @@ export function runEnvelopes(
   const { count } = row;
   const times = new Float64Array(count);
   const sizes = new Float64Array(count);
-  const steps = new VarintReader(row.times);
+  // The steps land in times[1..] and are summed in place.
+  if (!readVarints(row.times, times, 1) || !readVarints(row.sizes, sizes, 0)) return undefined;
   let time = row.time;
   times[0] = time;
   for (let i = 1; i < count; i++) {
-    const step = steps.next();
-    if (step === undefined) return undefined;
-    time += unzigzag(step);
+    time += unzigzag(times[i] as number);
     if (!Number.isSafeInteger(time)) return undefined;
     times[i] = time;
   }
-  if (!steps.done) return undefined;
-  const lengths = new VarintReader(row.sizes);
-  for (let i = 0; i < count; i++) {
-    const size = lengths.next();
-    if (size === undefined) return undefined;
-    sizes[i] = size;
-  }
-  if (!lengths.done) return undefined;
   return { times, sizes };
 }
 
@@ -235,30 +226,33 @@ class VarintWriter {
   }
 }
 
-/** Reads what {@link VarintWriter} wrote; `undefined` at the end or at a broken varint. */
-class VarintReader {
-  readonly #bytes: Uint8Array;
-  #at = 0;
-
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
-  }
-
-  get done(): boolean {
-    return this.#at === this.#bytes.length;
-  }
-
-  next(): number | undefined {
-    const bytes = this.#bytes;
-    let value = 0;
-    let scale = 1;
-    while (this.#at < bytes.length) {
-      const byte = bytes[this.#at++] as number;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return Number.isSafeInteger(value) ? value : undefined;
-      scale *= 0x80;
-      if (scale > 2 ** 56) return undefined;
+/**
+ * Reads what {@link VarintWriter} wrote into `out` from index `start` to its end; false unless
+ * `bytes` holds exactly that many varints of safe integers. One loop for a run's values, with
+ * the one-byte varint (most steps and many sizes) first: a resume reads a million of them.
+ */
+function readVarints(bytes: Uint8Array, out: Float64Array, start: number): boolean {
+  const length = bytes.length;
+  let at = 0;
+  for (let i = start; i < out.length; i++) {
+    if (at >= length) return false;
+    let byte = bytes[at++] as number;
+    if (byte < 0x80) {
+      out[i] = byte;
+      continue;
     }
-    return undefined;
+    let value = byte & 0x7f;
+    let scale = 0x80;
+    for (;;) {
+      if (at >= length) return false;
+      byte = bytes[at++] as number;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+      scale *= 0x80;
+      if (scale > 2 ** 56) return false;
+    }
+    if (!Number.isSafeInteger(value)) return false;
+    out[i] = value;
   }
+  return at === length;
 }
