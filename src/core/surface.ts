@@ -374,17 +374,19 @@ function seedElidedLog(
 ): number {
   const slots = events.slots();
   const elided = new ElidedChunkTracker(events.elidedMap(), events.elidedCount);
+  const start = log.length;
   for (let index = 0; index < slots.length; index++) {
     const raw = slots[index];
-    if (raw === undefined) {
-      log.push(undefined);
-      continue;
-    }
+    if (raw === undefined) continue;
     const event = admit(raw, index);
+    // The holes before it: growing the length leaves them as holes of the array, which read
+    // as `undefined` like the log's other elided chunks, without a write each.
+    log.length = start + index;
     manager.validateSeeded(event, index);
     log.push(event);
     noteSeeded(elided, event);
   }
+  log.length = start + slots.length;
   elided.finish();
   return elided.count;
 }
