@@ -164,50 +164,24 @@ export class CitedSeqs {
     }
   }
 
-  /**
-   * {@link CitedSeqs.cite} for an event a session admitted, whose citations are known to be
-   * unique integers below its seq: no check per citation.
-   */
-  citeAdmitted(event: SessionEvent): void {
-    const sources = event.sourceEventSeqs;
-    if (event.type !== 'assistant/message' || sources === undefined) return;
-    let cited = this.#cited;
-    if (event.seq > cited.length) {
-      const grown = new Uint8Array(Math.max(4096, event.seq * 2));
-      grown.set(cited);
-      this.#cited = cited = grown;
-    }
-    for (let i = 0; i < sources.length; i++) cited[sources[i] as number] = 1;
-  }
-
   /** True once a message taken by {@link CitedSeqs.cite} cited `seq`. */
   has(seq: number): boolean {
     return seq < this.#cited.length && this.#cited[seq] === 1;
-  }
-
-  /**
-   * The first seq marked in `marks` (a byte per seq, 1 = marked) that no message cited, or -1.
-   * One loop over both arrays: a resume checks a million stubs here.
-   */
-  firstUncited(marks: Uint8Array): number {
-    const cited = this.#cited;
-    for (let seq = 0; seq < marks.length; seq++) {
-      if (marks[seq] === 1 && cited[seq] !== 1) return seq;
-    }
-    return -1;
   }
 }
 
 /**
  * Follows the elided chunks of a seed while it is admitted, event by event, and checks at the
- * end that a later `assistant/message` cited every one of them. O(1) per event until the first
- * stub, then O(citations) per message.
+ * end that a later `assistant/message` cited every one of them. O(1) per event while every
+ * stub so far is finished, else O(citations) per message.
  */
 export class ElidedChunkTracker {
   /** Elided chunks admitted so far. */
   count: number;
+  /** A byte per seq: 1 for a stub no message has cited yet, 2 once one has. */
   #stubs: Uint8Array;
-  readonly #cited = new CitedSeqs();
+  /** How many of the stubs a message has cited. */
+  #finished = 0;
 
   /**
    * @param stubs - the stubs known before admission (a loaded log's holes), a byte per seq set
@@ -229,9 +203,24 @@ export class ElidedChunkTracker {
     this.count++;
   }
 
-  /** Takes the citations of an admitted event (a message finishes the stubs it cites). */
+  /**
+   * Takes the citations of an admitted event (a message finishes the stubs it cites; an admitted
+   * event's citations are unique integers below its seq). Counting them as they come leaves
+   * {@link ElidedChunkTracker.finish} nothing to scan when every stub is finished.
+   */
   noteEvent(event: SessionEvent): void {
-    if (this.count !== 0) this.#cited.citeAdmitted(event);
+    // Every stub so far is finished: a later citation can only be of those.
+    if (this.#finished === this.count) return;
+    const sources = event.sourceEventSeqs;
+    if (event.type !== 'assistant/message' || sources === undefined) return;
+    const stubs = this.#stubs;
+    for (let i = 0; i < sources.length; i++) {
+      const seq = sources[i] as number;
+      if (stubs[seq] === 1) {
+        stubs[seq] = 2;
+        this.#finished++;
+      }
+    }
   }
 
   /**
@@ -239,14 +228,12 @@ export class ElidedChunkTracker {
    * admitted (a citation can only come later), so an error in a later event is reported first.
    */
   finish(): void {
-    if (this.count === 0) return;
-    const seq = this.#cited.firstUncited(this.#stubs);
-    if (seq !== -1) {
-      throw new SessionValidationError(
-        'ELIDED_CHUNK_NOT_FINISHED',
-        `an elided assistant/chunk must be a finished chunk, cited by a later assistant/message of the same seed; none cites seq ${seq}, so load it with its body`,
-        { index: seq, seq, eventType: 'assistant/chunk' },
-      );
-    }
+    if (this.#finished === this.count) return;
+    const seq = this.#stubs.indexOf(1);
+    throw new SessionValidationError(
+      'ELIDED_CHUNK_NOT_FINISHED',
+      `an elided assistant/chunk must be a finished chunk, cited by a later assistant/message of the same seed; none cites seq ${seq}, so load it with its body`,
+      { index: seq, seq, eventType: 'assistant/chunk' },
+    );
   }
 }
