@@ -143,6 +143,8 @@ describe('an ElidedLog', () => {
         [1, -1],
       ],
       [[5], [1, 2]],
+      [[-0], [1]],
+      [[5], [-0]],
     ] as const) {
       expect(() => log.pushElidedRun(new Float64Array(times), new Float64Array(sizes))).toThrow(
         InvalidArgumentError,
