@@ -1,6 +1,6 @@
 /**
  * Chunk runs: how the SQL stores keep the stream chunks a message has finished (SQLite schema 4,
- * PostgreSQL schema 2). This module is the backend-neutral encoding; each backend stores the
+ * PostgreSQL schema 2, with an envelope checksum since 3). This module is the backend-neutral encoding; each backend stores the
  * columns below in a `chunk_runs` table of its own (BLOB in SQLite, bytea in PostgreSQL).
  *
  * A streamed turn is mostly `assistant/chunk` events (200 per message in the benchmarks), and
@@ -17,11 +17,15 @@
  *   compressed with raw DEFLATE (RFC 1951, zlib's `deflateRaw`);
  * - `crc`: the CRC-32 of `data`, continued over `times`, `sizes` and the line
  *   `\n<session key> <first_seq> <count> <time>` (the backend's integer key of the session, so a
- *   run that strays into another session is caught).
+ *   run that strays into another session is caught);
+ * - `envelope_crc` (PostgreSQL since schema 3): the same CRC-32 without `data` (of `times`,
+ *   `sizes` and that line), so a read that needs only the chunks' envelopes checks them without
+ *   reading the compressed bytes.
  *
  * Every chunk keeps its own seq, time and data, byte for byte: a run is an encoding, not a
- * summary. A load that elides finished chunks reads `times` and `sizes` (and checks the CRC over
- * the compressed bytes) without inflating anything. Chunks no message cites (a stream a crash
+ * summary. A load that elides finished chunks reads `times` and `sizes` without inflating
+ * anything; it checks them with `envelope_crc` where the backend has it (PostgreSQL, which then
+ * does not read `data`) and with `crc` over the compressed bytes where it has not (SQLite). Chunks no message cites (a stream a crash
  * left open) and chunks with provenance of their own stay rows of `events`.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -40,15 +44,27 @@ export const MIN_RUN_CHUNKS = 2;
  */
 const MAX_TIME_STEP = 2 ** 51;
 
-/** A row of `chunk_runs`, its integers as numbers (a backend converts what its driver gives). */
-export interface RunRow {
+/** What a run says of its chunks without their data: their seqs, times and sizes. */
+export interface RunEnvelope {
   readonly first_seq: number;
   readonly count: number;
   readonly time: number;
   readonly times: Uint8Array;
   readonly sizes: Uint8Array;
+}
+
+/** A row of `chunk_runs`, its integers as numbers (a backend converts what its driver gives). */
+export interface RunRow extends RunEnvelope {
   readonly data: Uint8Array;
   readonly crc: number;
+  /** The checksum of the envelope alone, where the backend keeps one (PostgreSQL). */
+  readonly envelope_crc?: number;
+}
+
+/** A run read without its data (`data` and `crc` not selected), checked by `envelope_crc`. */
+export interface RunEnvelopeRow extends RunEnvelope {
+  readonly data?: undefined;
+  readonly envelope_crc: number;
 }
 
 /** A chunk a run is made of: its seq, its time and its data's JSON text as stored. */
@@ -158,16 +174,23 @@ export function encodeRun(key: number, chunks: readonly RunChunk[]): RunRow {
 }
 
 /** The checksum of a run row (see the module comment). */
-export function runChecksum(key: number, row: Omit<RunRow, 'crc'>): number {
-  let crc = crc32(row.data);
-  crc = crc32(row.times, crc);
+export function runChecksum(key: number, row: RunEnvelope & { readonly data: Uint8Array }): number {
+  return envelopeChecksum(key, row, crc32(row.data));
+}
+
+/**
+ * The checksum of a run's envelope, `envelope_crc` (see the module comment); continued from
+ * `previous`, the CRC-32 of its data, it is the run's `crc`.
+ */
+export function envelopeChecksum(key: number, row: RunEnvelope, previous = 0): number {
+  let crc = crc32(row.times, previous);
   crc = crc32(row.sizes, crc);
   return crc32Text(`\n${key} ${row.first_seq} ${row.count} ${row.time}`, crc);
 }
 
 /** A run's times and sizes, decoded; `undefined` when they do not hold `count` values each. */
 export function runEnvelopes(
-  row: RunRow,
+  row: RunEnvelope,
 ): { readonly times: Float64Array; readonly sizes: Float64Array } | undefined {
   const { count } = row;
   const times = new Float64Array(count);

@@ -145,6 +145,8 @@ export interface LoadOptions {
    * `{elided: {bytes}}` of `elidedChunkData` as its `data`. Chunks no message cites (the stream of
    * a turn still open) come back in full, and a store may return any chunk in full. Stubs are
    * accepted only as a session's seed (see `docs/format.md`, "Elided chunks"). Default `false`.
+   * What is read is checked; a store may leave the bodies unread (PostgreSQL reads no run data
+   * here), and damage confined to them is then found by the next full load, not by this one.
    */
   readonly elideFinishedChunks?: boolean;
   /**

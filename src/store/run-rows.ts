@@ -6,7 +6,15 @@
  * backend's, given as a {@link RowCodec}.
  */
 import { CitedSeqs, ElidedLog, type SessionEvent } from '../core/index.js';
-import { RUN_TYPE, type RunRow, runChecksum, runEnvelopes, runTexts } from './chunk-runs.js';
+import {
+  envelopeChecksum,
+  RUN_TYPE,
+  type RunEnvelopeRow,
+  type RunRow,
+  runChecksum,
+  runEnvelopes,
+  runTexts,
+} from './chunk-runs.js';
 import { CorruptLogError } from './errors.js';
 import { checkRowPosition, checkRowsComplete } from './store-rules.js';
 
@@ -28,6 +36,12 @@ export interface RowCodec<R> {
   dataBytes(row: R): number;
 }
 
+/**
+ * A run as read: whole, or without its data for a load that elides finished chunks from a
+ * backend that checksums envelopes apart (PostgreSQL).
+ */
+export type ReadRun = RunRow | RunEnvelopeRow;
+
 /** How {@link decodeSessionRows} reads a session. */
 export interface DecodeOptions {
   /** Finished chunks become stubs: the data of runs is neither inflated nor parsed. */
@@ -45,7 +59,7 @@ export function decodeSessionRows<R>(
   context: RunContext,
   codec: RowCodec<R>,
   rows: Iterable<R>,
-  runs: readonly RunRow[],
+  runs: readonly ReadRun[],
   recordedLength: number,
   options: DecodeOptions = {},
 ): { log: ElidedLog; damage?: CorruptLogError } {
@@ -112,7 +126,7 @@ function mergeRows<R>(
   context: RunContext,
   codec: RowCodec<R>,
   rows: Iterable<R>,
-  runs: readonly RunRow[],
+  runs: readonly ReadRun[],
   from: number,
   recordedLength: number,
   elide: boolean,
@@ -121,8 +135,8 @@ function mergeRows<R>(
   const chunkRows: ChunkRow[] = [];
   let next = 0;
   const expandBefore = (limit: number): void => {
-    while (next < runs.length && (runs[next] as RunRow).first_seq < limit) {
-      expandRun(context, runs[next] as RunRow, from, recordedLength, elide, events);
+    while (next < runs.length && (runs[next] as ReadRun).first_seq < limit) {
+      expandRun(context, runs[next] as ReadRun, from, recordedLength, elide, events);
       next++;
     }
   };
@@ -143,7 +157,7 @@ function mergeRows<R>(
 /** Pushes the chunks of a run (from `from` on, for a run that begins before it). */
 function expandRun(
   context: RunContext,
-  run: RunRow,
+  run: ReadRun,
   from: number,
   recordedLength: number,
   elide: boolean,
@@ -165,7 +179,7 @@ function expandRun(
   // Throws (naming the run's last seq) when the run reaches beyond the recorded length.
   if (last >= recordedLength) checkRowPosition(context, last, last, recordedLength);
   const where = `the chunk run of session '${context.id}' at seqs ${first}..${last}`;
-  if (runChecksum(context.key, run) !== run.crc) {
+  if (!isIntact(context.key, run)) {
     throw corruptRun(context, first, `${where} does not match its checksum`);
   }
   const envelopes = runEnvelopes(run);
@@ -180,6 +194,9 @@ function expandRun(
       throw corruptRun(context, first, `${where} holds a time or size no chunk can have`, error);
     }
     return;
+  }
+  if (run.data === undefined) {
+    throw new TypeError(`${where} was read without its data, which a full load needs`);
   }
   const texts = runTexts(run);
   if (texts === undefined) {
@@ -202,6 +219,17 @@ function expandRun(
     }
     events.push({ seq, time: times[i] as number, type: RUN_TYPE, data } as SessionEvent);
   }
+}
+
+/**
+ * True when a run matches its checksums: a run read without its data, its envelope checksum; a
+ * whole one, its checksum and, where the backend keeps one, its envelope checksum too (so that a
+ * run a fast load refuses is never one a full load accepts).
+ */
+function isIntact(key: number, run: ReadRun): boolean {
+  if (run.data === undefined) return envelopeChecksum(key, run) === run.envelope_crc;
+  if (runChecksum(key, run) !== run.crc) return false;
+  return run.envelope_crc === undefined || envelopeChecksum(key, run) === run.envelope_crc;
 }
 
 function corruptRun(

@@ -12,6 +12,7 @@ import {
   type DecodeOptions,
   decodeRowsFrom,
   decodeSessionRows,
+  type ReadRun,
   type RowCodec,
   type RunContext,
 } from '../run-rows.js';
@@ -32,31 +33,49 @@ export interface RowSite {
   readonly id: string;
 }
 
-/** A row of `chunk_runs` as the driver gives it (int8 as text, bytea as a Buffer). */
+/**
+ * A row of `chunk_runs` as the driver gives it (int8 as text, bytea as a Buffer); `data` and
+ * `crc` are absent from a read of {@link RUN_ENVELOPE_COLUMNS}.
+ */
 export interface PgRunRow {
   readonly first_seq: string;
   readonly count: number;
   readonly time: string;
   readonly times: Buffer;
   readonly sizes: Buffer;
-  readonly data: Buffer;
-  readonly crc: string;
+  readonly data?: Buffer;
+  readonly crc?: string;
+  readonly envelope_crc: string;
 }
 
 /** The columns of `chunk_runs` a read selects, in the order of {@link PgRunRow}. */
-export const RUN_COLUMNS = 'first_seq, count, time, times, sizes, data, crc';
+export const RUN_COLUMNS = 'first_seq, count, time, times, sizes, data, crc, envelope_crc';
+
+/**
+ * The columns a load that elides finished chunks selects: no `data`, which it would neither
+ * inflate nor use, and which is most of a run's bytes.
+ */
+export const RUN_ENVELOPE_COLUMNS = 'first_seq, count, time, times, sizes, envelope_crc';
 
 /** A run row with its integers as numbers, as the shared codec reads it. */
-export function toRunRow(row: PgRunRow): RunRow {
-  return {
+export function toReadRun(row: PgRunRow): ReadRun {
+  const envelope = {
     first_seq: Number(row.first_seq),
     count: row.count,
     time: Number(row.time),
     times: row.times,
     sizes: row.sizes,
-    data: row.data,
-    crc: Number(row.crc),
+    envelope_crc: Number(row.envelope_crc),
   };
+  if (row.data === undefined) return envelope;
+  return { ...envelope, data: row.data, crc: Number(row.crc) };
+}
+
+/** {@link toReadRun} of a row read whole ({@link RUN_COLUMNS}). */
+export function toRunRow(row: PgRunRow): RunRow {
+  const run = toReadRun(row);
+  if (run.data === undefined) throw new TypeError('expected a chunk run read with its data');
+  return run;
 }
 
 /** Where rows come from, and the session's key (which a run's checksum covers). */
@@ -89,7 +108,7 @@ export function decodeRows(
     runContext(site, key),
     rowCodec(site),
     rows,
-    runs.map(toRunRow),
+    runs.map(toReadRun),
     recordedLength,
     options,
   );

@@ -6,7 +6,7 @@
  * moves, and a retry that finds its batch landed returns before planning, so rows move once.
  */
 import type { SessionEvent } from '../../core/index.js';
-import { encodeRun, RUN_TYPE, type RunChunk } from '../chunk-runs.js';
+import { encodeRun, envelopeChecksum, RUN_TYPE, type RunChunk } from '../chunk-runs.js';
 import {
   type PlannedRuns,
   planRunChunks,
@@ -17,7 +17,7 @@ import {
 import type { PgQueryable } from './driver.js';
 import { corruptRow, type EventRow, type RowSite } from './rows.js';
 
-/** Runs per INSERT statement: 8 parameters a run stays far below the protocol's 65,535. */
+/** Runs per INSERT statement: 9 parameters a run stays far below the protocol's 65,535. */
 const RUNS_PER_INSERT = 1000;
 
 /**
@@ -94,12 +94,21 @@ async function insertRuns(
     const row = encodeRun(Number(key), run);
     const n = values.length;
     tuples.push(
-      `($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7})`,
+      `($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8})`,
     );
-    values.push(row.first_seq, row.count, row.time, row.times, row.sizes, row.data, row.crc);
+    values.push(
+      row.first_seq,
+      row.count,
+      row.time,
+      row.times,
+      row.sizes,
+      row.data,
+      row.crc,
+      envelopeChecksum(Number(key), row),
+    );
   }
   await client.query(
-    `INSERT INTO ${s}.chunk_runs (session_key, first_seq, count, time, times, sizes, data, crc) VALUES ${tuples.join(', ')}`,
+    `INSERT INTO ${s}.chunk_runs (session_key, first_seq, count, time, times, sizes, data, crc, envelope_crc) VALUES ${tuples.join(', ')}`,
     values,
   );
 }

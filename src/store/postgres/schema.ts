@@ -14,9 +14,10 @@ import type { PgPool, PgQueryable } from './driver.js';
 /**
  * Version of the layout below; bumped on any change, and a database of another is refused.
  * Version 1 kept every event as a row of `events`; version 2 moves the chunks a message has
- * finished into compressed runs in `chunk_runs` (see `../chunk-runs.ts`).
+ * finished into compressed runs in `chunk_runs` (see `../chunk-runs.ts`); version 3 gives each
+ * run a checksum of its envelope alone, `envelope_crc`, so that a fast load reads no run data.
  */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** The schema a store uses when the URL or options name none. */
 export const DEFAULT_SCHEMA = 'palimpsest';
@@ -80,6 +81,7 @@ CREATE TABLE ${s}.chunk_runs (
   sizes bytea NOT NULL,
   data bytea NOT NULL,
   crc bigint NOT NULL,
+  envelope_crc bigint NOT NULL,
   PRIMARY KEY (session_key, first_seq)
 );
 -- DEFLATE output does not compress again: spare the server trying (pglz) on every insert.

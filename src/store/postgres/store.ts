@@ -81,6 +81,7 @@ import {
   type PgRunRow,
   type RowSite,
   RUN_COLUMNS,
+  RUN_ENVELOPE_COLUMNS,
   runContext,
   toRunRow,
 } from './rows.js';
@@ -228,9 +229,8 @@ export class PostgresStore implements SessionStore {
         const recorded = Number(row.next_seq);
         // Both queries are queued on the one connection before either is awaited (a rejection
         // of the second while the first is awaited must not go unhandled). The fast path reads
-        // the runs' data too, for the checksum (see docs/postgres.md): it is the compressed
-        // text, a few bytes per chunk.
-        const pendingRuns = this.#runs(client, row.key, '');
+        // the runs without their data, checked by their envelope checksum (see docs/postgres.md).
+        const pendingRuns = this.#runs(client, row.key, '', [], elide);
         pendingRuns.catch(() => {});
         const rows = await this.#rows(client, row.key, '');
         const runs = await pendingRuns;
@@ -254,15 +254,20 @@ export class PostgresStore implements SessionStore {
     return rows;
   }
 
-  /** The chunk runs of a session in seq order, with `where` appended to its condition. */
+  /**
+   * The chunk runs of a session in seq order, with `where` appended to its condition; with
+   * `envelopes`, without their data.
+   */
   async #runs(
     client: PgQueryable,
     key: string,
     where: string,
     values: readonly unknown[] = [],
+    envelopes = false,
   ): Promise<PgRunRow[]> {
+    const columns = envelopes ? RUN_ENVELOPE_COLUMNS : RUN_COLUMNS;
     const { rows } = await client.query<PgRunRow>(
-      `SELECT ${RUN_COLUMNS} FROM ${this.#s}.chunk_runs WHERE session_key = $1${where} ORDER BY first_seq`,
+      `SELECT ${columns} FROM ${this.#s}.chunk_runs WHERE session_key = $1${where} ORDER BY first_seq`,
       [key, ...values],
     );
     return rows;

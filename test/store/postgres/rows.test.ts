@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
-import { encodeRun } from '../../../src/store/chunk-runs.js';
+import { encodeRun, envelopeChecksum } from '../../../src/store/chunk-runs.js';
 import { CorruptLogError } from '../../../src/store/index.js';
 import {
   decodePage,
@@ -47,6 +47,7 @@ function run(first: number, count: number): PgRunRow {
     sizes: Buffer.from(encoded.sizes),
     data: Buffer.from(encoded.data),
     crc: String(encoded.crc),
+    envelope_crc: String(envelopeChecksum(7, encoded)),
   };
 }
 

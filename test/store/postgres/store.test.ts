@@ -154,19 +154,19 @@ describePg('the schema', () => {
     const schema = store.settings.schema;
     await store.close();
     await withClient((client) =>
-      client.query(`UPDATE "${schema}".meta SET value = '3' WHERE key = 'schema_version'`),
+      client.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`),
     );
     const refused = await openPostgresStore({ connectionString: pgUrl, schema }).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(FormatVersionError);
     expect((refused as FormatVersionError).message).toContain(
-      'schema version 3, newer than this palimpsest supports (2)',
+      'schema version 4, newer than this palimpsest supports (3)',
     );
     const { rows } = await withClient((client) =>
       client.query(`SELECT value FROM "${schema}".meta`),
     );
-    expect(rows).toEqual([{ value: '3' }]);
+    expect(rows).toEqual([{ value: '4' }]);
   });
 
   it('is not created by a read-only open or one that must not create', async () => {
