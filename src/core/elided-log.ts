@@ -34,7 +34,11 @@ const NO_HOLES = new Uint8Array(0);
  * ```
  */
 export class ElidedLog {
-  readonly #events: (SessionEvent | undefined)[] = [];
+  /** The events in `[0, #length)`; beyond, room allocated ahead (holes that are not events). */
+  readonly #events: (SessionEvent | undefined)[];
+  #length = 0;
+  /** How many events the store said to expect: the typed arrays are allocated at that size. */
+  readonly #capacity: number;
   #times = EMPTY;
   #bytes = EMPTY;
   /** A byte per seq, 1 where an elided chunk is (what a seeded session checks is finished). */
@@ -42,9 +46,25 @@ export class ElidedLog {
   #elided = 0;
   #sealed = false;
 
+  /**
+   * @param capacity - how many events to expect (a store knows the recorded length), so that the
+   *   log is allocated once instead of grown; a hint, never a limit.
+   * @throws InvalidArgumentError when `capacity` is not a non-negative integer.
+   */
+  constructor(capacity = 0) {
+    if (!Number.isSafeInteger(capacity) || capacity < 0) {
+      throw new InvalidArgumentError(
+        `ElidedLog expects its capacity as a non-negative integer, found ${describeValue(capacity)}`,
+      );
+    }
+    this.#capacity = capacity;
+    // Holes up front (one allocation); an event written at the end of the room extends it.
+    this.#events = new Array<SessionEvent | undefined>(capacity);
+  }
+
   /** The number of events, elided ones included. */
   get length(): number {
-    return this.#events.length;
+    return this.#length;
   }
 
   /** How many of the events are elided chunks. */
@@ -55,7 +75,7 @@ export class ElidedLog {
   /** Appends an event (for the session to validate when it is seeded). */
   push(event: SessionEvent): void {
     this.#writable();
-    this.#events.push(event);
+    this.#events[this.#length++] = event;
   }
 
   /**
@@ -67,8 +87,8 @@ export class ElidedLog {
   pushElided(time: number, bytes: number): void {
     this.#writable();
     checkElided(time, bytes);
-    const seq = this.#events.length;
-    this.#events.push(undefined);
+    const seq = this.#length;
+    this.#grow(seq + 1);
     this.#record(seq, time, bytes);
   }
 
@@ -96,14 +116,12 @@ export class ElidedLog {
         checkElided(time, bytes);
       }
     }
-    const events = this.#events;
-    const seq = events.length;
+    const seq = this.#length;
     this.#reserve(seq + count);
     this.#times.set(times.subarray(from), seq);
     this.#bytes.set(sizes.subarray(from), seq);
     this.#holes.fill(1, seq, seq + count);
-    // Holes of the array, which read as `undefined` as an elided chunk does, without a write each.
-    events.length = seq + count;
+    this.#grow(seq + count);
     this.#elided += count;
   }
 
@@ -131,33 +149,33 @@ export class ElidedLog {
     const events = this.#events;
     if (!Number.isSafeInteger(length) || length < 0) {
       throw new InvalidArgumentError(
-        `truncate expects a length (0..${events.length}), found ${describeValue(length)}`,
+        `truncate expects a length (0..${this.#length}), found ${describeValue(length)}`,
       );
     }
-    for (let seq = length; seq < events.length; seq++) {
+    if (length >= this.#length) return;
+    for (let seq = length; seq < this.#length; seq++) {
       if (events[seq] === undefined) this.#elided--;
     }
-    if (length < events.length) {
-      this.#holes.fill(0, length, events.length);
-      events.length = length;
-    }
+    this.#holes.fill(0, length, this.#length);
+    events.fill(undefined, length, this.#length);
+    this.#length = length;
   }
 
   /** The event at `seq` as it was pushed, or `undefined` where an elided chunk is. */
   peek(seq: number): SessionEvent | undefined {
-    return this.#events[seq];
+    return seq < this.#length ? this.#events[seq] : undefined;
   }
 
   /** True when the event at `seq` is an elided chunk. */
   isElided(seq: number): boolean {
-    return Number.isInteger(seq) && seq >= 0 && seq < this.#events.length
+    return Number.isInteger(seq) && seq >= 0 && seq < this.#length
       ? this.#events[seq] === undefined
       : false;
   }
 
   /** The event at `seq`, an elided chunk as its stub; `undefined` outside the log. */
   at(seq: number): SessionEvent | undefined {
-    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#events.length) return undefined;
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length) return undefined;
     return this.#events[seq] ?? this.stub(seq);
   }
 
@@ -171,7 +189,7 @@ export class ElidedLog {
 
   /** Every event in a new array, each elided chunk as a stub. */
   toEvents(): SessionEvent[] {
-    const events = this.#events.slice() as SessionEvent[];
+    const events = this.#events.slice(0, this.#length) as SessionEvent[];
     if (this.#elided === 0) return events;
     for (let seq = 0; seq < events.length; seq++) {
       if (events[seq] === undefined) events[seq] = this.stub(seq);
@@ -184,12 +202,12 @@ export class ElidedLog {
    * seeded from this log keeps it so, and builds a stub only when one is read).
    */
   slots(): (SessionEvent | undefined)[] {
-    return this.#events.slice();
+    return this.#events.slice(0, this.#length);
   }
 
   /** A new array of a byte per seq: 1 where an elided chunk is, 0 elsewhere. */
   elidedMap(): Uint8Array {
-    return this.#holes.slice(0, this.#events.length);
+    return this.#holes.slice(0, this.#length);
   }
 
   /** Called by the session it seeds: from now on the log may not change. */
@@ -206,12 +224,20 @@ export class ElidedLog {
   }
 
   #index(seq: number): number {
-    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#events.length) {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length) {
       throw new InvalidArgumentError(
-        `expected the seq of an event of the log (0..${this.#events.length - 1}), found ${describeValue(seq)}`,
+        `expected the seq of an event of the log (0..${this.#length - 1}), found ${describeValue(seq)}`,
       );
     }
     return seq;
+  }
+
+  /** Lengthens the log to `length` with holes (elided chunks recorded by the caller). */
+  #grow(length: number): void {
+    // Within the room allocated ahead the holes are there already; beyond, lengthening the array
+    // makes them in one step, without a write each.
+    if (length > this.#events.length) this.#events.length = length;
+    this.#length = length;
   }
 
   #record(seq: number, time: number, bytes: number): void {
@@ -225,7 +251,7 @@ export class ElidedLog {
   /** Grows the typed arrays to hold at least `length` seqs. */
   #reserve(length: number): void {
     if (length <= this.#times.length) return;
-    const size = Math.max(1024, length * 2);
+    const size = Math.max(1024, length * 2, this.#capacity);
     const times = new Float64Array(size);
     times.set(this.#times);
     this.#times = times;

@@ -63,7 +63,7 @@ export function decodeSessionRows<R>(
   recordedLength: number,
   options: DecodeOptions = {},
 ): { log: ElidedLog; damage?: CorruptLogError } {
-  const events = new ElidedLog();
+  const events = new ElidedLog(capacityFor(recordedLength));
   const elide = options.elide === true;
   try {
     const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, elide, events);
@@ -77,6 +77,16 @@ export function decodeSessionRows<R>(
     return { log: events, damage: error };
   }
   return { log: events };
+}
+
+/** Sessions longer than this grow their log as they are read: a recorded length is not trusted. */
+const MAX_PREALLOCATED = 1 << 22;
+
+/** The capacity to allocate a session's log at: its recorded length, within reason. */
+function capacityFor(recordedLength: number): number {
+  return Number.isSafeInteger(recordedLength) && recordedLength > 0
+    ? Math.min(recordedLength, MAX_PREALLOCATED)
+    : 0;
 }
 
 /**

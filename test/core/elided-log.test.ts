@@ -157,6 +157,24 @@ describe('an ElidedLog', () => {
     expect(log.elidedCount).toBe(2);
   });
 
+  it('allocated ahead for a capacity, holds only the events pushed, and grows past it', () => {
+    const log = new ElidedLog(3);
+    expect(log.length).toBe(0);
+    expect(log.at(0)).toBeUndefined();
+    expect(log.isElided(0)).toBe(false);
+    log.pushElidedRun(new Float64Array([1, 2]), new Float64Array([5, 6]));
+    log.push({ seq: 2, time: 3, type: 'turn/start', data: { turn: 1 } });
+    log.pushElided(4, 7);
+    expect(log.length).toBe(4);
+    expect(log.slots()).toHaveLength(4);
+    expect(log.toEvents().map((event) => event.seq)).toEqual([0, 1, 2, 3]);
+    log.truncate(2);
+    expect(log.length).toBe(2);
+    expect(log.peek(2)).toBeUndefined();
+    expect(() => new ElidedLog(-1)).toThrow(InvalidArgumentError);
+    expect(() => new ElidedLog(1.5)).toThrow(/capacity as a non-negative integer, found 1.5/);
+  });
+
   it('keeps its map of elided seqs through restores, late elisions and truncation', () => {
     const log = new ElidedLog();
     log.pushElided(1, 1);
