@@ -172,7 +172,9 @@ describe('an ElidedLog', () => {
     expect(log.length).toBe(2);
     expect(log.peek(2)).toBeUndefined();
     expect(() => new ElidedLog(-1)).toThrow(InvalidArgumentError);
-    expect(() => new ElidedLog(1.5)).toThrow(/capacity as a non-negative integer, found 1.5/);
+    expect(() => new ElidedLog(1.5)).toThrow(
+      /capacity as a non-negative integer, found the number 1.5/,
+    );
   });
 
   it('keeps its map of elided seqs through restores, late elisions and truncation', () => {
