@@ -126,6 +126,16 @@ export class SurfaceManager implements SessionSurface {
     return this.order;
   }
 
+  /**
+   * Notes that the log's owner lengthens it to `length` with holes (a seed's elided chunks):
+   * folds what is pending, then passes over them without reading each, as holes never touch the
+   * surface.
+   */
+  skipHoles(length: number): void {
+    this.sync();
+    if (length > this.processed) this.processed = length;
+  }
+
   /** Replaces committed so far (only when constructed with `recordReplacements`). */
   committedReplacements(): readonly SurfaceReplacement[] {
     this.sync();
@@ -381,12 +391,18 @@ function seedElidedLog(
     const event = admit(raw, index);
     // The holes before it: growing the length leaves them as holes of the array, which read
     // as `undefined` like the log's other elided chunks, without a write each.
-    log.length = start + index;
+    if (log.length < start + index) {
+      manager.skipHoles(start + index);
+      log.length = start + index;
+    }
     manager.validateSeeded(event, index);
     log.push(event);
     noteSeeded(elided, event);
   }
-  log.length = start + slots.length;
+  if (log.length < start + slots.length) {
+    manager.skipHoles(start + slots.length);
+    log.length = start + slots.length;
+  }
   elided.finish();
   return elided.count;
 }

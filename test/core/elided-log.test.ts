@@ -13,7 +13,14 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { crashedMidStream, elidedLoad, finishedSeqs } from './builders.js';
+import {
+  crashedMidStream,
+  elidedLoad,
+  finishedSeqs,
+  recordToolTurn,
+  tickingClock,
+  user,
+} from './builders.js';
 
 /** The load a store builds: finished chunks as holes, every other event as parsed JSON. */
 function compactLoad(events: readonly SessionEvent[]): ElidedLog {
@@ -40,6 +47,26 @@ describe('a session seeded from an ElidedLog', () => {
     expect(compact.surface.seqs).toEqual(stubs.surface.seqs);
     expect(compact.messagesAt(5)).toEqual(stubs.messagesAt(5));
     expect(compact.events).toEqual(stubs.events);
+  });
+
+  it('folds replaces among the holes as a seed of stubs does', () => {
+    const session = Session.create({ id: 'r', clock: tickingClock() });
+    const first = recordToolTurn(session, 1);
+    recordToolTurn(session, 2);
+    const shadowed = session.surface.seqs.filter((seq) => seq <= first.answer);
+    session.append('context/message', user('s1', 'summary of turn 1'), {
+      surfaceOp: { op: 'replace', start: first.user, end: first.answer },
+      sourceEventSeqs: shadowed,
+    });
+    recordToolTurn(session, 3);
+    const original = session.events;
+    const compact = Session.create({ id: 'r', seed: compactLoad(original), seedMode: 'parsed' });
+    const stubs = Session.create({ id: 'r', seed: elidedLoad(original), seedMode: 'parsed' });
+    expect(compact.surface.seqs).toEqual(session.surface.seqs);
+    expect(compact.surface.replaceGeneration).toBe(1);
+    expect(stubs.surface.replaceGeneration).toBe(1);
+    expect(compact.deriveMessages()).toEqual(stubs.deriveMessages());
+    expect(compact.messagesAt(first.last)).toEqual(stubs.messagesAt(first.last));
   });
 
   it('builds a frozen stub when an elided chunk is read, the same object each time', () => {
