@@ -172,16 +172,14 @@ export class CitedSeqs {
 
 /**
  * Follows the elided chunks of a seed while it is admitted, event by event, and checks at the
- * end that a later `assistant/message` cited every one of them. O(1) per event while every
- * stub so far is finished, else O(citations) per message.
+ * end that a later `assistant/message` cited every one of them. O(1) per event until the first
+ * stub, then O(citations) per message, and one scan of a byte per seq at the end.
  */
 export class ElidedChunkTracker {
   /** Elided chunks admitted so far. */
   count: number;
   /** A byte per seq: 1 for a stub no message has cited yet, 2 once one has. */
   #stubs: Uint8Array;
-  /** How many of the stubs a message has cited. */
-  #finished = 0;
 
   /**
    * @param stubs - the stubs known before admission (a loaded log's holes), a byte per seq set
@@ -205,22 +203,16 @@ export class ElidedChunkTracker {
 
   /**
    * Takes the citations of an admitted event (a message finishes the stubs it cites; an admitted
-   * event's citations are unique integers below its seq). Counting them as they come leaves
-   * {@link ElidedChunkTracker.finish} nothing to scan when every stub is finished.
+   * event's citations are integers below its seq). Marks each cited seq, stub or not, without a
+   * test per citation: {@link ElidedChunkTracker.finish} looks for a stub left unmarked.
    */
   noteEvent(event: SessionEvent): void {
-    // Every stub so far is finished: a later citation can only be of those.
-    if (this.#finished === this.count) return;
+    if (this.count === 0) return;
     const sources = event.sourceEventSeqs;
     if (event.type !== 'assistant/message' || sources === undefined) return;
     const stubs = this.#stubs;
-    for (let i = 0; i < sources.length; i++) {
-      const seq = sources[i] as number;
-      if (stubs[seq] === 1) {
-        stubs[seq] = 2;
-        this.#finished++;
-      }
-    }
+    // A citation beyond the array names no stub (the write is dropped).
+    for (let i = 0; i < sources.length; i++) stubs[sources[i] as number] = 2;
   }
 
   /**
@@ -228,8 +220,9 @@ export class ElidedChunkTracker {
    * admitted (a citation can only come later), so an error in a later event is reported first.
    */
   finish(): void {
-    if (this.#finished === this.count) return;
+    if (this.count === 0) return;
     const seq = this.#stubs.indexOf(1);
+    if (seq === -1) return;
     throw new SessionValidationError(
       'ELIDED_CHUNK_NOT_FINISHED',
       `an elided assistant/chunk must be a finished chunk, cited by a later assistant/message of the same seed; none cites seq ${seq}, so load it with its body`,
