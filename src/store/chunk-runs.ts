@@ -173,6 +173,13 @@ export function encodeRun(key: number, chunks: readonly RunChunk[]): RunRow {
   return { ...row, crc: runChecksum(key, row) };
 }
 
+/** A run row's columns in the order both backends' `chunk_runs` tables declare them. */
+export function runColumns(
+  row: RunRow,
+): [number, number, number, Uint8Array, Uint8Array, Uint8Array, number] {
+  return [row.first_seq, row.count, row.time, row.times, row.sizes, row.data, row.crc];
+}
+
 /** The checksum of a run row (see the module comment). */
 export function runChecksum(key: number, row: RunEnvelope & { readonly data: Uint8Array }): number {
   return envelopeChecksum(key, row, crc32(row.data));

@@ -6,7 +6,7 @@
  * moves, and a retry that finds its batch landed returns before planning, so rows move once.
  */
 import type { SessionEvent } from '../../core/index.js';
-import { encodeRun, envelopeChecksum, RUN_TYPE, type RunChunk } from '../chunk-runs.js';
+import { encodeRun, envelopeChecksum, RUN_TYPE, type RunChunk, runColumns } from '../chunk-runs.js';
 import {
   type PlannedRuns,
   planRunChunks,
@@ -96,16 +96,7 @@ async function insertRuns(
     tuples.push(
       `($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8})`,
     );
-    values.push(
-      row.first_seq,
-      row.count,
-      row.time,
-      row.times,
-      row.sizes,
-      row.data,
-      row.crc,
-      envelopeChecksum(Number(key), row),
-    );
+    values.push(...runColumns(row), envelopeChecksum(Number(key), row));
   }
   await client.query(
     `INSERT INTO ${s}.chunk_runs (session_key, first_seq, count, time, times, sizes, data, crc, envelope_crc) VALUES ${tuples.join(', ')}`,

@@ -3,7 +3,7 @@
  * move them into `chunk_runs` inside the append's transaction (see `chunk-runs.ts`).
  */
 import type { SessionEvent } from '../../core/index.js';
-import { encodeRun, RUN_TYPE, type RunChunk } from '../chunk-runs.js';
+import { encodeRun, RUN_TYPE, type RunChunk, runColumns } from '../chunk-runs.js';
 import { planRunChunks, type StoredChunk, storedPart } from '../run-plan.js';
 import { corruptRow, type EventRow, type RowContext, rowChecksum } from './rows.js';
 import type { Statements } from './statements.js';
@@ -38,16 +38,7 @@ export function planRuns(
     write: () => {
       for (const run of planned.runs) {
         const row = encodeRun(context.key, run);
-        sql.insertRun.run(
-          context.key,
-          row.first_seq,
-          row.count,
-          row.time,
-          row.times,
-          row.sizes,
-          row.data,
-          row.crc,
-        );
+        sql.insertRun.run(context.key, ...runColumns(row));
         const part = storedPart(run, expected);
         if (part === undefined) continue;
         const { first, last } = part;
