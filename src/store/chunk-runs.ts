@@ -1,7 +1,8 @@
 /**
  * Chunk runs: how the SQL stores keep the stream chunks a message has finished (SQLite schema 4,
- * PostgreSQL schema 2, with an envelope checksum since 3). This module is the backend-neutral encoding; each backend stores the
- * columns below in a `chunk_runs` table of its own (BLOB in SQLite, bytea in PostgreSQL).
+ * PostgreSQL schema 2, with an envelope checksum since 3). This module is the backend-neutral
+ * encoding; each backend stores the columns below in a `chunk_runs` table of its own (BLOB in
+ * SQLite, bytea in PostgreSQL).
  *
  * A streamed turn is mostly `assistant/chunk` events (200 per message in the benchmarks), and
  * each one as a row of its own costs a row header, a primary-key entry and a checksum, beside
@@ -25,8 +26,9 @@
  * Every chunk keeps its own seq, time and data, byte for byte: a run is an encoding, not a
  * summary. A load that elides finished chunks reads `times` and `sizes` without inflating
  * anything; it checks them with `envelope_crc` where the backend has it (PostgreSQL, which then
- * does not read `data`) and with `crc` over the compressed bytes where it has not (SQLite). Chunks no message cites (a stream a crash
- * left open) and chunks with provenance of their own stay rows of `events`.
+ * does not read `data`) and with `crc` over the compressed bytes where it has not (SQLite).
+ * Chunks no message cites (a stream a crash left open) and chunks with provenance of their own
+ * stay rows of `events`.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { SessionEvent } from '../core/index.js';
