@@ -21,7 +21,7 @@ export interface SessionList {
   readonly damaged: readonly { readonly id: string | null; readonly reason: string }[];
 }
 
-/** The first line of a session's event stream, and the data of an HTML export. */
+/** A session as the page loads it: an HTML export's data, or what a stream's snapshot lines carry. */
 export interface SessionSnapshot {
   readonly kind: 'snapshot';
   readonly header: SessionHeader;
@@ -53,8 +53,44 @@ export interface StreamFailure {
   readonly message: string;
 }
 
-/** One line of `GET /api/sessions/:id/events` (newline-delimited JSON). */
-export type StreamLine = SessionSnapshot | SessionAppend | StreamFailure;
+/**
+ * The first line of a session's event stream: the session without its events, which follow in
+ * `parts` {@link SnapshotPart} lines. The stored log leaves in parts of about
+ * {@link SNAPSHOT_PART_CHARS} characters rather than as one line: a fresh page parses many small
+ * texts faster than one of tens of megabytes (it spends less of the parse copying live objects
+ * between collections), and no string grows with the session (a JavaScript string holds at most
+ * about 2^29 characters, which one line of a large session's log would pass).
+ */
+export interface SnapshotStart {
+  readonly kind: 'snapshot-start';
+  readonly header: SessionHeader;
+  readonly children: readonly string[];
+  /** How many {@link SnapshotPart} lines follow (0 for a session without events). */
+  readonly parts: number;
+  /** How many events they carry in all (seqs 0 to `eventCount - 1`). */
+  readonly eventCount: number;
+}
+
+/** A part of the snapshot's events, in seq order, after its {@link SnapshotStart}. */
+export interface SnapshotPart {
+  readonly kind: 'snapshot-part';
+  readonly events: readonly SessionEvent[];
+}
+
+/** How every snapshot part's line begins (its events follow the bracket). */
+export const SNAPSHOT_PART_PREFIX: string = JSON.stringify({
+  kind: 'snapshot-part',
+  events: [],
+} satisfies SnapshotPart).slice(0, -2);
+
+/** The size a snapshot part reaches before the next begins: its text's length, in UTF-16 units. */
+export const SNAPSHOT_PART_CHARS = 512 * 1024;
+
+/**
+ * One line of `GET /api/sessions/:id/events` (newline-delimited JSON): a snapshot start, its
+ * parts, then the batches writers commit, and a failure if the stream fails after it began.
+ */
+export type StreamLine = SnapshotStart | SnapshotPart | SessionAppend | StreamFailure;
 
 /** The element id of the JSON data an HTML export embeds. */
 export const EMBEDDED_DATA_ID = 'palimpsest-session';

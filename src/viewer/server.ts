@@ -22,9 +22,10 @@ import type {
   ChunkBodies,
   SessionList,
   SessionListing,
-  SessionSnapshot,
+  SnapshotStart,
   StreamLine,
 } from './protocol.js';
+import { SNAPSHOT_PART_CHARS, SNAPSHOT_PART_PREFIX } from './protocol.js';
 
 /** Options of {@link startViewerServer}. */
 export interface ViewerServerOptions {
@@ -274,11 +275,14 @@ async function streamSession(
   const children = (await everySession(store, { parentSession: id })).sessions.map(
     (s) => s.header.id,
   );
-  const snapshot: SessionSnapshot = {
-    kind: 'snapshot',
+  // Stringified before the first line leaves, which says how many parts follow.
+  const parts = snapshotParts(loaded.events);
+  const start: SnapshotStart = {
+    kind: 'snapshot-start',
     header: loaded.header,
-    events: loaded.events,
     children,
+    parts: parts.length,
+    eventCount: loaded.events.length,
   };
   const controller = new AbortController();
   context.streams.add(controller);
@@ -287,7 +291,8 @@ async function streamSession(
     ...SECURITY_HEADERS,
     'content-type': 'application/x-ndjson; charset=utf-8',
   });
-  response.write(`${JSON.stringify(snapshot)}\n`);
+  response.write(`${JSON.stringify(start)}\n`);
+  for (const part of parts) response.write(part);
   // Events arrive one by one; those that arrive together leave in one line (one batch).
   let pending: SessionEvent[] = [];
   let scheduled = false;
@@ -323,6 +328,30 @@ async function streamSession(
     context.streams.delete(controller);
     if (!response.writableEnded) response.end();
   }
+}
+
+/**
+ * The lines of `events` as snapshot parts, each as many events as fit in about
+ * {@link SNAPSHOT_PART_CHARS} characters (at least one: an event larger than that is a part
+ * alone). Each event is stringified once, into the part it closes or the next.
+ */
+function snapshotParts(events: readonly SessionEvent[]): string[] {
+  const parts: string[] = [];
+  let texts: string[] = [];
+  let chars = 0;
+  const close = (): void => {
+    parts.push(`${SNAPSHOT_PART_PREFIX}${texts.join(',')}]}\n`);
+    texts = [];
+    chars = 0;
+  };
+  for (const event of events) {
+    const text = JSON.stringify(event);
+    if (chars > 0 && chars + text.length > SNAPSHOT_PART_CHARS) close();
+    texts.push(text);
+    chars += text.length + 1;
+  }
+  if (texts.length > 0) close();
+  return parts;
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {

@@ -6,9 +6,14 @@
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isElidedChunkData, Session } from '../../src/core/index.js';
+import { isElidedChunkData, Session, type SessionEvent } from '../../src/core/index.js';
 import { openStore, type SessionStore } from '../../src/store/index.js';
 import { startViewerServer, ViewerError, type ViewerServer } from '../../src/viewer/index.js';
+import {
+  SNAPSHOT_PART_CHARS,
+  type SnapshotStart,
+  type StreamLine,
+} from '../../src/viewer/protocol.js';
 import { recordToolTurn, user } from '../core/builders.js';
 
 interface Reply {
@@ -41,6 +46,20 @@ function get(
   });
 }
 
+/** The text of each message of the long session: 40 of them make several parts. */
+const LONG_TEXT = 'a line of a long session; '.repeat(2_000);
+
+async function record(
+  store: SessionStore,
+  id: string,
+  write: (session: Session) => void,
+): Promise<void> {
+  const session = Session.create({ id });
+  write(session);
+  await store.create(session.header);
+  if (session.seq > 0) await store.append(id, session.events, { expectedSeq: 0 });
+}
+
 describe('the viewer server', () => {
   let store: SessionStore;
   let server: ViewerServer;
@@ -56,6 +75,19 @@ describe('the viewer server', () => {
     recordToolTurn(streamed, 1);
     await store.create(streamed.header);
     await store.append('streamed', streamed.events, { expectedSeq: 0 });
+    await record(store, 'long', (session) => {
+      for (let index = 0; index < 40; index++) {
+        session.append('user/message', user(`u${index}`, LONG_TEXT), { surfaceOp: 'append' });
+      }
+    });
+    await record(store, 'huge', (session) => {
+      session.append('user/message', user('u0', 'short'), { surfaceOp: 'append' });
+      session.append('user/message', user('u1', 'x'.repeat(SNAPSHOT_PART_CHARS + 1)), {
+        surfaceOp: 'append',
+      });
+      session.append('user/message', user('u2', 'short'), { surfaceOp: 'append' });
+    });
+    await record(store, 'empty', () => {});
     server = await startViewerServer({ store, token });
   });
 
@@ -75,7 +107,7 @@ describe('the viewer server', () => {
       JSON.parse(list.body)
         .sessions.map((s: { id: string }) => s.id)
         .sort(),
-    ).toEqual(['alpha', 'streamed']);
+    ).toEqual(['alpha', 'empty', 'huge', 'long', 'streamed']);
   });
 
   it('refuses every API route without the token or with another one', async () => {
@@ -161,54 +193,108 @@ describe('the viewer server', () => {
     expect(reached).toBe(false);
   });
 
-  it('streams the stored events, then each batch a writer commits', async () => {
+  /** Opens session `id`'s event stream; `next()` reads its next line, parsed. */
+  async function openStream(id: string): Promise<{ next(): Promise<StreamLine>; close(): void }> {
+    const controller = new AbortController();
     const response = await fetch(
-      `http://127.0.0.1:${server.port}${api('/api/sessions/alpha/events')}`,
+      `http://127.0.0.1:${server.port}${api(`/api/sessions/${id}/events`)}`,
+      { signal: controller.signal },
     );
     expect(response.headers.get('content-type')).toContain('application/x-ndjson');
     const reader = (response.body as ReadableStream<Uint8Array>)
       .pipeThrough(new TextDecoderStream())
       .getReader();
     let text = '';
-    const nextLine = async (): Promise<string> => {
-      while (!text.includes('\n')) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error('the stream ended');
-        text += value;
-      }
-      const line = text.slice(0, text.indexOf('\n'));
-      text = text.slice(text.indexOf('\n') + 1);
-      return line;
+    return {
+      async next() {
+        while (!text.includes('\n')) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error('the stream ended');
+          text += value;
+        }
+        const line = text.slice(0, text.indexOf('\n'));
+        text = text.slice(text.indexOf('\n') + 1);
+        return JSON.parse(line) as StreamLine;
+      },
+      close: () => controller.abort(),
     };
-    const snapshot = JSON.parse(await nextLine());
-    expect(snapshot.kind).toBe('snapshot');
-    expect(snapshot.events).toHaveLength(1);
+  }
+
+  /** Reads a snapshot: its start line and the events of its parts, in order. */
+  async function readSnapshot(stream: {
+    next(): Promise<StreamLine>;
+  }): Promise<{ start: SnapshotStart; parts: SessionEvent[][] }> {
+    const start = await stream.next();
+    if (start.kind !== 'snapshot-start')
+      throw new Error(`expected a snapshot-start, found ${start.kind}`);
+    const parts: SessionEvent[][] = [];
+    for (let index = 0; index < start.parts; index++) {
+      const part = await stream.next();
+      if (part.kind !== 'snapshot-part')
+        throw new Error(`expected a snapshot-part, found ${part.kind}`);
+      parts.push([...part.events]);
+    }
+    return { start, parts };
+  }
+
+  it('streams the stored events, then each batch a writer commits', async () => {
+    const stream = await openStream('alpha');
+    const { start, parts } = await readSnapshot(stream);
+    expect(start).toMatchObject({ header: { id: 'alpha' }, parts: 1, eventCount: 1 });
+    expect(parts.flat().map((event) => event.seq)).toEqual([0]);
     const loaded = await store.load('alpha');
     const session = Session.create({ header: loaded.header, seed: loaded.events });
     session.append('user/message', user('u2', 'live'), { surfaceOp: 'append' });
     await store.append('alpha', session.events.slice(1), { expectedSeq: 1 });
-    const batch = JSON.parse(await nextLine());
-    expect(batch).toMatchObject({ kind: 'events', events: [{ seq: 1, type: 'user/message' }] });
-    await reader.cancel();
+    expect(await stream.next()).toMatchObject({
+      kind: 'events',
+      events: [{ seq: 1, type: 'user/message' }],
+    });
+    stream.close();
+  });
+
+  it('sends a long log in parts of about SNAPSHOT_PART_CHARS, every event once and in order', async () => {
+    const stream = await openStream('long');
+    const { start, parts } = await readSnapshot(stream);
+    stream.close();
+    const { events } = await store.load('long');
+    expect(start.eventCount).toBe(events.length);
+    expect(parts.length).toBeGreaterThan(2);
+    expect(parts.flat()).toEqual(events);
+    for (const part of parts.slice(0, -1)) {
+      // Full but for the event that would have made it too long.
+      const chars = JSON.stringify(part).length;
+      expect(chars).toBeLessThanOrEqual(SNAPSHOT_PART_CHARS + 2);
+      expect(chars).toBeGreaterThan(SNAPSHOT_PART_CHARS - LONG_TEXT.length - 1_000);
+    }
+  });
+
+  it('sends an event longer than a part as a part of its own', async () => {
+    const stream = await openStream('huge');
+    const { start, parts } = await readSnapshot(stream);
+    stream.close();
+    expect(start).toMatchObject({ parts: 3, eventCount: 3 });
+    expect(parts.map((part) => part.map((event) => event.seq))).toEqual([[0], [1], [2]]);
+  });
+
+  it('streams a session without events as a start line with no parts', async () => {
+    const stream = await openStream('empty');
+    expect(await stream.next()).toMatchObject({
+      kind: 'snapshot-start',
+      parts: 0,
+      eventCount: 0,
+    });
+    stream.close();
   });
 
   it('streams finished chunks as stubs and serves their bodies on the chunks route', async () => {
     const { events } = await store.load('streamed');
-    const controller = new AbortController();
-    const response = await fetch(
-      `http://127.0.0.1:${server.port}${api('/api/sessions/streamed/events')}`,
-      { signal: controller.signal },
-    );
-    const reader = (response.body as ReadableStream<Uint8Array>)
-      .pipeThrough(new TextDecoderStream())
-      .getReader();
-    let text = '';
-    while (!text.includes('\n')) text += (await reader.read()).value ?? '';
-    controller.abort();
-    const snapshot = JSON.parse(text.slice(0, text.indexOf('\n')));
+    const stream = await openStream('streamed');
+    const snapshot = (await readSnapshot(stream)).parts.flat();
+    stream.close();
     const chunkSeqs = events.filter((e) => e.type === 'assistant/chunk').map((e) => e.seq);
     expect(chunkSeqs.length).toBeGreaterThan(0);
-    for (const seq of chunkSeqs) expect(isElidedChunkData(snapshot.events[seq].data)).toBe(true);
+    for (const seq of chunkSeqs) expect(isElidedChunkData(snapshot[seq]?.data)).toBe(true);
     const bodies = await get(server.port, api('/api/sessions/streamed/chunks'));
     expect(bodies.status).toBe(200);
     expect(bodies.headers['content-security-policy']).toContain("default-src 'none'");

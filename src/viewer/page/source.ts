@@ -3,19 +3,25 @@
  * every request, the event stream read line by line as the server pushes batches), or the JSON
  * an HTML export embeds in a non-executable script element.
  */
+
+import type { SessionEvent } from '../../core/index.js';
 import {
   type ChunkBodies,
   EMBEDDED_DATA_ID,
   MARKS,
+  type SessionAppend,
   type SessionList,
   type SessionSnapshot,
+  SNAPSHOT_PART_PREFIX,
+  type SnapshotPart,
+  type SnapshotStart,
   type StreamLine,
 } from '../protocol.js';
 
 /** Receives what a session stream delivers. */
 export interface StreamHandlers {
   snapshot(snapshot: SessionSnapshot, bytes: number): void;
-  events(line: StreamLine & { kind: 'events' }, bytes: number): void;
+  events(line: SessionAppend, bytes: number): void;
   failure(message: string): void;
 }
 
@@ -80,10 +86,11 @@ export class ServerSource {
       return;
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    // The pieces of the line under way. A snapshot line of 100 MB arrives in many pieces: they
-    // are joined once, when its newline comes, into one flat string (joining the pieces and
-    // then appending the last one made a rope that the first search flattened: a second copy).
+    // The pieces of the line under way. A long line (a snapshot part, a large batch) arrives in
+    // many pieces: they are joined once, when its newline comes, into one flat string (joining
+    // the pieces and then appending the last one made a rope that the first search flattened).
     let pieces: string[] = [];
+    const pending = new PendingSnapshot();
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -94,7 +101,10 @@ export class ServerSource {
           const line = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
           pieces = [];
           start = end + 1;
-          if (line !== '') this.deliver(line, handlers);
+          if (line !== '' && !this.deliver(line, handlers, pending)) {
+            await reader.cancel();
+            return;
+          }
         }
         if (start < value.length) pieces.push(start === 0 ? value : value.slice(start));
       }
@@ -103,12 +113,114 @@ export class ServerSource {
     }
   }
 
-  private deliver(text: string, handlers: StreamHandlers): void {
-    if (text.startsWith('{"kind":"snapshot"')) performance.mark(MARKS.received);
+  /**
+   * Takes one line of the stream; `false` when the stream is over for the page (a failure, or
+   * a line out of place). A snapshot's parts are kept as text until the last arrives, then
+   * parsed one after the other and handed on as one snapshot: the page seeds its session from
+   * the whole log at once.
+   */
+  private deliver(text: string, handlers: StreamHandlers, pending: PendingSnapshot): boolean {
+    if (pending.waiting) {
+      if (!text.startsWith(SNAPSHOT_PART_PREFIX)) {
+        handlers.failure(`expected ${pending.describe()}, found ${describeLine(text)}`);
+        return false;
+      }
+      if (!pending.add(text)) return true;
+      performance.mark(MARKS.received);
+      const snapshot = pending.take();
+      performance.mark(MARKS.parsed);
+      if (typeof snapshot === 'string') {
+        handlers.failure(snapshot);
+        return false;
+      }
+      handlers.snapshot(snapshot.snapshot, snapshot.bytes);
+      return true;
+    }
     const line = JSON.parse(text) as StreamLine;
-    if (line.kind === 'snapshot') performance.mark(MARKS.parsed);
-    if (line.kind === 'snapshot') handlers.snapshot(line, text.length);
-    else if (line.kind === 'events') handlers.events(line, text.length);
-    else handlers.failure(`${line.code}: ${line.message}`);
+    switch (line.kind) {
+      case 'snapshot-start':
+        if (line.parts === 0 && line.eventCount === 0) {
+          // A session without events: no parts follow.
+          performance.mark(MARKS.received);
+          performance.mark(MARKS.parsed);
+          handlers.snapshot({ ...startedSnapshot(line), events: [] }, text.length);
+          return true;
+        }
+        if (!Number.isSafeInteger(line.parts) || line.parts <= 0) {
+          handlers.failure(
+            `expected a snapshot's parts as a positive count, found ${JSON.stringify(line.parts)}`,
+          );
+          return false;
+        }
+        pending.start(line, text.length);
+        return true;
+      case 'events':
+        handlers.events(line, text.length);
+        return true;
+      case 'error':
+        handlers.failure(`${line.code}: ${line.message}`);
+        return false;
+      default:
+        handlers.failure(`expected a snapshot-start or events line, found ${describeLine(text)}`);
+        return false;
+    }
+  }
+}
+
+/** The start of a stream line, for a message (a line may be megabytes long). */
+function describeLine(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+function startedSnapshot(line: SnapshotStart): Omit<SessionSnapshot, 'events'> {
+  return { kind: 'snapshot', header: line.header, children: line.children };
+}
+
+/** The snapshot a stream is delivering: its start line, and the text of its parts so far. */
+class PendingSnapshot {
+  private begun: SnapshotStart | undefined;
+  private texts: string[] = [];
+  private bytes = 0;
+
+  /** Whether a snapshot has begun and some of its parts have not arrived. */
+  get waiting(): boolean {
+    return this.begun !== undefined;
+  }
+
+  /** Begins a snapshot whose `line.parts` parts follow (at least one). */
+  start(line: SnapshotStart, bytes: number): void {
+    this.begun = line;
+    this.texts = [];
+    this.bytes = bytes;
+  }
+
+  /** Keeps a part's text; `true` once it was the last. */
+  add(text: string): boolean {
+    this.texts.push(text);
+    this.bytes += text.length;
+    return this.texts.length === this.begun?.parts;
+  }
+
+  /** What the snapshot still awaits. */
+  describe(): string {
+    return `part ${this.texts.length + 1} of the snapshot's ${this.begun?.parts ?? 0}`;
+  }
+
+  /** Parses the parts into the snapshot, or says what is wrong with them. */
+  take(): { snapshot: SessionSnapshot; bytes: number } | string {
+    const begun = this.begun as SnapshotStart;
+    this.begun = undefined;
+    const events: SessionEvent[] = [];
+    for (const text of this.texts) {
+      const part = JSON.parse(text) as SnapshotPart;
+      if (!Array.isArray(part.events)) return 'expected a snapshot part to hold an events array';
+      // One by one: a part may hold more events than a call's arguments can (`push(...part)`).
+      for (const event of part.events) events.push(event);
+    }
+    this.texts = [];
+    if (events.length !== begun.eventCount) {
+      return `expected the snapshot's ${begun.eventCount} events, found ${events.length} in its ${begun.parts} parts`;
+    }
+    return { snapshot: { ...startedSnapshot(begun), events }, bytes: this.bytes };
   }
 }
