@@ -364,7 +364,7 @@ describe('palimpsest on damaged or foreign logs', () => {
 
   beforeAll(async () => {
     const store = await openStore(url);
-    for (const id of ['corrupt', 'future', 'invalid', 'escape']) {
+    for (const id of ['corrupt', 'future', 'invalid', 'escape', 'many']) {
       const session = await openSession(store, id);
       session.append('turn/start', { turn: 1 });
       session.append(
@@ -378,6 +378,9 @@ describe('palimpsest on damaged or foreign logs', () => {
         { surfaceOp: 'append' },
       );
       if (id === 'invalid') session.append('step/end', { turn: 1, step: 3 });
+      if (id === 'many') {
+        for (let step = 1; step <= 40; step++) session.append('step/end', { turn: 1, step });
+      }
       if (id === 'escape') {
         session.append(
           'context/message',
@@ -433,6 +436,16 @@ describe('palimpsest on damaged or foreign logs', () => {
     expect(verified.stdout).toMatch(/invalid\s+\d+\s+1 problem/);
     expect(verified.stdout).toMatch(/corrupt\s+0\s+1 problem/);
     expect(verified.stdout).toMatch(/escape\s+\d+\s+ok/);
+  });
+
+  it('verify prints 20 problems of a session after the first and counts the rest; --json has all', () => {
+    const verified = run('verify', 'many');
+    expect(verified.code).toBe(7);
+    const problems = verified.stdout.split('\n').filter((line) => line.startsWith('many: '));
+    expect(problems).toHaveLength(21);
+    expect(problems.at(-1)).toBe('many: … and 19 more problem(s) (--json lists every one)');
+    const [result] = JSON.parse(run('verify', 'many', '--json').stdout);
+    expect(result.problems).toHaveLength(40);
   });
 
   it('escapes control characters from the log instead of sending them to the terminal', () => {

@@ -439,6 +439,12 @@ function tree(
   }
 }
 
+/**
+ * How many problems of one session `verify` prints after the table's first: a damaged session
+ * can have one per event, and a terminal of 200,000 lines helps nobody. `--json` has them all.
+ */
+const PROBLEMS_SHOWN = 20;
+
 /** `palimpsest verify [ID…] [--all]` */
 export async function verifyCommand(
   context: CliContext,
@@ -517,8 +523,14 @@ export async function verifyCommand(
       ),
     );
     for (const result of results) {
-      for (const problem of result.problems.slice(1))
-        context.terminal.line(safeLine(`${result.id}: ${problem}`, 160));
+      const shown = result.problems.slice(1, 1 + PROBLEMS_SHOWN);
+      for (const problem of shown) context.terminal.line(safeLine(`${result.id}: ${problem}`, 160));
+      const more = result.problems.length - 1 - shown.length;
+      if (more > 0) {
+        context.terminal.line(
+          safeLine(`${result.id}: … and ${more} more problem(s) (--json lists every one)`, 160),
+        );
+      }
     }
   }
   return results.every((result) => result.ok) ? EXIT.ok : EXIT.invalid;
