@@ -236,7 +236,7 @@ function expandRun(
  * whole one, its checksum and, where the backend keeps one, its envelope checksum too (so that a
  * run a fast load refuses is never one a full load accepts).
  */
-function isIntact(key: number, run: ReadRun): boolean {
+export function isIntact(key: number, run: ReadRun): boolean {
   if (run.data === undefined) return envelopeChecksum(key, run) === run.envelope_crc;
   if (runChecksum(key, run) !== run.crc) return false;
   return run.envelope_crc === undefined || envelopeChecksum(key, run) === run.envelope_crc;

@@ -21,7 +21,7 @@ import {
   type SessionHeader,
   validateHeader,
 } from '../../core/index.js';
-import { RUN_TYPE, runChecksum, runEnvelopes, runTexts } from '../chunk-runs.js';
+import { RUN_TYPE, runEnvelopes, runTexts } from '../chunk-runs.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -50,6 +50,7 @@ import {
 } from '../errors.js';
 import { loadedSession } from '../loaded-session.js';
 import { currentOwner, forgetToken } from '../lock-owner.js';
+import { isIntact } from '../run-rows.js';
 import {
   asStorageError,
   assertOpen,
@@ -555,11 +556,7 @@ export class PostgresStore implements SessionStore {
     for (const run of runs.map(toRunRow)) {
       const envelopes = runEnvelopes(run);
       const texts = runTexts(run);
-      if (
-        runChecksum(context.key, run) !== run.crc ||
-        envelopes === undefined ||
-        texts === undefined
-      ) {
+      if (!isIntact(context.key, run) || envelopes === undefined || texts === undefined) {
         return false;
       }
       for (let i = 0; i < run.count; i++) {
