@@ -3,8 +3,6 @@
  * every request, the event stream read line by line as the server pushes batches), or the JSON
  * an HTML export embeds in a non-executable script element.
  */
-
-import type { SessionEvent } from '../../core/index.js';
 import {
   type ChunkBodies,
   EMBEDDED_DATA_ID,
@@ -13,10 +11,9 @@ import {
   type SessionList,
   type SessionSnapshot,
   SNAPSHOT_PART_PREFIX,
-  type SnapshotPart,
-  type SnapshotStart,
   type StreamLine,
 } from '../protocol.js';
+import { PendingSnapshot } from './snapshot-parts.js';
 
 /** Receives what a session stream delivers. */
 export interface StreamHandlers {
@@ -115,9 +112,7 @@ export class ServerSource {
 
   /**
    * Takes one line of the stream; `false` when the stream is over for the page (a failure, or
-   * a line out of place). A snapshot's parts are kept as text until the last arrives, then
-   * parsed one after the other and handed on as one snapshot: the page seeds its session from
-   * the whole log at once.
+   * a line out of place).
    */
   private deliver(text: string, handlers: StreamHandlers, pending: PendingSnapshot): boolean {
     if (pending.waiting) {
@@ -125,102 +120,43 @@ export class ServerSource {
         handlers.failure(`expected ${pending.describe()}, found ${describeLine(text)}`);
         return false;
       }
-      if (!pending.add(text)) return true;
-      performance.mark(MARKS.received);
-      const snapshot = pending.take();
-      performance.mark(MARKS.parsed);
-      if (typeof snapshot === 'string') {
-        handlers.failure(snapshot);
-        return false;
-      }
-      handlers.snapshot(snapshot.snapshot, snapshot.bytes);
-      return true;
-    }
-    const line = JSON.parse(text) as StreamLine;
-    switch (line.kind) {
-      case 'snapshot-start':
-        if (line.parts === 0 && line.eventCount === 0) {
-          // A session without events: no parts follow.
-          performance.mark(MARKS.received);
-          performance.mark(MARKS.parsed);
-          handlers.snapshot({ ...startedSnapshot(line), events: [] }, text.length);
+      pending.add(text);
+    } else {
+      const line = JSON.parse(text) as StreamLine;
+      switch (line.kind) {
+        case 'snapshot-start': {
+          const problem = pending.start(line, text.length);
+          if (problem !== undefined) {
+            handlers.failure(problem);
+            return false;
+          }
+          break;
+        }
+        case 'events':
+          handlers.events(line, text.length);
           return true;
-        }
-        if (!Number.isSafeInteger(line.parts) || line.parts <= 0) {
-          handlers.failure(
-            `expected a snapshot's parts as a positive count, found ${JSON.stringify(line.parts)}`,
-          );
+        case 'error':
+          handlers.failure(`${line.code}: ${line.message}`);
           return false;
-        }
-        pending.start(line, text.length);
-        return true;
-      case 'events':
-        handlers.events(line, text.length);
-        return true;
-      case 'error':
-        handlers.failure(`${line.code}: ${line.message}`);
-        return false;
-      default:
-        handlers.failure(`expected a snapshot-start or events line, found ${describeLine(text)}`);
-        return false;
+        default:
+          handlers.failure(`expected a snapshot-start or events line, found ${describeLine(text)}`);
+          return false;
+      }
     }
+    if (!pending.complete) return true;
+    performance.mark(MARKS.received);
+    const snapshot = pending.take();
+    performance.mark(MARKS.parsed);
+    if (typeof snapshot === 'string') {
+      handlers.failure(snapshot);
+      return false;
+    }
+    handlers.snapshot(snapshot.snapshot, snapshot.bytes);
+    return true;
   }
 }
 
 /** The start of a stream line, for a message (a line may be megabytes long). */
 function describeLine(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
-}
-
-function startedSnapshot(line: SnapshotStart): Omit<SessionSnapshot, 'events'> {
-  return { kind: 'snapshot', header: line.header, children: line.children };
-}
-
-/** The snapshot a stream is delivering: its start line, and the text of its parts so far. */
-class PendingSnapshot {
-  private begun: SnapshotStart | undefined;
-  private texts: string[] = [];
-  private bytes = 0;
-
-  /** Whether a snapshot has begun and some of its parts have not arrived. */
-  get waiting(): boolean {
-    return this.begun !== undefined;
-  }
-
-  /** Begins a snapshot whose `line.parts` parts follow (at least one). */
-  start(line: SnapshotStart, bytes: number): void {
-    this.begun = line;
-    this.texts = [];
-    this.bytes = bytes;
-  }
-
-  /** Keeps a part's text; `true` once it was the last. */
-  add(text: string): boolean {
-    this.texts.push(text);
-    this.bytes += text.length;
-    return this.texts.length === this.begun?.parts;
-  }
-
-  /** What the snapshot still awaits. */
-  describe(): string {
-    return `part ${this.texts.length + 1} of the snapshot's ${this.begun?.parts ?? 0}`;
-  }
-
-  /** Parses the parts into the snapshot, or says what is wrong with them. */
-  take(): { snapshot: SessionSnapshot; bytes: number } | string {
-    const begun = this.begun as SnapshotStart;
-    this.begun = undefined;
-    const events: SessionEvent[] = [];
-    for (const text of this.texts) {
-      const part = JSON.parse(text) as SnapshotPart;
-      if (!Array.isArray(part.events)) return 'expected a snapshot part to hold an events array';
-      // One by one: a part may hold more events than a call's arguments can (`push(...part)`).
-      for (const event of part.events) events.push(event);
-    }
-    this.texts = [];
-    if (events.length !== begun.eventCount) {
-      return `expected the snapshot's ${begun.eventCount} events, found ${events.length} in its ${begun.parts} parts`;
-    }
-    return { snapshot: { ...startedSnapshot(begun), events }, bytes: this.bytes };
-  }
 }
