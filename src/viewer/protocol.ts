@@ -56,10 +56,10 @@ export interface StreamFailure {
 /**
  * The first line of a session's event stream: the session without its events, which follow in
  * `parts` {@link SnapshotPart} lines. The stored log leaves in parts of about
- * {@link SNAPSHOT_PART_CHARS} characters rather than as one line: a fresh page parses many small
- * texts faster than one of tens of megabytes (it spends less of the parse copying live objects
- * between collections), and no string grows with the session (a JavaScript string holds at most
- * about 2^29 characters, which one line of a large session's log would pass).
+ * {@link SNAPSHOT_PART_CHARS} characters rather than as one line so that no string grows with
+ * the session: a JavaScript string holds at most about 2^29 characters, which one line of a large
+ * session's log would pass, in the server's `JSON.stringify` as in the page. (The page parses the
+ * parts in about the time it parsed one line; docs/viewer.md has the figures.)
  */
 export interface SnapshotStart {
   readonly kind: 'snapshot-start';

@@ -18,14 +18,15 @@ import { checkSessionId } from '../store/store-rules.js';
 import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
 import { pageDocument } from './page-html.js';
-import type {
-  ChunkBodies,
-  SessionList,
-  SessionListing,
-  SnapshotStart,
-  StreamLine,
+import {
+  type ChunkBodies,
+  type SessionList,
+  type SessionListing,
+  SNAPSHOT_PART_CHARS,
+  SNAPSHOT_PART_PREFIX,
+  type SnapshotStart,
+  type StreamLine,
 } from './protocol.js';
-import { SNAPSHOT_PART_CHARS, SNAPSHOT_PART_PREFIX } from './protocol.js';
 
 /** Options of {@link startViewerServer}. */
 export interface ViewerServerOptions {
