@@ -72,8 +72,9 @@ interface SizeResult extends Load {
 }
 
 /**
- * Opens session `id` in a fresh page: the page's marks and, with `sampleHeap`, the heap peak. The heap is sampled over the debugging protocol every 10 ms, which stalls the
- * page it measures, so the timed loads run without it and the peak comes from loads of its own.
+ * Opens session `id` in a fresh page: the page's marks and, with `sampleHeap`, the heap peak. The
+ * heap is sampled over the debugging protocol every 10 ms, which stalls the page it measures, so
+ * the timed loads run without it and the peak comes from loads of its own.
  */
 async function load(page: Page, url: string, id: string, sampleHeap: boolean): Promise<Load> {
   const cdp = await page.context().newCDPSession(page);
