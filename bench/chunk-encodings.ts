@@ -5,7 +5,8 @@
  *
  *   node --import tsx bench/chunk-encodings.ts [turns]
  *
- * Candidates: `lines` (today: one line per event); `run-json` (a turn's chunks of one step as one
+ * Candidates: `lines` (format 0: one line per event); `format-1` (what the JSONL store writes
+ * since format 1: `src/store/jsonl/run-line.ts`, a run's later deltas as bare strings); `run-json` (a turn's chunks of one step as one
  * line: first seq, time deltas, the chunk parts verbatim); `run-columns` (the same, a run of text
  * deltas of one id kept as the id and an array of deltas); `run-deflate-1`/`-6` (run-json, the
  * parts' JSON deflated (raw, zlib level 1 or 6) and base64'd, with each chunk's data length kept
@@ -16,6 +17,8 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AssistantChunkData, SessionEvent } from '../src/core/index.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../src/store/jsonl/format.js';
+import { encodeLines, runEvents, runOf } from '../src/store/jsonl/run-line.js';
 import { median } from './measure.js';
 import { turnEvents } from './store-workload.js';
 
@@ -108,8 +111,36 @@ function decodeRuns(text: string, deflated: boolean): unknown[] {
   return out;
 }
 
+/** The lines the JSONL store writes for a batch (format 1), without the commit marker. */
+function format1(events: readonly SessionEvent[]): string {
+  let out = '';
+  encodeLines(
+    events,
+    DEFAULT_MAX_LINE_BYTES,
+    (value) => JSON.stringify(value),
+    (text) => {
+      out += `${text}\n`;
+    },
+  );
+  return out;
+}
+
+/** What the JSONL store's readers do with format-1 lines: each parsed, each run expanded. */
+function decodeFormat1(text: string): unknown[] {
+  const out: unknown[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const value = JSON.parse(line) as { seq?: number; run?: { seq: number } };
+    const run = value.run === undefined ? undefined : runOf(value, value.run.seq);
+    if (run === undefined || typeof run === 'string') out.push(value);
+    else out.push(...(runEvents(run) as unknown[]));
+  }
+  return out;
+}
+
 const ENCODINGS: Encoding[] = [
   { name: 'lines', encode: lines, decode: (text) => decodeRuns(text, false) },
+  { name: 'format-1', encode: format1, decode: decodeFormat1 },
   { name: 'run-json', encode: (e) => withRuns(e), decode: (text) => decodeRuns(text, false) },
   {
     name: 'run-columns',

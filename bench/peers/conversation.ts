@@ -65,3 +65,25 @@ export class Conversation {
     return peerTurn(turn, this.appends(0));
   }
 }
+
+/**
+ * The peer's turns, each built by {@link prepare} in the untimed part before the turn, so a
+ * system's timed append does not include making the conversation's texts.
+ */
+export class PreparedPeerTurns {
+  private readonly conversation = new Conversation();
+  private prepared: PeerTurn | undefined;
+
+  /** Builds the next turn's messages. */
+  prepare(): void {
+    this.prepared = this.conversation.peer();
+  }
+
+  /** The turn {@link prepare} built; each is taken once. */
+  take(): PeerTurn {
+    const turn = this.prepared;
+    if (turn === undefined) throw new Error('appendTurn without prepareTurn');
+    this.prepared = undefined;
+    return turn;
+  }
+}

@@ -5,10 +5,11 @@ import { SessionValidationError, truncate } from './errors.js';
 import { JsonIssue, type JsonObject, snapshotJson } from './json.js';
 
 /**
- * Version of the log format (envelope, vocabulary, surface rules). Pinned at 0 while palimpsest
- * is pre-release: a log of another version is refused, never migrated.
+ * Version of the session format: the envelope, vocabulary and surface rules, and how the JSONL
+ * store writes them (1: consecutive stream chunks may share one run line). While palimpsest is
+ * pre-release, a log of another version is refused, never migrated.
  */
-export const SESSION_FORMAT_VERSION = 0;
+export const SESSION_FORMAT_VERSION = 1;
 
 /** Metadata of a session. Deeply frozen once accepted. */
 export interface SessionHeader {

@@ -60,7 +60,7 @@ export type SalvageResult =
  * import { MemoryStore, salvageSession } from 'palimpsest/store';
  *
  * const store = new MemoryStore();
- * await store.create({ version: 0, id: 'notes', createdAt: 0 });
+ * await store.create({ version: 1, id: 'notes', createdAt: 0 });
  * const result = await salvageSession(store, 'notes');
  * console.log(result.kind); // 'intact'
  * ```

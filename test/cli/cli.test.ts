@@ -412,7 +412,7 @@ describe('palimpsest on damaged or foreign logs', () => {
     writeFileSync(corrupt, lines.join('\n'));
     const future = join(dir, 'damaged', files.find((name) => name.startsWith('future')) ?? '');
     const text = readFileSync(future, 'utf8');
-    writeFileSync(future, text.replace('"version":0', '"version":99'));
+    writeFileSync(future, text.replace('"version":1', '"version":99'));
   });
 
   const run = (...args: string[]) => cli([...args, '--store', url], { cwd: dir });

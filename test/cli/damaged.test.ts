@@ -15,7 +15,7 @@ afterAll(() => stores.remove());
 beforeAll(async () => {
   for (const url of Object.values(stores.urls)) {
     const store = await openStore(url);
-    await store.create({ version: 0, id: 'hidden', createdAt: 1 });
+    await store.create({ version: 1, id: 'hidden', createdAt: 1 });
     await store.close();
   }
   const log = join(stores.dir, 'sessions', 'hidden.jsonl');

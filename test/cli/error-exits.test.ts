@@ -25,7 +25,7 @@ const pristine = join(stores.dir, 'pristine.db');
 
 beforeAll(async () => {
   const store = await openStore(`sqlite:${pristine}`);
-  await store.create({ version: 0, id: 's', createdAt: 1 });
+  await store.create({ version: 1, id: 's', createdAt: 1 });
   await store.append('s', [{ seq: 0, time: 1, type: 'app/x', data: {} }], { expectedSeq: 0 });
   await store.close();
 });
@@ -125,7 +125,7 @@ describe.runIf(nobodyRuns)('a store in a directory its user cannot write', () =>
     async (backend) => {
       const url = stores.urls[backend];
       const store = await openStore(url);
-      await store.create({ version: 0, id: 'ro', createdAt: 1 });
+      await store.create({ version: 1, id: 'ro', createdAt: 1 });
       await store.append('ro', [{ seq: 0, time: 5, type: 'app/x', data: {} }], { expectedSeq: 0 });
       await store.close();
       // The store's directory, given to an unprivileged user and made read-only for it.

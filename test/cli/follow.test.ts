@@ -34,7 +34,7 @@ if (pgUrl !== '') {
 describe.each(urls)('log --follow (%s)', (_backend, url) => {
   it('prints the stored events, then each committed batch, and exits 0 on Ctrl-C', async () => {
     const store = await openStore(url);
-    await store.create({ version: 0, id: 'tail', createdAt: 1 });
+    await store.create({ version: 1, id: 'tail', createdAt: 1 });
     await store.append('tail', notes(0, 2), { expectedSeq: 0 });
     const child = spawn(
       process.execPath,

@@ -48,7 +48,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest ls on a %s store', (back
   it('lists a session bigger than its heap, from its summary', async () => {
     const url = stores.urls[backend];
     const store = await openStore(url);
-    await store.create({ version: 0, id: 'big', createdAt: 1_700_000_000_000 });
+    await store.create({ version: 1, id: 'big', createdAt: 1_700_000_000_000 });
     const events = bigTurn(6_000, 16_000); // ~96 MB of chunk text
     for (let from = 0; from < events.length; from += 500) {
       await store.append('big', events.slice(from, from + 500), { expectedSeq: from });

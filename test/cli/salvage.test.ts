@@ -26,7 +26,7 @@ beforeAll(async () => {
   for (const url of Object.values(stores.urls)) {
     const store = await openStore(url);
     for (const id of ['hurt', 'lost']) {
-      await store.create({ version: 0, id, createdAt: 1 });
+      await store.create({ version: 1, id, createdAt: 1 });
       for (const event of events) await store.append(id, [event], { expectedSeq: event.seq });
     }
     await store.close();

@@ -9,6 +9,7 @@ import {
   elidedChunkData,
   isElidedChunk,
   lastTurnNumber,
+  SESSION_FORMAT_VERSION,
   Session,
   type SessionEvent,
   type SessionHeader,
@@ -63,7 +64,7 @@ function header(
   createdAt = 1_700_000_000_000,
   extra: Partial<SessionHeader> = {},
 ): SessionHeader {
-  return { version: 0, id, createdAt, ...extra };
+  return { version: 1, id, createdAt, ...extra };
 }
 
 /** A log with every shape the stores must keep verbatim. */
@@ -255,8 +256,8 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
 
     describe('format versions', () => {
       for (const [found, direction, words] of [
-        [1, 'newer', 'upgrade palimpsest'],
-        [-1, 'older', 'older than any supported format'],
+        [2, 'newer', 'upgrade palimpsest'],
+        [0, 'older', 'older than any supported format'],
       ] as const) {
         it(`refuses a session written with a ${direction} format version, and changes nothing`, async (context) => {
           if (fixture.plantVersion === undefined) return context.skip();
@@ -266,7 +267,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           const before = await fixture.fingerprint?.('v');
           const refused = await rejection(store.load('v'));
           expect(refused).toBeInstanceOf(FormatVersionError);
-          expect(refused).toMatchObject({ found, supported: 0, direction });
+          expect(refused).toMatchObject({ found, supported: SESSION_FORMAT_VERSION, direction });
           expect((refused as Error).message).toContain(words);
           expect(await rejection(openSession(store, 'v'))).toBeInstanceOf(FormatVersionError);
           expect(await fixture.fingerprint?.('v')).toBe(before);

@@ -8,7 +8,7 @@ import { CorruptLogError, type SessionStore } from '../../src/store/index.js';
 import { rejection } from './helpers.js';
 
 function header(id: string, createdAt: number) {
-  return { version: 0 as const, id, createdAt };
+  return { version: 1 as const, id, createdAt };
 }
 
 export function describeDamagedListing(

@@ -32,7 +32,7 @@ export function describeListFilters(store: () => SessionStore): void {
       ];
       for (const [id, createdAt, parentSession] of sessions) {
         await s.create({
-          version: 0,
+          version: 1,
           id,
           createdAt,
           ...(parentSession === undefined ? {} : { parentSession }),

@@ -30,7 +30,7 @@ export const EDGE_IDS: readonly string[] = [
 ];
 
 function header(id: string) {
-  return { version: 0 as const, id, createdAt: 1_700_000_000_000 };
+  return { version: 1 as const, id, createdAt: 1_700_000_000_000 };
 }
 
 export function describeIdRules(store: () => SessionStore): void {

@@ -17,7 +17,7 @@ runStoreContract('jsonl', async () => {
       const file = join(dir, `${id}.jsonl`);
       writeFileSync(
         file,
-        readFileSync(file, 'utf8').replace('{"version":0,', `{"version":${version},`),
+        readFileSync(file, 'utf8').replace('{"version":1,', `{"version":${version},`),
       );
     },
     plantDamagedHeader: async (id) => {

@@ -29,7 +29,7 @@ function threeTurns(): SessionEvent[] {
 
 /** Stores `events` one batch per event, so damage to one event spoils exactly that batch. */
 async function storeOneByOne(store: SessionStore, id: string, events: readonly SessionEvent[]) {
-  await store.create({ version: 0, id, createdAt: 1 });
+  await store.create({ version: 1, id, createdAt: 1 });
   for (const event of events) await store.append(id, [event], { expectedSeq: event.seq });
 }
 

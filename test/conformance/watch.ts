@@ -46,7 +46,7 @@ export function describeWatch(
   describe('watch', () => {
     it('yields the stored events, then each batch another store instance commits, in order and once', async () => {
       const s = store();
-      await s.create({ version: 0, id: 'w', createdAt: 1 });
+      await s.create({ version: 1, id: 'w', createdAt: 1 });
       await s.append('w', notes(0, 3), { expectedSeq: 0 });
       const stop = new AbortController();
       const iterator = s.watch('w', { signal: stop.signal })[Symbol.asyncIterator]();
@@ -66,7 +66,7 @@ export function describeWatch(
 
     it('starts at fromSeq and ends without an error when aborted while waiting', async () => {
       const s = store();
-      await s.create({ version: 0, id: 'w', createdAt: 1 });
+      await s.create({ version: 1, id: 'w', createdAt: 1 });
       await s.append('w', notes(0, 5), { expectedSeq: 0 });
       const stop = new AbortController();
       const iterator = s.watch('w', { fromSeq: 3, signal: stop.signal })[Symbol.asyncIterator]();
@@ -78,7 +78,7 @@ export function describeWatch(
 
     it('rejects with NotFoundError once the session is deleted while watched', async () => {
       const s = store();
-      await s.create({ version: 0, id: 'gone', createdAt: 1 });
+      await s.create({ version: 1, id: 'gone', createdAt: 1 });
       await s.append('gone', notes(0, 1), { expectedSeq: 0 });
       const iterator = s.watch('gone')[Symbol.asyncIterator]();
       expect(await take(iterator, 1)).toEqual([0]);
@@ -97,7 +97,7 @@ export function describeWatch(
       const s = store();
       const missing = s.watch('nobody')[Symbol.asyncIterator]();
       expect(await rejection(missing.next())).toBeInstanceOf(NotFoundError);
-      await s.create({ version: 0, id: 'w', createdAt: 1 });
+      await s.create({ version: 1, id: 'w', createdAt: 1 });
       const bad = s.watch('w', { fromSeq: -1 })[Symbol.asyncIterator]();
       expect(await rejection(bad.next())).toBeInstanceOf(InvalidStoreError);
     });

@@ -78,7 +78,7 @@ const triggers: Record<SessionValidationCode, () => unknown> = {
     fixture().append('tool/result', toolResult('r2', 'c', 'x'), replace(3, 3, [3])),
   INVALID_MESSAGE: () => fixture().append('user/message', { id: 'u' }, { surfaceOp: 'append' }),
   INVALID_EVENT_DATA: () => fixture().append('turn/end', { turn: 1, reason: { kind: 'finished' } }),
-  INVALID_HEADER: () => Session.create({ header: { version: 0, id: 'x', createdAt: -1 } }),
+  INVALID_HEADER: () => Session.create({ header: { version: 1, id: 'x', createdAt: -1 } }),
   REENTRANT_APPEND: () => {
     const { session } = fixture();
     let inner: unknown;

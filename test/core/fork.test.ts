@@ -9,7 +9,7 @@ function twoTurns(): Session {
   const session = Session.create({
     id: 'parent',
     clock: tickingClock(),
-    header: { version: 0, id: 'parent', createdAt: 1, metadata: { cwd: '/work' } },
+    header: { version: 1, id: 'parent', createdAt: 1, metadata: { cwd: '/work' } },
   });
   recordToolTurn(session, 1);
   recordToolTurn(session, 2);
@@ -33,7 +33,7 @@ describe('forkSession', () => {
     expect(child.id).toBe('child');
     expect(child.events).toEqual(parent.events);
     expect(child.header).toEqual({
-      version: 0,
+      version: 1,
       id: 'child',
       createdAt: 99,
       parentSession: 'parent',

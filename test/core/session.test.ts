@@ -50,7 +50,7 @@ describe('Session.create', () => {
   });
 
   it('takes the id from a supplied header and refuses a header for another id', () => {
-    const header = { version: 0 as const, id: 'h1', createdAt: 5, metadata: { title: 'x' } };
+    const header = { version: 1 as const, id: 'h1', createdAt: 5, metadata: { title: 'x' } };
     expect(Session.create({ header }).id).toBe('h1');
     const error = captureError(() => Session.create({ id: 'other', header }));
     expect(error.code).toBe('INVALID_HEADER');
@@ -58,23 +58,23 @@ describe('Session.create', () => {
 
   it('refuses headers of another format version, saying which side is newer', () => {
     const newer = captureError(() =>
-      Session.create({ header: { version: 1, id: 'x', createdAt: 0 } as never }),
+      Session.create({ header: { version: 2, id: 'x', createdAt: 0 } as never }),
     );
     expect(newer.message).toContain('upgrade palimpsest');
     const older = captureError(() =>
-      Session.create({ header: { version: -1, id: 'x', createdAt: 0 } as never }),
+      Session.create({ header: { version: 0, id: 'x', createdAt: 0 } as never }),
     );
     expect(older.message).toContain('older than any supported format');
   });
 
   it('refuses malformed headers', () => {
     for (const header of [
-      { version: 0, id: '', createdAt: 0 },
-      { version: 0, id: 'x', createdAt: 1.5 },
-      { version: 0, id: 'x', createdAt: 0, seedLength: -1 },
-      { version: 0, id: 'x', createdAt: 0, parentSession: 3 },
-      { version: 0, id: 'x', createdAt: 0, metadata: [] },
-      { version: 0, id: 'x', createdAt: 0, extra: true },
+      { version: 1, id: '', createdAt: 0 },
+      { version: 1, id: 'x', createdAt: 1.5 },
+      { version: 1, id: 'x', createdAt: 0, seedLength: -1 },
+      { version: 1, id: 'x', createdAt: 0, parentSession: 3 },
+      { version: 1, id: 'x', createdAt: 0, metadata: [] },
+      { version: 1, id: 'x', createdAt: 0, extra: true },
       { version: '0', id: 'x', createdAt: 0 },
     ]) {
       expect(captureError(() => Session.create({ header: header as never })).code).toBe(
@@ -87,7 +87,7 @@ describe('Session.create', () => {
 describe('append', () => {
   it('returns the frozen event with contiguous seqs and the clock time', () => {
     const session = Session.create({
-      header: { version: 0, id: 't', createdAt: 0 },
+      header: { version: 1, id: 't', createdAt: 0 },
       clock: tickingClock(1000),
     });
     const first = session.append('turn/start', { turn: 1 });
@@ -168,7 +168,7 @@ describe('append', () => {
     let value = 1.5;
     const session = Session.create({
       id: 'c',
-      header: { version: 0, id: 'c', createdAt: 0 },
+      header: { version: 1, id: 'c', createdAt: 0 },
       clock: () => value,
     });
     expect(captureError(() => session.append('app/a', 1)).code).toBe('INVALID_TIME');

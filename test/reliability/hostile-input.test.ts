@@ -363,7 +363,7 @@ for (const backend of BACKENDS) {
       await seed(store, payloadSession('fine'));
       for (const [what, id] of HOSTILE_IDS) {
         for (const call of [
-          () => store.create({ version: 0, id, createdAt: 1 }),
+          () => store.create({ version: 1, id, createdAt: 1 }),
           () => store.append(id, [], { expectedSeq: 0 }),
           () => store.load(id),
           () => store.lock(id),
@@ -523,11 +523,11 @@ describe('the hostile-input harness', () => {
       // The mutant: creates and loads for any id succeed, as a store without the id rule would.
       const store = override(real, {
         create: async () => {},
-        load: async (id: string) => ({ header: { version: 0, id, createdAt: 1 }, events: [] }),
+        load: async (id: string) => ({ header: { version: 1, id, createdAt: 1 }, events: [] }),
       });
       for (const [what, id] of HOSTILE_IDS) {
         for (const call of [
-          () => store.create({ version: 0, id, createdAt: 1 }),
+          () => store.create({ version: 1, id, createdAt: 1 }),
           () => store.load(id),
         ]) {
           const error = await call().then(

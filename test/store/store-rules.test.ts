@@ -25,20 +25,20 @@ const where = { file: '/x' };
 
 describe('decodeStoredHeader', () => {
   it('accepts a header of this version naming the expected session', () => {
-    const header = { version: 0, id: 's', createdAt: 1 };
+    const header = { version: 1, id: 's', createdAt: 1 };
     expect(decodeStoredHeader(header, { where, expectedId: 's' })).toEqual(header);
   });
 
   it('gives FormatVersionError for an integer foreign version, CorruptLogError for anything else', () => {
-    for (const version of [1, -1, 7]) {
+    for (const version of [0, 2, -1, 7]) {
       const decode = () => decodeStoredHeader({ version, id: 's', bogus: 1 }, { where });
       expect(decode).toThrow(FormatVersionError);
     }
-    for (const value of [{ version: 0.5, id: 's', createdAt: 1 }, { version: '0' }, null, [], 3]) {
+    for (const value of [{ version: 1.5, id: 's', createdAt: 1 }, { version: '0' }, null, [], 3]) {
       expect(() => decodeStoredHeader(value, { where })).toThrow(CorruptLogError);
     }
     const renamed = () =>
-      decodeStoredHeader({ version: 0, id: 'other', createdAt: 1 }, { where, expectedId: 's' });
+      decodeStoredHeader({ version: 1, id: 'other', createdAt: 1 }, { where, expectedId: 's' });
     expect(renamed).toThrow(CorruptLogError);
   });
 });

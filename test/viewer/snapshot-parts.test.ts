@@ -20,7 +20,7 @@ const event = (seq: number): SessionEvent => ({
 
 const start = (parts: number, eventCount: number): SnapshotStart => ({
   kind: 'snapshot-start',
-  header: { version: 0, id: 's', createdAt: 1_700_000_000_000 },
+  header: { version: 1, id: 's', createdAt: 1_700_000_000_000 },
   children: ['child'],
   parts,
   eventCount,

@@ -7,7 +7,7 @@
  * Resume is a fresh saver and graph, then `getState`.
  */
 import { join } from 'node:path';
-import { Conversation, type PeerTurn } from '../conversation.js';
+import { type PeerTurn, PreparedPeerTurns } from '../conversation.js';
 import { directoryBytes } from '../disk.js';
 import type { BenchSystem, ResumeTarget, SessionRecorder, SystemStore } from '../system.js';
 
@@ -102,7 +102,7 @@ function build(loaded: Loaded, saver: Saver, pending: Map<string, PeerTurn>): Co
 }
 
 class LangGraphRecorder implements SessionRecorder {
-  private readonly conversation = new Conversation();
+  private readonly turns = new PreparedPeerTurns();
 
   constructor(
     private readonly app: CompiledGraph,
@@ -111,8 +111,12 @@ class LangGraphRecorder implements SessionRecorder {
     private readonly id: string,
   ) {}
 
+  prepareTurn(): void {
+    this.turns.prepare();
+  }
+
   async appendTurn(): Promise<void> {
-    const turn = this.conversation.peer();
+    const turn = this.turns.take();
     this.pending.set(this.id, turn);
     await this.app.invoke(
       { messages: [new this.human({ content: turn.user })] },

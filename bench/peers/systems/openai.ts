@@ -4,7 +4,7 @@
  * then `addItems` for the input and for the turn's output (assistant message, function call,
  * its result). RAM only: the SDK ships no file or database session, so there is no resume.
  */
-import { Conversation } from '../conversation.js';
+import { PreparedPeerTurns } from '../conversation.js';
 import type { BenchSystem, SessionRecorder } from '../system.js';
 
 interface MemorySessionLike {
@@ -29,12 +29,16 @@ const SILENT_LOGGER = {
 };
 
 class OpenAiRecorder implements SessionRecorder {
-  private readonly conversation = new Conversation();
+  private readonly turns = new PreparedPeerTurns();
 
   constructor(private readonly session: MemorySessionLike) {}
 
+  prepareTurn(): void {
+    this.turns.prepare();
+  }
+
   async appendTurn(): Promise<void> {
-    const turn = this.conversation.peer();
+    const turn = this.turns.take();
     await this.session.getItems();
     await this.session.addItems([{ type: 'message', role: 'user', content: turn.user }]);
     await this.session.addItems([

@@ -13,7 +13,7 @@ import {
 import { openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { openPostgresStore } from '../../../src/store/postgres/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
-import { appendTurnEvent, benchClock } from '../../store-workload.js';
+import { appendTurnEvent, benchClock, type TurnAppend } from '../../store-workload.js';
 import { Conversation } from '../conversation.js';
 import { directoryBytes } from '../disk.js';
 import { pgUrl, schemaBytes, schemaFor } from '../pg.js';
@@ -68,16 +68,19 @@ export async function openBackend(
 
 class Recorder implements SessionRecorder {
   private readonly conversation = new Conversation();
+  private appends: TurnAppend[] = [];
 
   constructor(
     private readonly session: LiveSession,
     private readonly ack: Variant['ack'],
   ) {}
 
+  prepareTurn(): void {
+    this.appends = this.conversation.appends(this.session.seq);
+  }
+
   async appendTurn(): Promise<void> {
-    for (const append of this.conversation.appends(this.session.seq)) {
-      appendTurnEvent(this.session, append);
-    }
+    for (const append of this.appends) appendTurnEvent(this.session, append);
     if (this.ack === 'turn') await this.session.flush();
     else await yieldToLoop();
   }

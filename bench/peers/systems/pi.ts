@@ -6,7 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Conversation } from '../conversation.js';
+import { PreparedPeerTurns } from '../conversation.js';
 import { directoryBytes } from '../disk.js';
 import type { BenchSystem, ResumeTarget, SessionRecorder } from '../system.js';
 
@@ -33,13 +33,17 @@ async function loadPi(): Promise<PiModule> {
 const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
 
 class PiRecorder implements SessionRecorder {
-  private readonly conversation = new Conversation();
+  private readonly turns = new PreparedPeerTurns();
   private time = 1_700_000_000_000;
 
   constructor(private readonly manager: PiSessionManager) {}
 
+  prepareTurn(): void {
+    this.turns.prepare();
+  }
+
   async appendTurn(): Promise<void> {
-    const turn = this.conversation.peer();
+    const turn = this.turns.take();
     this.manager.appendMessage({
       role: 'user',
       content: [{ type: 'text', text: turn.user }],

@@ -5,12 +5,13 @@
  * A log is UTF-8 text with `\n` line ends:
  *
  * ```text
- * {"version":0,"id":"demo","createdAt":1700000000000}      <- header (line 1)
+ * {"version":1,"id":"demo","createdAt":1700000000000}      <- header (line 1)
  * {"seq":0,"time":...,"type":"turn/start","data":{...}}     <- batch 1: its events...
  * {"seq":1,...}
  * {"commit":2}                                             <- ...then one commit marker
  * {"seq":2,...}                                             <- batch 2
- * {"commit":3}
+ * {"run":{"seq":3,...,"chunks":[...]}}                     <- chunks 3..5 (`run-line.ts`)
+ * {"commit":6}
  * ```
  *
  * Every batch (one append) is written as its event lines followed by one commit marker
@@ -30,6 +31,7 @@ import { crc32 } from '../crc32.js';
 import { InvalidStoreError, LimitExceededError } from '../errors.js';
 import type { FsFileHandle } from './fs.js';
 import { readFully } from './line-reader.js';
+import { encodeLines } from './run-line.js';
 
 /** Default largest line (and so largest serialized event or header), in bytes, without the `\n`. */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -54,8 +56,8 @@ export const NEWLINE_BYTES = Buffer.from('\n');
 const ENCODE_PIECE_CHARS = 8 * 1024 * 1024;
 
 /**
- * One batch as written: each event on its own line, then the commit marker. Every line is
- * checked against the limit before anything is written.
+ * One batch as written: its event lines (consecutive chunks of a step as run lines), then the
+ * commit marker. Every line is checked against the limit before anything is written.
  */
 export function encodeBatch(
   id: string,
@@ -68,22 +70,24 @@ export function encodeBatch(
   // most 3 bytes per UTF-16 unit, so only lines that could be over the limit are measured.
   const pieces: Buffer[] = [];
   let text = '';
-  for (const event of events) {
-    let line: string | undefined;
+  const where = `append to session '${id.slice(0, 80)}'`;
+  const stringify = (value: unknown, seq: number): string => {
+    let json: string | undefined;
     try {
-      line = JSON.stringify(event);
+      json = JSON.stringify(value);
     } catch (error) {
-      throw new InvalidStoreError(
-        `append to session '${id.slice(0, 80)}': event seq ${event.seq} is not serializable as JSON`,
-        {
-          cause: error,
-        },
-      );
+      throw new InvalidStoreError(`${where}: event seq ${seq} is not serializable as JSON`, {
+        cause: error,
+      });
     }
-    if (typeof line !== 'string' || !line.startsWith('{')) {
-      throw new InvalidStoreError(
-        `append to session '${id.slice(0, 80)}': event seq ${String(event.seq)} is not a JSON object`,
-      );
+    if (typeof json !== 'string') {
+      throw new InvalidStoreError(`${where}: event seq ${seq} is not serializable as JSON`);
+    }
+    return json;
+  };
+  encodeLines(events, maxLineBytes, stringify, (line, seq) => {
+    if (!line.startsWith('{')) {
+      throw new InvalidStoreError(`${where}: event seq ${seq} is not a JSON object`);
     }
     if (line.length * 3 > maxLineBytes) {
       const bytes = Buffer.byteLength(line, 'utf8');
@@ -92,7 +96,7 @@ export function encodeBatch(
           'maxLineBytes',
           maxLineBytes,
           bytes,
-          `append to session '${id.slice(0, 80)}', event seq ${event.seq}`,
+          `${where}, event seq ${seq}`,
         );
       }
     }
@@ -101,7 +105,7 @@ export function encodeBatch(
       text = '';
     }
     text += `${line}\n`;
-  }
+  });
   pieces.push(Buffer.from(text, 'utf8'));
   let body = 0;
   let checksum = 0;

@@ -10,6 +10,7 @@ import { CorruptLogError } from '../errors.js';
 import { looksLikeCommit, NEWLINE_BYTES, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { decodeJson, LineReader, type RawLine, READ_CHUNK_BYTES } from './line-reader.js';
+import { runEvents, runOf } from './run-line.js';
 
 /** Where {@link scanLines} starts: at a batch boundary, with the log committed so far. */
 export interface LineScanStart {
@@ -140,7 +141,7 @@ export async function scanLines(
   if (damage === undefined && pending.length === 0) return { committedEnd, size, committedLine };
   const reason =
     damage === undefined
-      ? `${pending.length} event line(s) after the last commit marker (a batch that never completed)`
+      ? `${pending.length} event(s) after the last commit marker (a batch that never completed)`
       : `${damage.problem} at line ${damage.line.number} (byte ${damage.line.offset}), after the last commit marker`;
   return {
     committedEnd,
@@ -200,18 +201,25 @@ function acceptLine(
   if ('problem' in decoded) return { kind: 'damage', problem: decoded.problem };
   const value = decoded.value;
   if (!isRecord(value)) return { kind: 'damage', problem: 'not a JSON object' };
+  let added: SessionEvent[] = [value as unknown as SessionEvent];
   if (value.seq !== next) {
-    return {
-      kind: 'damage',
-      problem: `event seq ${describe(value.seq)} where seq ${next} was expected`,
-    };
+    const run = runOf(value, next);
+    const chunks = run === undefined || typeof run === 'string' ? run : runEvents(run);
+    if (chunks === undefined) {
+      return {
+        kind: 'damage',
+        problem: `event seq ${describe(value.seq)} where seq ${next} was expected`,
+      };
+    }
+    if (typeof chunks === 'string') return { kind: 'damage', problem: chunks };
+    added = chunks;
   }
   batch.checksum =
     withNewline === undefined
       ? crc32(NEWLINE_BYTES, crc32(bytes, batch.checksum))
       : crc32(withNewline, batch.checksum);
   batch.bytes += bytes.length + 1;
-  batch.events.push(value as unknown as SessionEvent);
+  for (const event of added) batch.events.push(event);
   return { kind: 'event' };
 }
 

@@ -30,6 +30,7 @@ import { headerCorrupt, parseHeaderLine } from './header.js';
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { ReadAhead } from './read-ahead.js';
+import { forEachChunkSize, runEvents, runOf } from './run-line.js';
 
 /** A scanned log. */
 export interface ScanResult {
@@ -360,10 +361,18 @@ class BatchScanner {
       for (let i = 0; i < lines; i++) {
         const newline = text.indexOf('\n', from);
         const value: unknown = JSON.parse(text.slice(from, newline));
-        if (!isEventRecord(value, seq)) return false;
-        events.push(value);
-        seq++;
         from = newline + 1;
+        if (isEventRecord(value, seq)) {
+          events.push(value);
+          seq++;
+          continue;
+        }
+        const run = runOf(value, seq);
+        if (run === undefined || typeof run === 'string') return false;
+        const chunks = runEvents(run);
+        if (typeof chunks === 'string') return false;
+        for (const chunk of chunks) events.push(chunk);
+        seq += chunks.length;
       }
     } catch {
       return false;
@@ -384,18 +393,33 @@ class BatchScanner {
       if (bytes !== -1) {
         events.pushElided(parsedTime, bytes);
         this.stubs.add(seq, this.#base + from, end - from);
-      } else {
-        let value: unknown;
-        try {
-          value = JSON.parse(view.toString('utf8', from, end));
-        } catch {
-          return false;
-        }
-        if (!isEventRecord(value, seq)) return false;
+        seq++;
+        from = end + 1;
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(view.toString('utf8', from, end));
+      } catch {
+        return false;
+      }
+      if (isEventRecord(value, seq)) {
         events.push(value);
         if (value.type === 'assistant/message') this.stubs.noteMessage(value);
+        seq++;
+      } else {
+        const run = runOf(value, seq);
+        if (run === undefined || typeof run === 'string') return false;
+        // Every chunk of a run becomes a stub, restored from the run's line if no message cites it.
+        const offset = this.#base + from;
+        const length = end - from;
+        const problem = forEachChunkSize(run, (chunkSeq, time, size) => {
+          events.pushElided(time, size);
+          this.stubs.add(chunkSeq, offset, length);
+        });
+        if (problem !== undefined) return false;
+        seq += run.chunks.length;
       }
-      seq++;
       from = end + 1;
     }
     return true;
@@ -582,15 +606,28 @@ async function restoreUnfinished(
     const spanStart = starts[first] as number;
     const span = Buffer.allocUnsafe((ends[last] as number) - spanStart);
     const read = await readFully(handle, span, spanStart);
+    // The stubs of one run share its line: it is parsed once for all of them.
+    let runLine = -1;
+    let runChunks: readonly SessionEvent[] = [];
     for (let k = first; k <= last; k++) {
       const seq = seqs[k] as number;
       const from = (starts[k] as number) - spanStart;
       const to = (ends[k] as number) - spanStart;
       let value: unknown;
       try {
-        value = to <= read ? JSON.parse(span.toString('utf8', from, to)) : undefined;
+        if (from === runLine) value = runChunks[seq - (runChunks[0]?.seq ?? 0)];
+        else value = to <= read ? JSON.parse(span.toString('utf8', from, to)) : undefined;
       } catch {
         value = undefined;
+      }
+      if (value !== undefined && from !== runLine && !isEventRecord(value, seq)) {
+        const run = runOf(value, (value as { run?: { seq?: unknown } }).run?.seq as number);
+        const chunks = run === undefined || typeof run === 'string' ? undefined : runEvents(run);
+        if (chunks !== undefined && typeof chunks !== 'string') {
+          runLine = from;
+          runChunks = chunks;
+          value = chunks[seq - (chunks[0]?.seq ?? 0)];
+        }
       }
       if (!isEventRecord(value, seq) || value.type !== CHUNK_TYPE) {
         throw new CorruptLogError({

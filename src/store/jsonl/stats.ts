@@ -16,8 +16,10 @@ import { looksLikeCommit, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { parseHeaderLine } from './header.js';
 import { decodeJson, LineReader } from './line-reader.js';
+import { RUN_KEY, runOf } from './run-line.js';
 
 const SEQ_PREFIX = Buffer.from('{"seq":');
+const RUN_PREFIX = Buffer.from(`{"${RUN_KEY}":`);
 const TIME_KEY = Buffer.from(',"time":');
 const TYPE_KEY = Buffer.from(',"type":"');
 const QUOTE = 0x22;
@@ -68,6 +70,13 @@ export async function readStats(
       batchPicked = [];
       continue;
     }
+    if (startsWith(bytes, RUN_PREFIX)) {
+      // A run of chunks: its length and last time (no chunk type is one the stats read).
+      const run = decodeRun(bytes, file, line.number, line.offset, count + batchCount);
+      batchCount += run.count;
+      batchTime = run.lastTime;
+      continue;
+    }
     const envelope = readEnvelope(bytes) ?? decodeEnvelope(bytes, file, line.number, line.offset);
     batchCount++;
     batchTime = envelope.time;
@@ -102,6 +111,24 @@ function readEnvelope(bytes: Buffer): Envelope | undefined {
   return { time, type: bytes.toString('utf8', typeStart, typeEnd) };
 }
 
+/** The length and last time of a run line whose first event is `seq`. */
+function decodeRun(
+  bytes: Buffer,
+  file: string,
+  line: number,
+  offset: number,
+  seq: number,
+): { count: number; lastTime: number } {
+  const decoded = decodeJson(bytes);
+  if ('problem' in decoded) throw corrupt(file, line, offset, `run line is ${decoded.problem}`);
+  const run = runOf(decoded.value, seq);
+  if (run === undefined) throw corrupt(file, line, offset, 'a run line that is not a run');
+  if (typeof run === 'string') throw corrupt(file, line, offset, run);
+  let lastTime = run.time;
+  for (const step of run.dt) lastTime += step;
+  return { count: run.chunks.length, lastTime };
+}
+
 /** The envelope of a line in any other form: the line is parsed. */
 function decodeEnvelope(bytes: Buffer, file: string, line: number, offset: number): Envelope {
   const decoded = decodeJson(bytes);
@@ -120,6 +147,10 @@ function skipInteger(bytes: Buffer, start: number, signed: boolean): number {
   const digits = at;
   while (at < bytes.length && (bytes[at] as number) >= 0x30 && (bytes[at] as number) <= 0x39) at++;
   return at === digits || at - digits > 16 ? -1 : at;
+}
+
+function startsWith(bytes: Buffer, prefix: Buffer): boolean {
+  return matches(bytes, 0, prefix);
 }
 
 function matches(bytes: Buffer, at: number, key: Buffer): boolean {

@@ -94,7 +94,7 @@ async function lockLoop(store: SessionStore): Promise<void> {
 
 async function appendLoop(store: SessionStore): Promise<void> {
   try {
-    await store.create({ version: 0, id: session, createdAt: Date.now() });
+    await store.create({ version: 1, id: session, createdAt: Date.now() });
   } catch (error) {
     if (!PalimpsestError.isInstance(error)) throw error;
   }

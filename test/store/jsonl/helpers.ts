@@ -36,6 +36,28 @@ export function note(seq: number, text = `note ${seq}`): SessionEvent {
   return { seq, time: 1_700_000_000_000 + seq, type: 'test/note', data: { text } };
 }
 
+/** An `assistant/message` of turn 1 that cites `cites` (finishing the chunks among them). */
+export function assistantMessage(seq: number, cites: readonly number[], step = 1): SessionEvent {
+  return {
+    seq,
+    time: 1_700_000_000_000 + seq,
+    type: 'assistant/message',
+    data: {
+      turn: 1,
+      step,
+      finishReason: 'stop',
+      message: {
+        id: `a${seq}`,
+        role: 'assistant',
+        content: [{ type: 'text', text: 'hi' }],
+        source: { kind: 'model', provider: 'p', model: 'm' },
+      },
+    },
+    surfaceOp: 'append',
+    sourceEventSeqs: cites,
+  };
+}
+
 export function notes(from: number, count: number, text?: (seq: number) => string): SessionEvent[] {
   return Array.from({ length: count }, (_, i) => note(from + i, text?.(from + i)));
 }

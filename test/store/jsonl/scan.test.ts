@@ -14,7 +14,7 @@ import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { type ScanResult, scanLog } from '../../../src/store/jsonl/scan.js';
-import { header, note, tempDir } from './helpers.js';
+import { assistantMessage, header, note, tempDir } from './helpers.js';
 
 const MAX_LINE = 1024 * 1024;
 
@@ -97,26 +97,8 @@ function chunk(seq: number, delta: string, extra: Partial<SessionEvent> = {}): S
   };
 }
 
-function message(seq: number, cites: readonly number[]): SessionEvent {
-  return {
-    seq,
-    time: 1_700_000_000_000 + seq,
-    type: 'assistant/message',
-    data: {
-      turn: 1,
-      step: 1,
-      finishReason: 'stop',
-      message: {
-        id: `a${seq}`,
-        role: 'assistant',
-        content: [{ type: 'text', text: 'hi' }],
-        source: { kind: 'model', provider: 'p', model: 'm' },
-      },
-    },
-    surfaceOp: 'append',
-    sourceEventSeqs: cites,
-  };
-}
+const message = (seq: number, cites: readonly number[]): SessionEvent =>
+  assistantMessage(seq, cites);
 
 /** Three batches of notes and chunks with multi-byte text and one line longer than a read. */
 function mixedBatches(): string[][] {
@@ -230,7 +212,7 @@ describe('eliding finished chunks', () => {
     const file = await writeLog('torn', [[line(note(0)), line(chunk(1, 'streamed'))]]);
     await appendFile(file, `${line(message(2, [1]))}\n`);
     const fast = (await scan(file, 'torn', { elide: true })) as Scanned;
-    expect(fast.tornTail?.reason).toContain('1 event line(s) after the last commit marker');
+    expect(fast.tornTail?.reason).toContain('1 event(s) after the last commit marker');
     expect(fast.events).toHaveLength(2);
     expect(isElidedChunk(fast.events[1] as SessionEvent)).toBe(false);
   });

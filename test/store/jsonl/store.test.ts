@@ -350,9 +350,9 @@ describe('header checks on load', () => {
   }
 
   it('refuses a newer format version with FormatVersionError, direction newer', async () => {
-    const { error } = await withHeaderLine(JSON.stringify({ version: 1, id: 's1', createdAt: 1 }));
+    const { error } = await withHeaderLine(JSON.stringify({ version: 2, id: 's1', createdAt: 1 }));
     expect(error).toBeInstanceOf(FormatVersionError);
-    expect(error).toMatchObject({ found: 1, supported: 0, direction: 'newer' });
+    expect(error).toMatchObject({ found: 2, supported: 1, direction: 'newer' });
   });
 
   it('refuses an older format version with FormatVersionError, direction older', async () => {
@@ -373,7 +373,7 @@ describe('header checks on load', () => {
   });
 
   it('refuses an unparsable or malformed header with CorruptLogError at line 1', async () => {
-    for (const line of ['{not json', '[]', JSON.stringify({ version: 0, id: 's1' }), '']) {
+    for (const line of ['{not json', '[]', JSON.stringify({ version: 1, id: 's1' }), '']) {
       const { error } = await withHeaderLine(line);
       expect(error).toBeInstanceOf(CorruptLogError);
       expect(error).toMatchObject({ line: 1, offset: 0 });

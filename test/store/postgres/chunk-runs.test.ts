@@ -41,7 +41,7 @@ async function storeWith(
   connectionString = pgUrl,
 ): Promise<{ store: PostgresStore; events: SessionEvent[] }> {
   const store = await open(connectionString);
-  await store.create({ version: 0, id: 's', createdAt: 1 });
+  await store.create({ version: 1, id: 's', createdAt: 1 });
   const events: SessionEvent[] = [];
   for (const batch of batches) {
     await store.append('s', batch, { expectedSeq: events.length });

@@ -50,7 +50,7 @@ function notes(from: number, count: number, text = 'note'): SessionEvent[] {
   })) as SessionEvent[];
 }
 
-const header = (id: string) => ({ version: 0 as const, id, createdAt: 1 });
+const header = (id: string) => ({ version: 1 as const, id, createdAt: 1 });
 
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close().catch(() => {});

@@ -57,7 +57,7 @@ export function listing(dir: string): string[] {
 }
 
 export function header(id: string, createdAt = 1_700_000_000_000): SessionHeader {
-  return { version: 0, id, createdAt };
+  return { version: 1, id, createdAt };
 }
 
 /** `count` simple events from seq `from`: notes, with a user message every third. */

@@ -265,7 +265,7 @@ describe('a writer killed with SIGKILL', () => {
       import { openSqliteStore } from ${JSON.stringify(module)};
       const store = await openSqliteStore(${JSON.stringify(file)});
       await store.lock('s');
-      await store.create({ version: 0, id: 's', createdAt: 1 });
+      await store.create({ version: 1, id: 's', createdAt: 1 });
       for (let seq = 0; ; seq++) {
         await store.append('s', [{ seq, time: seq, type: 'app/tick', data: { seq } }], { expectedSeq: seq });
         process.stdout.write('ACK ' + seq + '\\n');

@@ -330,7 +330,7 @@ describe('bump-and-reject: a database of another version or application', () => 
     db.exec(SCHEMA_1_DDL);
     db.pragma('journal_mode = WAL');
     db.prepare(
-      'INSERT INTO sessions VALUES (\'s\', 1700000000000, \'{"version":0,"id":"s","createdAt":1700000000000}\', 1, 1700000000000)',
+      'INSERT INTO sessions VALUES (\'s\', 1700000000000, \'{"version":1,"id":"s","createdAt":1700000000000}\', 1, 1700000000000)',
     ).run();
     db.prepare(`INSERT INTO events VALUES ('s', 0, 'app/note', 1000, '{"n":0}', NULL, NULL)`).run();
   }
