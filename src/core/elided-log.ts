@@ -235,8 +235,10 @@ export class ElidedLog {
   /** Lengthens the log to `length` with holes (elided chunks recorded by the caller). */
   #grow(length: number): void {
     // Within the room allocated ahead the holes are there already; beyond, lengthening the array
-    // makes them in one step, without a write each.
-    if (length > this.#events.length) this.#events.length = length;
+    // makes them in one step, without a write each, and by half again, so that a log grown run
+    // by run is reallocated a few dozen times rather than once a run.
+    const room = this.#events.length;
+    if (length > room) this.#events.length = Math.max(length, Math.floor(room * 1.5));
     this.#length = length;
   }
 

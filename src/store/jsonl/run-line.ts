@@ -82,7 +82,9 @@ function hasKeys(value: object, keys: readonly string[]): boolean {
 }
 
 /** A delta part whose run elements may be strings: `{type, id, delta}`, all strings. */
-function deltaPart(chunk: JsonValue): { type: string; id: string; delta: string } | undefined {
+export function deltaPart(
+  chunk: JsonValue,
+): { type: string; id: string; delta: string } | undefined {
   if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) return undefined;
   if (!hasKeys(chunk, DELTA_KEYS)) return undefined;
   const { type, id, delta } = chunk as Record<string, JsonValue>;

@@ -13,7 +13,9 @@
  * With `elideFinishedChunks`, an `assistant/chunk` line in the form palimpsest writes,
  * `{"seq":N,"time":T,"type":"assistant/chunk","data":{...}}`, is not decoded or parsed: its
  * seq, time and data length are read from the bytes and it becomes a stub (see
- * `core/elided.ts`), once the batch's checksum has covered its bytes like any other line's. A
+ * `core/elided.ts`), once the batch's checksum has covered its bytes like any other line's; a
+ * run line's chunks become stubs the same way, their times and sizes read from its bytes
+ * (`run-stubs.ts`). A
  * stub stands for a *finished* chunk, one a later `assistant/message` of the log cites, so the
  * scanner finally reads back (with a few large reads) and parses the chunks no message cites:
  * the stream of a turn a crash left open, or chunks a writer never cited.
@@ -27,10 +29,20 @@ import { coalesce } from '../store-rules.js';
 import { parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';
+import {
+  CLOSE_BRACE,
+  integerEnd,
+  NEWLINE,
+  OPEN_BRACE,
+  parsed,
+  signedIntegerEnd,
+  startsWith,
+} from './line-bytes.js';
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { ReadAhead } from './read-ahead.js';
-import { forEachChunkSize, runEvents, runOf } from './run-line.js';
+import { forEachChunkSize, RUN_KEY, runEvents, runOf } from './run-line.js';
+import { RunStubs } from './run-stubs.js';
 
 /** A scanned log. */
 export interface ScanResult {
@@ -134,17 +146,12 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
       };
 }
 
-const NEWLINE = 0x0a;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACE = 0x7b;
-const MINUS = 0x2d;
-const DIGIT_0 = 0x30;
-const DIGIT_9 = 0x39;
 const COMMIT_PREFIX = Buffer.from('{"commit":');
 const SEQ_PREFIX = Buffer.from('{"seq":');
 const TIME_PREFIX = Buffer.from(',"time":');
 const CHUNK_TYPE = 'assistant/chunk';
 const CHUNK_DATA_PREFIX = Buffer.from(`,"type":"${CHUNK_TYPE}","data":`);
+const RUN_PREFIX = Buffer.from(`{"${RUN_KEY}":`);
 
 /** Where the batch scanner stopped: the end of the log, or a batch for the line reader. */
 interface ScanStop extends LineScanEnd {
@@ -154,26 +161,31 @@ interface ScanStop extends LineScanEnd {
 
 /**
  * The stubs that no committed message has cited yet, with where their lines are, so that the
- * ones no message ever cites can be read back. Citations are taken at each commit, and cited
- * stubs dropped from the ledger then, so it holds little more than the open stream's chunks.
+ * ones no message ever cites can be read back. An entry is a line's stubs: `counts[i]` chunks
+ * from `seqs[i]` on (one for a chunk line, a run's length for a run line). Citations are taken
+ * at each commit, and entries whose stubs are all cited dropped then, so the ledger holds little
+ * more than the open stream's lines.
  */
 class StubLedger {
   seqs: number[] = [];
+  counts: number[] = [];
   offsets: number[] = [];
   lengths: number[] = [];
   /** What the committed messages cite. */
   readonly #cited = new CitedSeqs();
   /** The messages of the open batch, cited from once it commits. */
   #pendingMessages: SessionEvent[] = [];
-  /** Ledger length after the last compaction (compactions are amortized O(1) per stub). */
+  /** Ledger length after the last compaction (compactions are amortized O(1) per entry). */
   #compacted = 0;
 
+  /** How many entries (lines) the ledger holds. */
   get length(): number {
     return this.seqs.length;
   }
 
-  add(seq: number, offset: number, length: number): void {
+  add(seq: number, count: number, offset: number, length: number): void {
     this.seqs.push(seq);
+    this.counts.push(count);
     this.offsets.push(offset);
     this.lengths.push(length);
   }
@@ -190,11 +202,12 @@ class StubLedger {
     if (this.seqs.length >= 2 * this.#compacted + 1024) this.#compact();
   }
 
-  /** The open batch did not commit: forgets its stubs and messages. */
-  drop(stubs: number): void {
-    this.seqs.length = stubs;
-    this.offsets.length = stubs;
-    this.lengths.length = stubs;
+  /** The open batch did not commit: forgets its entries and messages. */
+  drop(entries: number): void {
+    this.seqs.length = entries;
+    this.counts.length = entries;
+    this.offsets.length = entries;
+    this.lengths.length = entries;
     this.#pendingMessages.length = 0;
   }
 
@@ -207,20 +220,22 @@ class StubLedger {
     return this.#cited.has(seq);
   }
 
-  /** Drops the stubs a committed message has cited: they stay stubs for good. */
+  /** Drops the entries whose stubs a committed message has all cited: they stay stubs for good. */
   #compact(): void {
     let kept = 0;
     for (let i = 0; i < this.seqs.length; i++) {
       const seq = this.seqs[i] as number;
-      if (this.isCited(seq)) continue;
+      const count = this.counts[i] as number;
+      let cited = 0;
+      while (cited < count && this.isCited(seq + cited)) cited++;
+      if (cited === count) continue;
       this.seqs[kept] = seq;
+      this.counts[kept] = count;
       this.offsets[kept] = this.offsets[i] as number;
       this.lengths[kept] = this.lengths[i] as number;
       kept++;
     }
-    this.seqs.length = kept;
-    this.offsets.length = kept;
-    this.lengths.length = kept;
+    this.drop(kept);
     this.#compacted = kept;
   }
 }
@@ -244,6 +259,7 @@ interface ScannerOptions {
  */
 class BatchScanner {
   readonly stubs = new StubLedger();
+  readonly #runStubs = new RunStubs();
   #buffer: Buffer;
   #view: Buffer;
   /** File offset of `buffer[0]`. */
@@ -380,11 +396,12 @@ class BatchScanner {
     return true;
   }
 
-  /** Makes a stub of each chunk line in palimpsest's form and parses the other lines. */
+  /** Makes stubs of the chunk and run lines in palimpsest's form and parses the other lines. */
   #parseEliding(start: number, lines: number): boolean {
     const events = this.#options.events;
     const view = this.#view;
     const ends = this.#ends;
+    const runs = this.#runStubs;
     let seq = events.length;
     let from = start;
     for (let i = 0; i < lines; i++) {
@@ -392,8 +409,16 @@ class BatchScanner {
       const bytes = chunkDataBytes(view, from, end, seq);
       if (bytes !== -1) {
         events.pushElided(parsedTime, bytes);
-        this.stubs.add(seq, this.#base + from, end - from);
+        this.stubs.add(seq, 1, this.#base + from, end - from);
         seq++;
+        from = end + 1;
+        continue;
+      }
+      const count = startsWith(view, from, end, RUN_PREFIX) ? runs.read(view, from, end, seq) : -1;
+      if (count !== -1) {
+        events.pushElidedRun(runs.times.subarray(0, count), runs.sizes.subarray(0, count));
+        this.stubs.add(seq, count, this.#base + from, end - from);
+        seq += count;
         from = end + 1;
         continue;
       }
@@ -408,16 +433,12 @@ class BatchScanner {
         if (value.type === 'assistant/message') this.stubs.noteMessage(value);
         seq++;
       } else {
+        // A run the bytes did not settle (a foreign writer's form, or damage): parsed and sized.
         const run = runOf(value, seq);
         if (run === undefined || typeof run === 'string') return false;
-        // Every chunk of a run becomes a stub, restored from the run's line if no message cites it.
-        const offset = this.#base + from;
-        const length = end - from;
-        const problem = forEachChunkSize(run, (chunkSeq, time, size) => {
-          events.pushElided(time, size);
-          this.stubs.add(chunkSeq, offset, length);
-        });
+        const problem = forEachChunkSize(run, (_seq, time, size) => events.pushElided(time, size));
         if (problem !== undefined) return false;
+        this.stubs.add(seq, run.chunks.length, this.#base + from, end - from);
         seq += run.chunks.length;
       }
       from = end + 1;
@@ -510,16 +531,6 @@ function isEventRecord(value: unknown, seq: number): value is SessionEvent {
   );
 }
 
-/** Whether the line `[start, end)` begins with `prefix`. */
-function startsWith(view: Buffer, start: number, end: number, prefix: Buffer): boolean {
-  const length = prefix.length;
-  if (end - start < length) return false;
-  for (let i = 0; i < length; i++) {
-    if (view[start + i] !== prefix[i]) return false;
-  }
-  return true;
-}
-
 /**
  * The data length of the chunk line `[start, end)` when it is exactly in the form palimpsest
  * writes, `{"seq":<seq>,"time":<integer>,"type":"assistant/chunk","data":{...}}` with the
@@ -530,19 +541,12 @@ function startsWith(view: Buffer, start: number, end: number, prefix: Buffer): b
 function chunkDataBytes(view: Buffer, start: number, end: number, seq: number): number {
   if (view[end - 1] !== CLOSE_BRACE || view[end - 2] !== CLOSE_BRACE) return -1;
   if (!startsWith(view, start, end, SEQ_PREFIX)) return -1;
-  let at = start + SEQ_PREFIX.length;
-  const seqEnd = integerEnd(view, at, end);
-  if (seqEnd === -1 || parsedInteger !== seq) return -1;
-  at = seqEnd;
-  if (!startsWith(view, at, end, TIME_PREFIX)) return -1;
-  at += TIME_PREFIX.length;
-  const negative = view[at] === MINUS;
-  if (negative) at++;
-  const timeEnd = integerEnd(view, at, end);
+  let at = integerEnd(view, start + SEQ_PREFIX.length, end);
+  if (at === -1 || parsed.integer !== seq || !startsWith(view, at, end, TIME_PREFIX)) return -1;
   // `-0` is left to the parser (and refused by the session, as a time must not be -0).
-  if (timeEnd === -1 || (negative && parsedInteger === 0)) return -1;
-  parsedTime = negative ? -parsedInteger : parsedInteger;
-  at = timeEnd;
+  at = signedIntegerEnd(view, at + TIME_PREFIX.length, end);
+  if (at === -1) return -1;
+  parsedTime = parsed.integer;
   if (!startsWith(view, at, end, CHUNK_DATA_PREFIX)) return -1;
   at += CHUNK_DATA_PREFIX.length;
   if (view[at] !== OPEN_BRACE) return -1;
@@ -552,29 +556,6 @@ function chunkDataBytes(view: Buffer, start: number, end: number, seq: number): 
 
 /** The time of the last chunk line {@link chunkDataBytes} accepted. */
 let parsedTime = 0;
-
-/** The value of the last integer {@link integerEnd} read (kept here to allocate nothing). */
-let parsedInteger = 0;
-
-/**
- * Reads a JSON integer without sign (no leading zeros, at most 16 digits, a safe integer) at
- * `start`; returns where it ends and leaves its value in {@link parsedInteger}, or -1.
- */
-function integerEnd(view: Buffer, start: number, end: number): number {
-  let at = start;
-  let value = 0;
-  while (at < end) {
-    const digit = view[at] as number;
-    if (digit < DIGIT_0 || digit > DIGIT_9) break;
-    value = value * 10 + (digit - DIGIT_0);
-    at++;
-  }
-  const digits = at - start;
-  if (digits === 0 || digits > 16 || (digits > 1 && view[start] === DIGIT_0)) return -1;
-  if (!Number.isSafeInteger(value)) return -1;
-  parsedInteger = value;
-  return at;
-}
 
 /** Gaps up to this many bytes between unfinished chunks are read rather than skipped. */
 const RESTORE_GAP_BYTES = 64 * 1024;
@@ -595,12 +576,15 @@ async function restoreUnfinished(
   const starts: number[] = [];
   const ends: number[] = [];
   for (let i = 0; i < stubs.length; i++) {
-    const seq = stubs.seqs[i] as number;
-    if (stubs.isCited(seq)) continue;
+    const first = stubs.seqs[i] as number;
     const offset = stubs.offsets[i] as number;
-    seqs.push(seq);
-    starts.push(offset);
-    ends.push(offset + (stubs.lengths[i] as number));
+    const end = offset + (stubs.lengths[i] as number);
+    for (let seq = first; seq < first + (stubs.counts[i] as number); seq++) {
+      if (stubs.isCited(seq)) continue;
+      seqs.push(seq);
+      starts.push(offset);
+      ends.push(end);
+    }
   }
   for (const { first, last } of coalesce(starts, RESTORE_GAP_BYTES, ends, RESTORE_SPAN_BYTES)) {
     const spanStart = starts[first] as number;
