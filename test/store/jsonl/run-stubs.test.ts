@@ -135,9 +135,9 @@ describe('a resume that elides finished chunks', () => {
     const lines = linesOf(events);
     const spaced = (lines[0] as string).replace('"dt":[', '"dt": [');
     const dir = await tempDir();
-    const stubsOf = async (batch: readonly string[]) => {
+    const stubsOf = async (batch: readonly string[], count: number) => {
       const file = join(dir, `${encodeSessionId('s')}.jsonl`);
-      await writeFile(file, `${JSON.stringify(header('s'))}\n${batchText(batch, 4)}`);
+      await writeFile(file, `${JSON.stringify(header('s'))}\n${batchText(batch, count)}`);
       const handle = await nodeFs.open(file, 'r');
       try {
         const result = await scanLog(handle, {
@@ -151,10 +151,13 @@ describe('a resume that elides finished chunks', () => {
         await handle.close();
       }
     };
-    const ours = await stubsOf(lines);
+    const ours = await stubsOf(lines, 4);
     expect(ours.slice(0, 3).map((event) => event.data)).toEqual(
       events.slice(0, 3).map((event) => ({ elided: { bytes: dataBytes(event) } })),
     );
-    expect(await stubsOf([spaced, ...lines.slice(1)])).toEqual(ours);
+    expect(await stubsOf([spaced, ...lines.slice(1)], 4)).toEqual(ours);
+    // Without the message nothing cites the run: its chunks come back whole, in either form.
+    expect(await stubsOf(lines.slice(0, 1), 3)).toEqual(events.slice(0, 3));
+    expect(await stubsOf([spaced], 3)).toEqual(events.slice(0, 3));
   });
 });
