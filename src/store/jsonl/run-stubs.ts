@@ -27,9 +27,9 @@ import {
   signedIntegerEnd,
   startsWith,
 } from './line-bytes.js';
-import { deltaPart, MIN_RUN_CHUNKS } from './run-line.js';
+import { deltaPart, MIN_RUN_CHUNKS, RUN_KEY } from './run-line.js';
 
-const SEQ_PREFIX = Buffer.from('{"run":{"seq":');
+const SEQ_PREFIX = Buffer.from(`{"${RUN_KEY}":{"seq":`);
 const TIME_KEY = Buffer.from(',"time":');
 const TURN_KEY = Buffer.from(',"turn":');
 const STEP_KEY = Buffer.from(',"step":');

@@ -15,10 +15,10 @@
  * seq, time and data length are read from the bytes and it becomes a stub (see
  * `core/elided.ts`), once the batch's checksum has covered its bytes like any other line's; a
  * run line's chunks become stubs the same way, their times and sizes read from its bytes
- * (`run-stubs.ts`). A
- * stub stands for a *finished* chunk, one a later `assistant/message` of the log cites, so the
- * scanner finally reads back (with a few large reads) and parses the chunks no message cites:
- * the stream of a turn a crash left open, or chunks a writer never cited.
+ * (`run-stubs.ts`). A stub stands for a *finished* chunk, one a later `assistant/message` of
+ * the log cites, so the scanner finally reads back (with a few large reads) and parses the
+ * chunks no message cites: the stream of a turn a crash left open, or chunks a writer never
+ * cited.
  */
 import { isUtf8 } from 'node:buffer';
 import { CitedSeqs, ElidedLog, type SessionEvent, type SessionHeader } from '../../core/index.js';
@@ -41,7 +41,7 @@ import {
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { ReadAhead } from './read-ahead.js';
-import { forEachChunkSize, RUN_KEY, runEvents, runOf } from './run-line.js';
+import { forEachChunkSize, runEvents, runOf } from './run-line.js';
 import { RunStubs } from './run-stubs.js';
 
 /** A scanned log. */
@@ -151,7 +151,6 @@ const SEQ_PREFIX = Buffer.from('{"seq":');
 const TIME_PREFIX = Buffer.from(',"time":');
 const CHUNK_TYPE = 'assistant/chunk';
 const CHUNK_DATA_PREFIX = Buffer.from(`,"type":"${CHUNK_TYPE}","data":`);
-const RUN_PREFIX = Buffer.from(`{"${RUN_KEY}":`);
 
 /** Where the batch scanner stopped: the end of the log, or a batch for the line reader. */
 interface ScanStop extends LineScanEnd {
@@ -414,7 +413,7 @@ class BatchScanner {
         from = end + 1;
         continue;
       }
-      const count = startsWith(view, from, end, RUN_PREFIX) ? runs.read(view, from, end, seq) : -1;
+      const count = runs.read(view, from, end, seq);
       if (count !== -1) {
         events.pushElidedRun(runs.times.subarray(0, count), runs.sizes.subarray(0, count));
         this.stubs.add(seq, count, this.#base + from, end - from);

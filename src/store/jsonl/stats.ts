@@ -15,6 +15,7 @@ import { STATS_EVENT_TYPES, type StatsEvent, statsOf } from '../store-rules.js';
 import { looksLikeCommit, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { parseHeaderLine } from './header.js';
+import { startsWith } from './line-bytes.js';
 import { decodeJson, LineReader } from './line-reader.js';
 import { RUN_KEY, runOf } from './run-line.js';
 
@@ -70,7 +71,7 @@ export async function readStats(
       batchPicked = [];
       continue;
     }
-    if (startsWith(bytes, RUN_PREFIX)) {
+    if (matches(bytes, 0, RUN_PREFIX)) {
       // A run of chunks: its length and last time (no chunk type is one the stats read).
       const run = decodeRun(bytes, file, line.number, line.offset, count + batchCount);
       batchCount += run.count;
@@ -97,7 +98,7 @@ export async function readStats(
  * without decoding the line; `undefined` for any other form (parsed instead).
  */
 function readEnvelope(bytes: Buffer): Envelope | undefined {
-  if (bytes.compare(SEQ_PREFIX, 0, SEQ_PREFIX.length, 0, SEQ_PREFIX.length) !== 0) return;
+  if (!matches(bytes, 0, SEQ_PREFIX)) return;
   let at = skipInteger(bytes, SEQ_PREFIX.length, false);
   if (at === -1 || !matches(bytes, at, TIME_KEY)) return;
   const timeStart = at + TIME_KEY.length;
@@ -149,12 +150,9 @@ function skipInteger(bytes: Buffer, start: number, signed: boolean): number {
   return at === digits || at - digits > 16 ? -1 : at;
 }
 
-function startsWith(bytes: Buffer, prefix: Buffer): boolean {
-  return matches(bytes, 0, prefix);
-}
-
+/** Whether `key` is at `at` in `bytes`. */
 function matches(bytes: Buffer, at: number, key: Buffer): boolean {
-  return bytes.compare(key, 0, key.length, at, at + key.length) === 0;
+  return startsWith(bytes, at, bytes.length, key);
 }
 
 function corrupt(file: string, line: number, offset: number, reason: string): CorruptLogError {
