@@ -4,6 +4,7 @@
  * the same events with the same errors.
  */
 
+import { admitDeltaChunk } from './delta-chunk.js';
 import {
   elidedChunkData,
   elidedShapeIssue,
@@ -344,6 +345,16 @@ function finish(
   where: Where,
   seeded: boolean,
 ): SessionEvent {
+  const fast =
+    type === 'assistant/chunk' && (mode === 'copy' || mode === 'adopt')
+      ? admitDeltaChunk(rawData, mode, limits)
+      : undefined;
+  if (fast?.data !== undefined) {
+    const surfaceOp = admitSurfaceOp(type, rawSurfaceOp, where);
+    const sources = admitSources(type, seq, rawSources, where);
+    return seal({ seq, time, type, data: fast.data }, surfaceOp, sources, seeded);
+  }
+  if (fast !== undefined) rawData = fast.general;
   let data: JsonValue;
   if (isSharedElidedMarker(rawData)) {
     // Made by elidedChunkData: valid, frozen and shared; a snapshot would only duplicate it.
@@ -397,12 +408,20 @@ function finish(
   if (mode === 'check') {
     return { seq, time, type, data, surfaceOp, sourceEventSeqs: sources } as SessionEvent;
   }
-  const event: MutableEvent = { seq, time, type, data };
+  return seal({ seq, time, type, data }, surfaceOp, sources, seeded);
+}
+
+/** Completes, brands (unless seeded, see {@link finish}) and freezes an admitted event. */
+function seal(
+  event: MutableEvent,
+  surfaceOp: SurfaceOp | undefined,
+  sources: readonly number[] | undefined,
+  seeded: boolean,
+): SessionEvent {
   if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
   if (sources !== undefined) event.sourceEventSeqs = sources;
   if (!seeded) AdmittedBrand.stamp(event);
-  Object.freeze(event);
-  return event;
+  return Object.freeze(event);
 }
 
 function admitSurfaceOp(type: string, raw: unknown, where: Where): SurfaceOp | undefined {

@@ -111,7 +111,8 @@ export class Session {
   /** The bounds this session applies to each event's data. */
   readonly limits: JsonLimits;
   private readonly clock: () => number;
-  private readonly listeners: SessionListener[] = [];
+  /** Replaced, never changed, on (un)subscribe: publishing iterates it without a copy. */
+  private listeners: readonly SessionListener[] = [];
   private readonly onListenerError: (error: unknown, event: SessionEvent) => void;
   private readonly beforeAppend: ((type: string) => void) | undefined;
   private publishing = false;
@@ -367,10 +368,10 @@ export class Session {
    * reported to `onListenerError`; the append stands. Returns the unsubscribe function.
    */
   subscribe(listener: SessionListener): () => void {
-    this.listeners.push(listener);
+    this.listeners = [...this.listeners, listener];
     return () => {
       const index = this.listeners.indexOf(listener);
-      if (index !== -1) this.listeners.splice(index, 1);
+      if (index !== -1) this.listeners = this.listeners.toSpliced(index, 1);
     };
   }
 
@@ -435,7 +436,10 @@ export class Session {
     if (this.listeners.length === 0) return;
     this.publishing = true;
     try {
-      for (const listener of this.listeners.slice()) {
+      // A listener that (un)subscribes replaces the array: this event still goes to these.
+      const listeners = this.listeners;
+      for (let i = 0; i < listeners.length; i++) {
+        const listener = listeners[i] as SessionListener;
         try {
           const result = listener(event, this);
           if (isThenable(result)) {

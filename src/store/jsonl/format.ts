@@ -106,6 +106,7 @@ export function encodeBatch(
     }
     text += `${line}\n`;
   });
+  if (pieces.length === 0) return framedBatch(text, committedAfter);
   pieces.push(Buffer.from(text, 'utf8'));
   let body = 0;
   let checksum = 0;
@@ -116,6 +117,19 @@ export function encodeBatch(
   }
   pieces.push(Buffer.from(`${commitLine(committedAfter, body, checksum)}\n`, 'latin1'));
   return Buffer.concat(pieces, body + (pieces.at(-1)?.length ?? 0));
+}
+
+/**
+ * A batch of one piece of lines framed in a single buffer: one allocation and one encoding (a
+ * Buffer for the lines and another for the whole batch cost more than the CRC).
+ */
+function framedBatch(lines: string, committedAfter: number): Buffer {
+  const body = Buffer.byteLength(lines, 'utf8');
+  const out = Buffer.allocUnsafe(body + MAX_COMMIT_LINE_BYTES);
+  out.write(lines, 0, 'utf8');
+  const marker = `${commitLine(committedAfter, body, crc32(out.subarray(0, body), 0))}\n`;
+  const end = body + out.write(marker, body, 'latin1');
+  return out.subarray(0, end);
 }
 
 /** The CRC-32 a commit marker carries for a batch made of these event lines (without `\n`). */

@@ -149,8 +149,8 @@ function encodeRun(
 ): number {
   const head = events[start] as SessionEvent;
   const dts: number[] = [];
-  const elements: string[] = [];
-  let chars = 0;
+  // Each chunk's element: a delta string (shorthand for the delta part before it) or the part.
+  const elements: JsonValue[] = [];
   let template: DeltaTemplate | undefined;
   let end = start;
   while (end < events.length && elements.length < MAX_RUN_CHUNKS) {
@@ -159,31 +159,74 @@ function encodeRun(
     if (data === undefined || !sameStep(first, data)) break;
     if (end > start && !timeStepOk(events[end - 1] as SessionEvent, event)) break;
     const part = deltaPart(data.chunk);
-    const shorthand =
+    if (
       part !== undefined &&
       template !== undefined &&
       part.type === template.type &&
-      part.id === template.id;
-    const element = stringify(
-      shorthand ? (part as { delta: string }).delta : data.chunk,
-      event.seq,
-    );
-    if (chars + element.length + 1 > maxChars) break;
-    if (!shorthand) template = part;
+      part.id === template.id
+    ) {
+      elements.push(part.delta);
+    } else {
+      template = part;
+      elements.push(data.chunk);
+    }
     if (end > start) dts.push(event.time - (events[end - 1] as SessionEvent).time);
-    elements.push(element);
-    chars += element.length + 1;
     end++;
   }
-  if (elements.length < MIN_RUN_CHUNKS) {
+  // One stringify of the whole array is the same text as the elements' joined (a call per
+  // element costs more than the JSON). Only a run past the size bound is cut, element by element.
+  let chunks: string | undefined;
+  try {
+    chunks = JSON.stringify(elements);
+  } catch {
+    // Left to the element by element pass, which names the chunk that failed.
+  }
+  if (chunks === undefined || chunks.length - 1 > maxChars) {
+    return encodeRunWithin(events, start, elements, dts, maxChars, stringify, line);
+  }
+  line(runLine(head, first, dts, chunks), head.seq);
+  return end;
+}
+
+/**
+ * The run of `elements` (of the chunks from `events[start]`) cut to the longest prefix whose
+ * elements' JSON fits in `maxChars`; a prefix of fewer than two chunks is written as a line.
+ */
+function encodeRunWithin(
+  events: readonly SessionEvent[],
+  start: number,
+  elements: readonly JsonValue[],
+  dts: readonly number[],
+  maxChars: number,
+  stringify: Stringify,
+  line: (text: string, seq: number) => void,
+): number {
+  const head = events[start] as SessionEvent;
+  const texts: string[] = [];
+  let chars = 0;
+  for (const element of elements) {
+    const text = stringify(element, head.seq + texts.length);
+    if (chars + text.length + 1 > maxChars) break;
+    texts.push(text);
+    chars += text.length + 1;
+  }
+  if (texts.length < MIN_RUN_CHUNKS) {
     line(stringify(head, head.seq), head.seq);
     return start + 1;
   }
-  line(
-    `{"${RUN_KEY}":{"seq":${head.seq},"time":${head.time},"turn":${first.turn},"step":${first.step},"dt":[${dts.join(',')}],"chunks":[${elements.join(',')}]}}`,
-    head.seq,
-  );
-  return end;
+  const data = head.data as unknown as RunData;
+  line(runLine(head, data, dts.slice(0, texts.length - 1), `[${texts.join(',')}]`), head.seq);
+  return start + texts.length;
+}
+
+/** A run line's text, `chunks` being its elements' JSON array. */
+function runLine(
+  head: SessionEvent,
+  data: RunData,
+  dts: readonly number[],
+  chunks: string,
+): string {
+  return `{"${RUN_KEY}":{"seq":${head.seq},"time":${head.time},"turn":${data.turn},"step":${data.step},"dt":[${dts.join(',')}],"chunks":${chunks}}}`;
 }
 
 /** A run line's value, checked for its shape. */

@@ -174,6 +174,24 @@ describe('append and load', () => {
     await store.close();
   });
 
+  it('writes batches below and above the synchronous write bound byte for byte, with non-ASCII text', async () => {
+    const dir = await tempDir();
+    const store = await openJsonlStore(dir);
+    await store.create(header('s1'));
+    // A turn-sized batch is written synchronously, one of a few MiB through the thread pool.
+    const small = notes(0, 3, (seq) => `été ${seq} 🚀`);
+    const large = notes(3, 4, (seq) => `${'ü'.repeat(300_000)} ${seq}`);
+    await store.append('s1', small, { expectedSeq: 0 });
+    await store.append('s1', large, { expectedSeq: 3 });
+    const text = await readFile(logPath(dir, 's1'), 'utf8');
+    const lines = (events: typeof small) => events.map((event) => JSON.stringify(event));
+    expect(text).toBe(
+      `${JSON.stringify(header('s1'))}\n${batchText(lines(small), 3)}${batchText(lines(large), 7)}`,
+    );
+    expect((await store.load('s1')).events).toEqual([...small, ...large]);
+    await store.close();
+  });
+
   it('returns fresh objects on every load', async () => {
     const dir = await tempDir();
     const store = await openJsonlStore(dir);
