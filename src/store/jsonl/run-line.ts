@@ -81,15 +81,20 @@ function hasKeys(value: object, keys: readonly string[]): boolean {
   return i === keys.length;
 }
 
-/** A delta part whose run elements may be strings: `{type, id, delta}`, all strings. */
-export function deltaPart(
-  chunk: JsonValue,
-): { type: string; id: string; delta: string } | undefined {
+/** A part of the form whose run elements may be strings. */
+export interface DeltaPart {
+  readonly type: string;
+  readonly id: string;
+  readonly delta: string;
+}
+
+/** `chunk` itself when it is a delta part (`{type, id, delta}`, all strings), else `undefined`. */
+export function deltaPart(chunk: JsonValue): DeltaPart | undefined {
   if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) return undefined;
   if (!hasKeys(chunk, DELTA_KEYS)) return undefined;
   const { type, id, delta } = chunk as Record<string, JsonValue>;
   return typeof type === 'string' && typeof id === 'string' && typeof delta === 'string'
-    ? { type, id, delta }
+    ? (chunk as unknown as DeltaPart)
     : undefined;
 }
 
