@@ -48,16 +48,13 @@ interface StoredEntry {
   readonly header: string;
   readonly lines: string[];
   /**
-   * Per line, for an `assistant/chunk` a load may elide: its time and the length of its data,
-   * known from the append (a file store reads them from the line's first bytes).
+   * Per line, for an `assistant/chunk` a load may elide, its time (known from the append; a file
+   * store reads it from the line's first bytes). The length of its data is measured by a load
+   * that elides it, which reads every line anyway: measured on append, it cost as much as
+   * serializing the chunk.
    */
-  readonly chunks: (ElidableChunk | undefined)[];
+  readonly chunkTimes: (number | undefined)[];
   updatedAt: number;
-}
-
-interface ElidableChunk {
-  readonly time: number;
-  readonly bytes: number;
 }
 
 let tokens = 0;
@@ -90,7 +87,7 @@ export class MemoryStore implements SessionStore {
     this.#sessions.set(header.id, {
       header: JSON.stringify(header),
       lines: [],
-      chunks: [],
+      chunkTimes: [],
       updatedAt: Date.now(),
     });
   }
@@ -102,10 +99,12 @@ export class MemoryStore implements SessionStore {
     if (options.expectedSeq !== entry.lines.length) {
       throw new ConflictError(id, options.expectedSeq, entry.lines.length);
     }
-    const lines = events.map((event) => JSON.stringify(event));
-    entry.lines.push(...lines);
-    for (let i = 0; i < events.length; i++) {
-      entry.chunks.push(elidable(events[i] as SessionEvent, lines[i] as string));
+    for (const event of events) {
+      entry.lines.push(JSON.stringify(event));
+      // Only the form an admitted chunk serializes to is elided, as in a JSONL log (a chunk
+      // citing sources would lose them).
+      const elidable = event.type === 'assistant/chunk' && event.sourceEventSeqs === undefined;
+      entry.chunkTimes.push(elidable ? event.time : undefined);
     }
     entry.updatedAt = Date.now();
     this.#appended.notify();
@@ -142,19 +141,23 @@ export class MemoryStore implements SessionStore {
     // As a file store does: chunk bodies stay unparsed, the other events are parsed, and the
     // chunks that no message cites are parsed at the end.
     const lines = entry.lines;
+    const times = entry.chunkTimes;
     const events: (SessionEvent | undefined)[] = lines.map((line, seq) =>
-      entry.chunks[seq] === undefined ? (JSON.parse(line) as SessionEvent) : undefined,
+      times[seq] === undefined ? (JSON.parse(line) as SessionEvent) : undefined,
     );
+    // The chunks left out cite nothing (a chunk with sources is never left out).
     const cited = new CitedSeqs();
     for (const event of events) if (event !== undefined) cited.cite(event);
     return {
       header,
       events: events.map((event, seq) => {
         if (event !== undefined) return event;
-        const chunk = entry.chunks[seq] as ElidableChunk;
-        return cited.has(seq)
-          ? elidedChunk(seq, chunk.time, chunk.bytes)
-          : (JSON.parse(lines[seq] as string) as SessionEvent);
+        const time = times[seq] as number;
+        const line = lines[seq] as string;
+        const bytes = cited.has(seq) ? dataBytes(seq, time, line) : undefined;
+        return bytes === undefined
+          ? (JSON.parse(line) as SessionEvent)
+          : elidedChunk(seq, time, bytes);
       }),
     };
   }
@@ -254,15 +257,15 @@ export class MemoryStore implements SessionStore {
   }
 }
 
-/** What a load needs to elide the event's chunk, if it is a chunk a load may elide. */
-function elidable(event: SessionEvent, line: string): ElidableChunk | undefined {
-  // Only the form an admitted chunk serializes to is elided, as in a JSONL log (a chunk citing
-  // sources would lose them).
-  if (event.type !== 'assistant/chunk' || event.sourceEventSeqs !== undefined) return undefined;
-  const prefix = `{"seq":${event.seq},"time":${event.time},"type":"assistant/chunk","data":{`;
+/**
+ * The UTF-8 length of a chunk line's data (its stub's size), or `undefined` when the line is not
+ * in the form an admitted chunk serializes to (it is then loaded whole).
+ */
+function dataBytes(seq: number, time: number, line: string): number | undefined {
+  const prefix = `{"seq":${seq},"time":${time},"type":"assistant/chunk","data":{`;
   if (!line.startsWith(prefix) || !line.endsWith('}}')) return undefined;
   // The data runs from its opening brace to the envelope's closing brace (the prefix is ASCII).
-  return { time: event.time, bytes: utf8Length(line) - (prefix.length - 1) - 1 };
+  return utf8Length(line) - (prefix.length - 1) - 1;
 }
 
 /** The UTF-8 length of JSON text (whose surrogates are paired: JSON.stringify escapes others). */
