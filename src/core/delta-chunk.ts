@@ -30,9 +30,14 @@ const PART_KEYS = ['type', 'id', 'delta'] as const;
 /** The characters of the keys of both objects, which count against `maxChars`. */
 const KEY_CHARS = [...DATA_KEYS, ...PART_KEYS].reduce((sum, key) => sum + key.length, 0);
 /** The values of the shape (data, turn, step, chunk, type, id, delta), against `maxNodes`. */
-const NODES = 7;
+export const DELTA_CHUNK_NODES = 7;
 /** The deepest object (the part) sits at depth 1: `maxDepth` must exceed it. */
-const DEPTH = 2;
+export const DELTA_CHUNK_DEPTH = 2;
+
+/** The characters the data of the delta shape counts against `maxChars`: keys and strings. */
+export function deltaChunkChars(type: string, id: string, delta: string): number {
+  return KEY_CHARS + type.length + id.length + delta.length;
+}
 
 /**
  * Admits the data of an `assistant/chunk` of the delta shape: `copy` returns a frozen copy,
@@ -43,7 +48,11 @@ export function admitDeltaChunk(
   mode: 'copy' | 'adopt',
   limits: JsonLimits,
 ): DeltaChunkAdmission {
-  if (!isPlainWithKeys(raw, DATA_KEYS) || limits.maxDepth < DEPTH || limits.maxNodes < NODES) {
+  if (
+    !isPlainWithKeys(raw, DATA_KEYS) ||
+    limits.maxDepth < DELTA_CHUNK_DEPTH ||
+    limits.maxNodes < DELTA_CHUNK_NODES
+  ) {
     return { general: raw };
   }
   const data = raw as { turn: unknown; step: unknown; chunk: unknown };
@@ -61,7 +70,7 @@ export function admitDeltaChunk(
     typeof type !== 'string' ||
     typeof id !== 'string' ||
     typeof delta !== 'string' ||
-    KEY_CHARS + type.length + id.length + delta.length > limits.maxChars
+    deltaChunkChars(type, id, delta) > limits.maxChars
   ) {
     return declined(raw, mode, turn, step, { type, id, delta });
   }

@@ -1,24 +1,35 @@
 /**
- * A loaded log whose finished chunks are elided, held compactly.
+ * A loaded log that holds most of its chunks without an object each.
  *
- * A long streamed session is mostly finished `assistant/chunk` events (200 of every 204 events
- * of a turn in the benchmarks). Loading each as a stub object (see `elided.ts`) means a million
- * small objects for a 5,000-turn session, and building, collecting and admitting them was about
- * a third of a resume. An `ElidedLog` keeps an elided chunk as a hole in its event list and its
- * time and data length in two typed arrays; a session seeded from it keeps the holes and builds
- * a chunk's stub only when someone reads that event (`session.event(seq)`, `session.events`).
- * What a reader sees is unchanged: the same stubs, at the same seqs, with the same times.
+ * A long streamed session is mostly `assistant/chunk` events (200 of every 204 events of a turn
+ * in the benchmarks). Loading each as an object means a million small objects for a 5,000-turn
+ * session, and building, collecting and admitting them was about half of a load. An `ElidedLog`
+ * keeps two kinds of chunk as holes in its event list:
+ *
+ * - an *elided* chunk (a finished chunk loaded without its body, see `elided.ts`): its time and
+ *   data length in two typed arrays;
+ * - a *held* delta (a text delta loaded in full, see `held-deltas.ts`): its string, in a run of
+ *   the deltas of one stream part.
+ *
+ * A session seeded from it keeps the holes and builds a chunk's event (a stub, or the full
+ * chunk) only when someone reads that event (`session.event(seq)`, `session.events`). What a
+ * reader sees is unchanged: the same events, at the same seqs, with the same times.
  *
  * Stores build one while they load (`LoadedSession.log`); a session takes it as its seed. Once a
- * session is seeded from it the log is sealed: the session reads its stubs from it lazily, so
+ * session is seeded from it the log is sealed: the session reads its holes from it lazily, so
  * it must not change.
  */
 import { elidedChunk, elidedChunkData } from './elided.js';
 import { describeValue, InvalidArgumentError } from './errors.js';
 import type { SessionEvent } from './events.js';
+import { type DeltaRun, type HeldDeltaRun, HeldDeltas } from './held-deltas.js';
 
 const EMPTY = new Float64Array(0);
 const NO_HOLES = new Uint8Array(0);
+/** What `#holes` holds per seq. */
+const PRESENT = 0;
+const ELIDED = 1;
+const HELD = 2;
 
 /**
  * The events of a loaded log in seq order, where an elided chunk is only its time and length.
@@ -41,9 +52,10 @@ export class ElidedLog {
   readonly #capacity: number;
   #times = EMPTY;
   #bytes = EMPTY;
-  /** A byte per seq, 1 where an elided chunk is (what a seeded session checks is finished). */
+  /** A byte per seq: `ELIDED` where an elided chunk is, `HELD` where a held delta is. */
   #holes = NO_HOLES;
   #elided = 0;
+  readonly #held = new HeldDeltas();
   #sealed = false;
 
   /**
@@ -70,6 +82,11 @@ export class ElidedLog {
   /** How many of the events are elided chunks. */
   get elidedCount(): number {
     return this.#elided;
+  }
+
+  /** How many of the events are holes: elided chunks and held deltas, built when read. */
+  get holeCount(): number {
+    return this.#elided + this.#held.count;
   }
 
   /** Appends an event (for the session to validate when it is seeded). */
@@ -120,9 +137,48 @@ export class ElidedLog {
     this.#reserve(seq + count);
     this.#times.set(times.subarray(from), seq);
     this.#bytes.set(sizes.subarray(from), seq);
-    this.#holes.fill(1, seq, seq + count);
+    this.#holes.fill(ELIDED, seq, seq + count);
     this.#grow(seq + count);
     this.#elided += count;
+  }
+
+  /**
+   * Appends the chunks of a run of text deltas at the next seqs, held as strings: the chunk at
+   * the `i`-th of them is `{seq, time: times[i], type: 'assistant/chunk', data: {turn, step,
+   * chunk: {type, id, delta: deltas[i]}}}`, built when read. The run is copied. Its values are
+   * checked by the session the log seeds, as that session admits every event, so a run that
+   * breaks a rule fails the seed with the error its events would have had.
+   *
+   * @example
+   * ```ts
+   * import { ElidedLog } from 'palimpsest';
+   *
+   * const log = new ElidedLog();
+   * log.pushDeltaRun({ turn: 1, step: 1, type: 'text-delta', id: 't', deltas: ['Hel', 'lo'], times: [5, 6] });
+   * console.log(log.at(1)?.data); // { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't', delta: 'lo' } }
+   * ```
+   *
+   * @throws InvalidArgumentError when the run has fewer times than deltas; the log is unchanged.
+   */
+  pushDeltaRun(run: DeltaRun): void {
+    this.#writable();
+    const count = run.deltas.length;
+    if (run.times.length < count) {
+      throw new InvalidArgumentError(
+        `pushDeltaRun expects a time per delta, found ${run.times.length} times for ${count} deltas`,
+      );
+    }
+    if (count === 0) return;
+    const seq = this.#length;
+    this.#held.add(seq, run);
+    this.#reserve(seq + count);
+    this.#holes.fill(HELD, seq, seq + count);
+    this.#grow(seq + count);
+  }
+
+  /** The runs of held deltas, in seq order (for the session the log seeds, which checks them). */
+  heldRuns(): readonly HeldDeltaRun[] {
+    return this.#held.runs;
   }
 
   /** Turns the event at `seq` into an elided chunk (a store that finds it finished late). */
@@ -137,9 +193,9 @@ export class ElidedLog {
   /** Puts a chunk's full event in place of its elided form (a store that read it back). */
   restore(seq: number, event: SessionEvent): void {
     this.#writable();
-    if (this.#events[this.#index(seq)] !== undefined) return;
+    if (this.#holes[this.#index(seq)] !== ELIDED) return;
     this.#events[seq] = event;
-    this.#holes[seq] = 0;
+    this.#holes[seq] = PRESENT;
     this.#elided--;
   }
 
@@ -154,14 +210,15 @@ export class ElidedLog {
     }
     if (length >= this.#length) return;
     for (let seq = length; seq < this.#length; seq++) {
-      if (events[seq] === undefined) this.#elided--;
+      if (this.#holes[seq] === ELIDED) this.#elided--;
     }
-    this.#holes.fill(0, length, this.#length);
+    this.#held.truncate(length);
+    this.#holes.fill(PRESENT, length, this.#length);
     events.fill(undefined, length, this.#length);
     this.#length = length;
   }
 
-  /** The event at `seq` as it was pushed, or `undefined` where an elided chunk is. */
+  /** The event at `seq` as it was pushed, or `undefined` where a hole is. */
   peek(seq: number): SessionEvent | undefined {
     return seq < this.#length ? this.#events[seq] : undefined;
   }
@@ -169,14 +226,17 @@ export class ElidedLog {
   /** True when the event at `seq` is an elided chunk. */
   isElided(seq: number): boolean {
     return Number.isInteger(seq) && seq >= 0 && seq < this.#length
-      ? this.#events[seq] === undefined
+      ? this.#holes[seq] === ELIDED
       : false;
   }
 
-  /** The event at `seq`, an elided chunk as its stub; `undefined` outside the log. */
+  /**
+   * The event at `seq`, an elided chunk as its stub and a held delta as its chunk (built anew,
+   * frozen, on every call); `undefined` outside the log.
+   */
   at(seq: number): SessionEvent | undefined {
     if (!Number.isInteger(seq) || seq < 0 || seq >= this.#length) return undefined;
-    return this.#events[seq] ?? this.stub(seq);
+    return this.#events[seq] ?? this.#hole(seq);
   }
 
   /**
@@ -187,19 +247,24 @@ export class ElidedLog {
     return Object.freeze(elidedChunk(seq, this.#times[seq] as number, this.#bytes[seq] as number));
   }
 
-  /** Every event in a new array, each elided chunk as a stub. */
+  /** Every event in a new array, each elided chunk as a stub and each held delta as its chunk. */
   toEvents(): SessionEvent[] {
     const events = this.#events.slice(0, this.#length) as SessionEvent[];
-    if (this.#elided === 0) return events;
+    if (this.holeCount === 0) return events;
     for (let seq = 0; seq < events.length; seq++) {
-      if (events[seq] === undefined) events[seq] = this.stub(seq);
+      if (events[seq] === undefined) events[seq] = this.#hole(seq);
     }
     return events;
   }
 
+  /** The event of the hole at `seq`: an elided chunk's stub or a held delta's chunk. */
+  #hole(seq: number): SessionEvent {
+    return this.#holes[seq] === HELD ? this.#held.event(seq) : this.stub(seq);
+  }
+
   /**
-   * Every event in a new array as it was pushed, `undefined` where an elided chunk is (a session
-   * seeded from this log keeps it so, and builds a stub only when one is read).
+   * Every event in a new array as it was pushed, `undefined` where a hole is (a session seeded
+   * from this log keeps it so, and builds a hole's event only when it is read).
    */
   slots(): (SessionEvent | undefined)[] {
     return this.#events.slice(0, this.#length);
@@ -207,7 +272,9 @@ export class ElidedLog {
 
   /** A new array of a byte per seq: 1 where an elided chunk is, 0 elsewhere. */
   elidedMap(): Uint8Array {
-    return this.#holes.slice(0, this.#length);
+    const map = this.#holes.slice(0, this.#length);
+    for (const run of this.#held.runs) map.fill(PRESENT, run.seq, run.seq + run.deltas.length);
+    return map;
   }
 
   /** Called by the session it seeds: from now on the log may not change. */
@@ -246,7 +313,7 @@ export class ElidedLog {
     this.#reserve(seq + 1);
     this.#times[seq] = time;
     this.#bytes[seq] = bytes;
-    this.#holes[seq] = 1;
+    this.#holes[seq] = ELIDED;
     this.#elided++;
   }
 

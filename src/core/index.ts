@@ -71,6 +71,7 @@ export {
 } from './events.js';
 export { type ForkOptions, forkSession } from './fork.js';
 export { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './header.js';
+export type { DeltaRun } from './held-deltas.js';
 export {
   checkInvariants,
   type InvariantCode,

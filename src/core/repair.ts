@@ -74,7 +74,8 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
   for (let index = 0; index < length; index++) {
     const event = list === undefined ? compact?.peek(index) : list[index];
     if (event === undefined) {
-      // An elided chunk: only the open step's chunks matter, and a finished one adds no text.
+      // A hole (an elided chunk or a held delta): only the open step's chunks matter, built at
+      // the end for those still there.
       if (openStep !== undefined) streamed.push(index);
       continue;
     }
@@ -144,7 +145,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
   const closers: SessionEvent[] = [];
   if (openStep !== undefined && streamed.length > 0) {
     const chunks = streamed.map((entry) =>
-      typeof entry === 'number' ? (compact as ElidedLog).stub(entry) : entry,
+      typeof entry === 'number' ? ((compact as ElidedLog).at(entry) as SessionEvent) : entry,
     );
     const content = partialContent(chunks);
     if (content.length > 0) content.push(interruptionMarker('crashed'));

@@ -42,8 +42,8 @@ export interface SessionOptions {
    * any invalid event rejects the whole seed. A seed may hold elided chunks (stubs a store loads
    * in place of finished `assistant/chunk` events, see `elidedChunkData`), each of which a later
    * `assistant/message` of the seed must cite. A store's {@link ElidedLog} (`LoadedSession.log`)
-   * seeds the same session without a stub object per elided chunk: the session builds a stub
-   * only when that event is read, and seals the log, which it keeps for that.
+   * seeds the same session without an object per elided chunk or held delta: the session builds
+   * such an event only when it is read, and seals the log, which it keeps for that.
    */
   readonly seed?: readonly unknown[] | ElidedLog;
   /**
@@ -102,10 +102,13 @@ export class Session {
   /** The frozen session header. */
   readonly header: SessionHeader;
 
-  /** The events; a hole is an elided chunk of {@link Session.stubs}, built when first read. */
+  /**
+   * The events; a hole is a chunk of {@link Session.holeSource} (an elided chunk's stub or a held
+   * delta's chunk), built when first read.
+   */
   private readonly log: (SessionEvent | undefined)[] = [];
-  /** Where the holes' stubs come from, until every one has been built. */
-  private stubs: ElidedLog | undefined;
+  /** Where the holes' events come from, until every one has been built. */
+  private holeSource: ElidedLog | undefined;
   private holes = 0;
   private readonly manager: SurfaceManager;
   /** The bounds this session applies to each event's data. */
@@ -377,10 +380,16 @@ export class Session {
 
   private seedWith(seed: readonly unknown[] | ElidedLog, mode: AdmissionMode): void {
     if (seed instanceof ElidedLog) {
-      this.elided = seedLog(seed, seedAdmission(mode, this.limits), this.manager, this.log);
+      this.elided = seedLog(
+        seed,
+        seedAdmission(mode, this.limits),
+        this.limits,
+        this.manager,
+        this.log,
+      );
       seed.seal();
-      this.holes = seed.elidedCount;
-      if (this.holes > 0) this.stubs = seed;
+      this.holes = seed.holeCount;
+      if (this.holes > 0) this.holeSource = seed;
       return;
     }
     if (!Array.isArray(seed)) {
@@ -395,15 +404,15 @@ export class Session {
     const admit = isAdmittedLog(seed)
       ? (raw: unknown) => raw as SessionEvent
       : seedAdmission(mode, this.limits);
-    this.elided = seedLog(seed, admit, this.manager, this.log);
+    this.elided = seedLog(seed, admit, this.limits, this.manager, this.log);
   }
 
-  /** Builds the stub of the elided chunk at `seq` and keeps it in its place. */
+  /** Builds the event of the hole at `seq` (a stub, or a held delta's chunk) and keeps it. */
   private fillHole(seq: number): SessionEvent {
-    const stub = (this.stubs as ElidedLog).stub(seq);
-    this.log[seq] = stub;
-    if (--this.holes === 0) this.stubs = undefined;
-    return stub;
+    const event = (this.holeSource as ElidedLog).at(seq) as SessionEvent;
+    this.log[seq] = event;
+    if (--this.holes === 0) this.holeSource = undefined;
+    return event;
   }
 
   private fillHoles(): void {

@@ -8,6 +8,7 @@ import { ElidedChunkTracker, isSharedElidedMarker } from './elided.js';
 import { ElidedLog } from './elided-log.js';
 import { type SessionValidationDetails, SessionValidationError } from './errors.js';
 import type { SessionEvent } from './events.js';
+import { firstDoubtfulDelta, type HeldDeltaRun } from './held-deltas.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue, jsonEqual } from './json.js';
 import { asObject } from './messages.js';
 
@@ -350,17 +351,18 @@ function differingKey(
 /**
  * Admits `events` one by one into `log` through `manager`, the path every seed takes (a
  * session's seed and `foldSurface`): admission, the surface rules, and the elided-chunk rule
- * checked once the whole seed is in. An {@link ElidedLog}'s elided chunks stay holes in `log`
- * (their time and length were checked when the log took them). Returns the number of elided
- * chunks.
+ * checked once the whole seed is in. An {@link ElidedLog}'s holes stay holes in `log` (an elided
+ * chunk's time and length were checked when the log took it; held deltas are checked here, with
+ * `limits`). Returns the number of elided chunks.
  */
 export function seedLog(
   events: readonly unknown[] | ElidedLog,
   admit: (raw: unknown, index: number) => SessionEvent,
+  limits: JsonLimits,
   manager: SurfaceManager,
   log: (SessionEvent | undefined)[],
 ): number {
-  if (events instanceof ElidedLog) return seedElidedLog(events, admit, manager, log);
+  if (events instanceof ElidedLog) return seedElidedLog(events, admit, limits, manager, log);
   const elided = new ElidedChunkTracker();
   for (let index = 0; index < events.length; index++) {
     const event = admit(events[index], index);
@@ -373,21 +375,32 @@ export function seedLog(
 }
 
 /**
- * {@link seedLog} for a loaded log with holes: only the events present are admitted, and the
- * holes are taken as a whole (a resume has a million of them), each checked finished at the end.
+ * {@link seedLog} for a loaded log with holes: only the events present are admitted as objects;
+ * the holes are taken as a whole (a resume has a million of them): elided chunks checked
+ * finished at the end, held deltas checked in their place as admission would check their events.
  */
 function seedElidedLog(
   events: ElidedLog,
   admit: (raw: unknown, index: number) => SessionEvent,
+  limits: JsonLimits,
   manager: SurfaceManager,
   log: (SessionEvent | undefined)[],
 ): number {
   const slots = events.slots();
   const elided = new ElidedChunkTracker(events.elidedMap(), events.elidedCount);
+  const held = events.heldRuns();
+  let nextRun = 0;
+  let nextHeld = held[0]?.seq ?? -1;
   const start = log.length;
   for (let index = 0; index < slots.length; index++) {
     const raw = slots[index];
-    if (raw === undefined) continue;
+    if (raw === undefined) {
+      if (index === nextHeld) {
+        admitHeld(held[nextRun] as HeldDeltaRun, admit, limits);
+        nextHeld = held[++nextRun]?.seq ?? -1;
+      }
+      continue;
+    }
     const event = admit(raw, index);
     // The holes before it: growing the length leaves them as holes of the array, which read
     // as `undefined` like the log's other elided chunks, without a write each.
@@ -405,6 +418,27 @@ function seedElidedLog(
   }
   elided.finish();
   return elided.count;
+}
+
+/**
+ * Checks a run of held deltas as admission checks their events: a chunk the delta shape's rules
+ * doubt is built and admitted, so the general path decides and reports what is wrong with it.
+ */
+function admitHeld(
+  run: HeldDeltaRun,
+  admit: (raw: unknown, index: number) => SessionEvent,
+  limits: JsonLimits,
+): void {
+  for (
+    let i = firstDoubtfulDelta(run, limits);
+    i !== -1;
+    i = firstDoubtfulDelta(run, limits, i + 1)
+  ) {
+    const seq = run.seq + i;
+    const chunk = { type: run.type, id: run.id, delta: run.deltas[i] };
+    const data = { turn: run.turn, step: run.step, chunk };
+    admit({ seq, time: run.times[i], type: 'assistant/chunk', data }, seq);
+  }
 }
 
 function noteSeeded(elided: ElidedChunkTracker, event: SessionEvent): void {
@@ -431,7 +465,7 @@ export function foldSurface(
   const admit = isAdmittedLog(events)
     ? (raw: unknown) => raw as SessionEvent
     : (raw: unknown, index: number) => admitStored(raw, index, 'check', limits);
-  seedLog(events, admit, manager, log);
+  seedLog(events, admit, limits, manager, log);
   return Object.freeze({
     seqs: manager.seqs,
     replaceGeneration: manager.replaceGeneration,

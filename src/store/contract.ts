@@ -13,14 +13,14 @@ import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } 
 export interface LoadedSession {
   readonly header: SessionHeader;
   /**
-   * The events, stubs of elided chunks included. For a load that elided chunks and came with a
-   * {@link LoadedSession.log}, the array (and each stub) is built on first read.
+   * The events, stubs of elided chunks included. For a load that came with a
+   * {@link LoadedSession.log}, the array (and each chunk held there) is built on first read.
    */
   readonly events: SessionEvent[];
   /**
-   * The same events in compact form, present when a load elided chunks and the backend keeps
-   * them so: each elided chunk is a hole, not an object. Seed a session with it
-   * (`Session.create({seed: loaded.log})`) to resume without building a stub per chunk;
+   * The same events in compact form, present when the backend keeps chunks so: each elided chunk,
+   * and each text delta of a full load, is a hole, not an object. Seed a session with it
+   * (`Session.create({seed: loaded.log})`) to resume without building an object per chunk;
    * `openSession` does.
    */
   readonly log?: ElidedLog;

@@ -9,8 +9,8 @@ import type { LoadedSession } from './contract.js';
 export type LoadExtras = Pick<LoadedSession, 'tornTail' | 'damage'>;
 
 /**
- * The loaded session of `log`. A load that elided nothing gets a plain `events` array; one that
- * did keeps `log`, and its `events` (a stub per elided chunk) are built on first read, once.
+ * The loaded session of `log`. A load without holes gets a plain `events` array; one with holes
+ * (elided chunks, held deltas) keeps `log`, and its `events` are built on first read, once.
  */
 export function loadedSession(
   header: SessionHeader,
@@ -21,7 +21,7 @@ export function loadedSession(
     ...(extras.tornTail === undefined ? {} : { tornTail: extras.tornTail }),
     ...(extras.damage === undefined ? {} : { damage: extras.damage }),
   };
-  if (log.elidedCount === 0) return { header, events: log.toEvents(), ...present };
+  if (log.holeCount === 0) return { header, events: log.toEvents(), ...present };
   let events: SessionEvent[] | undefined;
   return {
     header,

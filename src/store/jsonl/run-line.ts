@@ -25,7 +25,8 @@
  * `sourceEventSeqs`, no other data keys, keys in the order above); anything else stays a line of
  * its own. Batches are framed and checksummed as before: a run line is one of a batch's lines.
  */
-import type { JsonValue, SessionEvent } from '../../core/index.js';
+import type { ElidedLog, JsonValue, SessionEvent } from '../../core/index.js';
+import { CHUNK_DATA_KEYS, deltaPart, hasKeys } from '../delta-part.js';
 
 /** The key of a run line: `{"run":{...}}`. */
 export const RUN_KEY = 'run';
@@ -53,7 +54,7 @@ function runData(event: SessionEvent): RunData | undefined {
   if (event.sourceEventSeqs !== undefined) return undefined;
   const data = event.data as unknown;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
-  if (!hasKeys(event, ENVELOPE_KEYS) || !hasKeys(data, DATA_KEYS)) return undefined;
+  if (!hasKeys(event, ENVELOPE_KEYS) || !hasKeys(data, CHUNK_DATA_KEYS)) return undefined;
   const { turn, step, chunk } = data as RunData;
   // A run's elements are parts (objects) or deltas (strings): a part of any other JSON kind, or
   // a string, would read back as something else.
@@ -67,36 +68,6 @@ function isRunInteger(value: number): boolean {
 }
 
 const ENVELOPE_KEYS = ['seq', 'time', 'type', 'data'] as const;
-const DATA_KEYS = ['turn', 'step', 'chunk'] as const;
-const DELTA_KEYS = ['type', 'id', 'delta'] as const;
-
-/** Whether `value`'s own enumerable keys are exactly `keys`, in that order. */
-function hasKeys(value: object, keys: readonly string[]): boolean {
-  let i = 0;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) return false;
-    if (key !== keys[i]) return false;
-    i++;
-  }
-  return i === keys.length;
-}
-
-/** A part of the form whose run elements may be strings. */
-export interface DeltaPart {
-  readonly type: string;
-  readonly id: string;
-  readonly delta: string;
-}
-
-/** `chunk` itself when it is a delta part (`{type, id, delta}`, all strings), else `undefined`. */
-export function deltaPart(chunk: JsonValue): DeltaPart | undefined {
-  if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) return undefined;
-  if (!hasKeys(chunk, DELTA_KEYS)) return undefined;
-  const { type, id, delta } = chunk as Record<string, JsonValue>;
-  return typeof type === 'string' && typeof id === 'string' && typeof delta === 'string'
-    ? (chunk as unknown as DeltaPart)
-    : undefined;
-}
 
 /** Serializes a value of the event at `seq` (the event itself, or a chunk of a run). */
 export type Stringify = (value: unknown, seq: number) => string;
@@ -326,6 +297,47 @@ export function runEvents(run: RunValue): SessionEvent[] | string {
     } as SessionEvent);
   });
   return problem ?? events;
+}
+
+/**
+ * Pushes the chunks of a run onto a loading log: each span of deltas (string elements) as a run
+ * of held deltas, which builds no event until one is read, and every part as its chunk's event.
+ * A problem when a string has no delta part before it or an element is neither; the chunks
+ * before it may have been pushed (a load drops a batch that fails).
+ */
+export function pushRunChunks(run: RunValue, log: ElidedLog): string | undefined {
+  const { chunks, dt, turn, step } = run;
+  const times = new Float64Array(chunks.length);
+  let time = run.time;
+  for (let i = 0; i < chunks.length; i++) {
+    if (i > 0) time += dt[i - 1] as number;
+    times[i] = time;
+  }
+  let template: DeltaTemplate | undefined;
+  for (let i = 0; i < chunks.length; ) {
+    const element = chunks[i] as JsonValue;
+    if (typeof element === 'string') {
+      if (template === undefined) {
+        return `a run whose chunk ${i} is a delta with no delta part before it`;
+      }
+      let end = i + 1;
+      while (end < chunks.length && typeof chunks[end] === 'string') end++;
+      const { type, id } = template;
+      const deltas = chunks.slice(i, end) as string[];
+      log.pushDeltaRun({ turn, step, type, id, deltas, times: times.subarray(i, end) });
+      i = end;
+      continue;
+    }
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+      return `a run whose chunk ${i} is neither a part nor a delta`;
+    }
+    const part = deltaPart(element);
+    template = part === undefined ? undefined : { type: part.type, id: part.id };
+    const data = { turn, step, chunk: element };
+    log.push({ seq: run.seq + i, time: times[i], type: CHUNK_TYPE, data } as SessionEvent);
+    i++;
+  }
+  return undefined;
 }
 
 /**

@@ -41,7 +41,7 @@ import {
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { ReadAhead } from './read-ahead.js';
-import { forEachChunkSize, runEvents, runOf } from './run-line.js';
+import { forEachChunkSize, pushRunChunks, runEvents, runOf } from './run-line.js';
 import { RunStubs } from './run-stubs.js';
 
 /** A scanned log. */
@@ -384,10 +384,8 @@ class BatchScanner {
         }
         const run = runOf(value, seq);
         if (run === undefined || typeof run === 'string') return false;
-        const chunks = runEvents(run);
-        if (typeof chunks === 'string') return false;
-        for (const chunk of chunks) events.push(chunk);
-        seq += chunks.length;
+        if (pushRunChunks(run, events) !== undefined) return false;
+        seq += run.chunks.length;
       }
     } catch {
       return false;

@@ -8,7 +8,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
+import {
+  type ElidedLog,
+  isElidedChunk,
+  Session,
+  type SessionEvent,
+  SessionValidationError,
+} from '../../../src/core/index.js';
 import { CorruptLogError, LimitExceededError } from '../../../src/store/errors.js';
 import { encodeBatch } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
@@ -107,6 +113,16 @@ async function reference(file: string): Promise<{ events: SessionEvent[] } | Err
 
 const json = (events: readonly SessionEvent[]): string[] => events.map((e) => JSON.stringify(e));
 
+/** The events of the session `seed` seeds, or the error the seed fails with. */
+function seedOutcome(seed: ElidedLog | unknown[]): string[] | string {
+  try {
+    return json(Session.create({ id: 'seeded', seed, seedMode: 'parsed' }).events);
+  } catch (error) {
+    if (!(error instanceof SessionValidationError)) throw error;
+    return `${error.code}: ${error.message}`;
+  }
+}
+
 describe('a chunk run line', () => {
   it('holds the consecutive chunks of one step, and every reader gives them back byte for byte', async () => {
     const events = [
@@ -139,6 +155,10 @@ describe('a chunk run line', () => {
     for (const chunkBytes of [16, 100, MAX_LINE]) {
       expect(json((await scan(file, 'run', { chunkBytes })).events)).toEqual(json(events));
     }
+    // A full load holds the run's delta as a string, with no event until it is read.
+    const { log } = await scan(file, 'run');
+    expect(log.holeCount).toBe(1);
+    expect(log.peek(3)).toBeUndefined();
     const byLine = await reference(file);
     expect(byLine instanceof Error ? byLine : json(byLine.events)).toEqual(json(events));
     const stats = await withHandle(file, (handle) => readStats(handle, file, 'run', MAX_LINE));
@@ -360,6 +380,53 @@ describe('any batch of chunks and other events', () => {
     dt: fc.integer({ min: -3, max: 70_000 }),
   });
 
+  it('seeds, from a full load, the session its streamed events seed', async () => {
+    // Streams of deltas switching part and id, some cited, some left open: every run a writer
+    // makes of them, held as strings by the load.
+    const streamed = fc.record({
+      type: fc.constantFrom('text-delta', 'reasoning-delta'),
+      id: fc.constantFrom('t0', 't1'),
+      delta: fc.string({ unit: 'binary', maxLength: 8 }),
+      dt: fc.integer({ min: -3, max: 70_000 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(streamed, { minLength: 1, maxLength: 40 }),
+        fc.boolean(),
+        fc.array(fc.nat(40), { maxLength: 3 }),
+        async (parts, finished, cuts) => {
+          let time = T0;
+          const events: SessionEvent[] = [note(0)];
+          for (const { dt, ...part } of parts) {
+            time += dt;
+            events.push({ ...chunk(events.length, part), time });
+          }
+          if (finished) {
+            events.push(
+              message(
+                events.length,
+                events.slice(1).map((event) => event.seq),
+              ),
+            );
+          }
+          const bounds = [
+            ...new Set([0, ...cuts.filter((cut) => cut < events.length), events.length]),
+          ];
+          bounds.sort((a, b) => a - b);
+          const batches = bounds.slice(1).map((end, i) => events.slice(bounds[i], end));
+          const { file } = await writeBatches(
+            'held',
+            batches.filter((batch) => batch.length > 0),
+          );
+          const { log } = await scan(file, 'held', { chunkBytes: 64 });
+          const outcome = seedOutcome(log);
+          expect(outcome).toEqual(seedOutcome(json(events).map((line) => JSON.parse(line))));
+          expect(outcome).toEqual(json(events));
+        },
+      ),
+    );
+  });
+
   it('is read back exactly by every reader, whole and elided, however it is batched', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -397,7 +464,12 @@ describe('any batch of chunks and other events', () => {
             .filter((batch) => batch.length > 0);
           const { file } = await writeBatches('prop', batches);
           const expected = json(events);
-          expect(json((await scan(file, 'prop', { chunkBytes: 64 })).events)).toEqual(expected);
+          const full = await scan(file, 'prop', { chunkBytes: 64 });
+          expect(json(full.events)).toEqual(expected);
+          // The deltas a full load holds as strings seed the session (or fail the seed) that
+          // these very events do.
+          const reparsed = expected.map((line) => JSON.parse(line) as unknown);
+          expect(seedOutcome(full.log)).toEqual(seedOutcome(reparsed));
           const byLine = await reference(file);
           expect(byLine instanceof Error ? byLine : json(byLine.events)).toEqual(expected);
           const fast = (await scan(file, 'prop', { elide: true })).events;
