@@ -16,6 +16,7 @@ import {
   runTexts,
 } from './chunk-runs.js';
 import { CorruptLogError } from './errors.js';
+import { pushRunTexts } from './run-texts.js';
 import { checkRowPosition, checkRowsComplete } from './store-rules.js';
 
 /** Whose rows these are: the location for errors, the session's id and its integer key. */
@@ -64,9 +65,9 @@ export function decodeSessionRows<R>(
   options: DecodeOptions = {},
 ): { log: ElidedLog; damage?: CorruptLogError } {
   const events = new ElidedLog(capacityFor(recordedLength));
-  const elide = options.elide === true;
+  const reading = options.elide === true ? 'elide' : 'hold';
   try {
-    const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, elide, events);
+    const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, reading, events);
     checkRowsComplete(context, events.length, recordedLength);
     if (chunkRows.length > 0) elideFinishedRows(events, chunkRows);
   } catch (error) {
@@ -100,10 +101,17 @@ export function decodeRowsFrom<R>(
   runs: readonly RunRow[],
   from: number,
 ): SessionEvent[] {
+  // A page's log begins at `from`, not at seq 0: its chunks are events, not held deltas.
   const events = new ElidedLog();
-  mergeRows(context, codec, rows, runs, from, Number.MAX_SAFE_INTEGER, false, events);
+  mergeRows(context, codec, rows, runs, from, Number.MAX_SAFE_INTEGER, 'parse', events);
   return events.toEvents();
 }
+
+/**
+ * How a run's chunks are read: `elide` as holes of their times and sizes (data neither inflated
+ * nor parsed), `hold` with their text deltas held as strings, `parse` each as its event.
+ */
+type RunReading = 'elide' | 'hold' | 'parse';
 
 /** A chunk stored as a row of its own, which a load eliding finished chunks may stub. */
 interface ChunkRow {
@@ -129,7 +137,7 @@ function elideFinishedRows(events: ElidedLog, chunkRows: readonly ChunkRow[]): v
 }
 
 /**
- * Pushes the events of the rows and runs, in seq order, onto `events`; with `elide`, returns
+ * Pushes the events of the rows and runs, in seq order, onto `events`; when eliding, returns
  * the chunk rows that may be finished (see {@link elideFinishedRows}).
  */
 function mergeRows<R>(
@@ -139,14 +147,14 @@ function mergeRows<R>(
   runs: readonly ReadRun[],
   from: number,
   recordedLength: number,
-  elide: boolean,
+  reading: RunReading,
   events: ElidedLog,
 ): ChunkRow[] {
   const chunkRows: ChunkRow[] = [];
   let next = 0;
   const expandBefore = (limit: number): void => {
     while (next < runs.length && (runs[next] as ReadRun).first_seq < limit) {
-      expandRun(context, runs[next] as ReadRun, from, recordedLength, elide, events);
+      expandRun(context, runs[next] as ReadRun, from, recordedLength, reading, events);
       next++;
     }
   };
@@ -156,7 +164,7 @@ function mergeRows<R>(
     checkRowPosition(context, seq, from + events.length, recordedLength);
     const event = codec.decode(row);
     events.push(event);
-    if (elide && event.type === RUN_TYPE && event.sourceEventSeqs === undefined) {
+    if (reading === 'elide' && event.type === RUN_TYPE && event.sourceEventSeqs === undefined) {
       chunkRows.push({ seq, time: event.time, bytes: codec.dataBytes(row) });
     }
   }
@@ -170,7 +178,7 @@ function expandRun(
   run: ReadRun,
   from: number,
   recordedLength: number,
-  elide: boolean,
+  reading: RunReading,
   events: ElidedLog,
 ): void {
   const expected = from + events.length;
@@ -197,7 +205,7 @@ function expandRun(
     throw corruptRun(context, first, `${where} does not hold ${run.count} times and sizes`);
   }
   const { times, sizes } = envelopes;
-  if (elide) {
+  if (reading === 'elide') {
     try {
       events.pushElidedRun(times, sizes, skip);
     } catch (error) {
@@ -212,11 +220,9 @@ function expandRun(
   if (texts === undefined) {
     throw corruptRun(context, first, `${where} does not inflate into ${run.count} chunks`);
   }
-  for (let i = skip; i < run.count; i++) {
-    const seq = first + i;
-    let data: unknown;
+  pushRunTexts(texts, times, first, skip, events, reading === 'hold', (text, seq) => {
     try {
-      data = JSON.parse(texts[i] as string) as unknown;
+      return JSON.parse(text) as unknown;
     } catch (error) {
       throw new CorruptLogError(
         {
@@ -227,8 +233,7 @@ function expandRun(
         { cause: error },
       );
     }
-    events.push({ seq, time: times[i] as number, type: RUN_TYPE, data } as SessionEvent);
-  }
+  });
 }
 
 /**
