@@ -53,7 +53,8 @@ function rowCount(page: Page): Promise<number> {
 /** What both the served page and the export must do with the demo session. */
 async function exerciseDemo(page: Page, prefix: string): Promise<void> {
   await page.waitForSelector('.row.kind-replacement');
-  await screenshot(page, `${prefix}-model`, prefix === 'served');
+  // The export's model view goes into the docs too, to show the file looks like the page.
+  await screenshot(page, `${prefix}-model`, true);
 
   // The summary folds the old history: selecting it says what it replaces, Enter unfolds it.
   const summary = page.locator('.row.kind-replacement', { hasText: 'replaces 10 messages' });
