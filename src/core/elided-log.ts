@@ -171,7 +171,7 @@ export class ElidedLog {
     if (count === 0) return;
     const seq = this.#length;
     this.#held.add(seq, run);
-    this.#reserve(seq + count);
+    this.#reserveHoles(seq + count);
     this.#holes.fill(HELD, seq, seq + count);
     this.#grow(seq + count);
   }
@@ -318,7 +318,9 @@ export class ElidedLog {
   }
 
   /** Grows the typed arrays to hold at least `length` seqs. */
+  /** Room for `length` seqs in the map of holes and in the elided chunks' times and lengths. */
   #reserve(length: number): void {
+    this.#reserveHoles(length);
     if (length <= this.#times.length) return;
     const size = Math.max(1024, length * 2, this.#capacity);
     const times = new Float64Array(size);
@@ -327,7 +329,12 @@ export class ElidedLog {
     const lengths = new Float64Array(size);
     lengths.set(this.#bytes);
     this.#bytes = lengths;
-    const holes = new Uint8Array(size);
+  }
+
+  /** Room for `length` seqs in the map of holes alone (held deltas keep their times apart). */
+  #reserveHoles(length: number): void {
+    if (length <= this.#holes.length) return;
+    const holes = new Uint8Array(Math.max(1024, length * 2, this.#capacity));
     holes.set(this.#holes);
     this.#holes = holes;
   }
