@@ -193,6 +193,7 @@ describeBrowser('the viewer in Chromium', () => {
       await page.locator('.row', { hasText: 'A live question from another process' }).waitFor();
 
       // Forks: the parent links to its fork, the fork back to its parent.
+      expect(await page.locator('#forks').textContent()).toBe('forks: demo-fork');
       await page.locator('#forks a', { hasText: 'demo-fork' }).click();
       await expect.poll(() => page.locator('#title').textContent()).toBe('demo-fork');
       expect(await page.locator('#forks').textContent()).toBe(`forked from ${id} at #74`);

@@ -10,7 +10,7 @@ import { byId, el, replaceChildren } from './dom.js';
 import { rowText } from './row-text.js';
 import { type Row, type SurfaceAt, ViewedSession, type ViewName } from './state.js';
 import { headerText, rewriteText, statsText } from './summary.js';
-import { count } from './text.js';
+import { count, counted } from './text.js';
 import { VirtualList } from './virtual-list.js';
 
 /** How an event relates to the selected one. */
@@ -310,7 +310,7 @@ export class SessionPage {
     document.body.classList.toggle('travelling', this.at !== undefined);
     replaceChildren(
       byId('travel-info'),
-      `${this.at === undefined ? 'now' : `after #${at}`}: ${count(messages)} surface entries · ${rewriteText(viewed, at)}`,
+      `${this.at === undefined ? 'now' : `after #${at}`}: ${counted(messages, 'surface entry', 'surface entries')} · ${rewriteText(viewed, at)}`,
     );
     replaceChildren(byId('travel-header'), headerText(viewed, at));
   }
@@ -340,7 +340,12 @@ export class SessionPage {
           ),
       snapshot.children.length === 0
         ? null
-        : el('span', {}, ' · forks: ', ...snapshot.children.map(link)),
+        : el(
+            'span',
+            {},
+            parent === undefined ? 'forks: ' : ' · forks: ',
+            ...snapshot.children.flatMap((id, i) => (i === 0 ? [link(id)] : [', ', link(id)])),
+          ),
     );
   }
 

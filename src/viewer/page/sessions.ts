@@ -5,7 +5,7 @@
 import type { SessionListing } from '../protocol.js';
 import { byId, el, replaceChildren } from './dom.js';
 import type { ServerSource } from './source.js';
-import { count, timeText, visible } from './text.js';
+import { counted, timeText, visible } from './text.js';
 
 type SortKey = 'activity' | 'created' | 'id';
 
@@ -73,7 +73,7 @@ export class SessionSidebar {
           el(
             'span',
             { class: 'meta' },
-            `${count(session.events)} events · ${session.turns} turns · ${timeText(session.lastActivity)}${session.parent === null ? '' : ` · fork of ${visible(session.parent)}`}`,
+            `${counted(session.events, 'event')} · ${counted(session.turns, 'turn')} · ${timeText(session.lastActivity)}${session.parent === null ? '' : ` · fork of ${visible(session.parent)}`}`,
           ),
         ),
       ),

@@ -8,19 +8,19 @@ import {
   type SurfaceReplacement,
 } from '../../core/index.js';
 import type { ViewedSession } from './state.js';
-import { bytes, count, excerpt } from './text.js';
+import { bytes, count, counted, excerpt } from './text.js';
 
 /** The per-session figures of the top bar. */
 export function statsText(viewed: ViewedSession): string[] {
   const replacements = [...viewed.replacements().values()];
   const prunes = replacements.filter((r) => viewed.event(r.seq)?.type === 'tool/result').length;
   return [
-    `${count(lastTurnNumber(viewed.session))} turns`,
-    `${count(viewed.session.seq)} events`,
+    counted(lastTurnNumber(viewed.session), 'turn'),
+    counted(viewed.session.seq, 'event'),
     bytes(viewed.bytes),
-    `${replacements.length - prunes} compactions`,
-    `${prunes} prunes`,
-    `${viewed.repairs} repairs`,
+    counted(replacements.length - prunes, 'compaction'),
+    counted(prunes, 'prune'),
+    counted(viewed.repairs, 'repair'),
     `${count(viewed.session.surface.size)} on the surface`,
   ];
 }
@@ -33,7 +33,7 @@ export function headerText(viewed: ViewedSession, at: number): string {
   const tools = header.tools?.length ?? 0;
   const system =
     header.system === undefined ? 'no system prompt' : `system: ${excerpt(header.system, 120)}`;
-  return `request header #${event.seq}: ${excerpt(`${header.provider}:${header.model}`, 80)} · ${tools} tools · ${system}`;
+  return `request header #${event.seq}: ${excerpt(`${header.provider}:${header.model}`, 80)} · ${counted(tools, 'tool')} · ${system}`;
 }
 
 function rewriteName(viewed: ViewedSession, replacement: SurfaceReplacement): string {

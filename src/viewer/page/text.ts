@@ -36,6 +36,11 @@ export function count(value: number): string {
   return value < 0 ? `-${grouped}` : grouped;
 }
 
+/** `value` counted in words: `1 turn`, `5 turns`, `1,204 events`, `0 surface entries`. */
+export function counted(value: number, noun: string, plural = `${noun}s`): string {
+  return `${count(value)} ${value === 1 ? noun : plural}`;
+}
+
 /** A byte size in B, KB or MB. */
 export function bytes(value: number): string {
   if (value < 1024) return `${value} B`;
