@@ -2,7 +2,7 @@
  * How a backend hands over a load it built as an {@link ElidedLog}: with the compact log for
  * sessions to seed from, and `events` built from it only when someone reads them.
  */
-import type { ElidedLog, SessionEvent, SessionHeader } from '../core/index.js';
+import { ElidedLog, type SessionEvent, type SessionHeader } from '../core/index.js';
 import type { LoadedSession } from './contract.js';
 
 /** What a load may carry besides its header and events. */
@@ -32,4 +32,20 @@ export function loadedSession(
     },
     ...present,
   };
+}
+
+/** Sessions longer than this grow their log as they are read: a recorded length is not trusted. */
+const MAX_PREALLOCATED = 1 << 22;
+
+/**
+ * A log to load a session into, with room for the length its store recorded (within reason: a
+ * damaged or hostile length sizes one allocation at most, and a longer log grows as it is read).
+ * Growing a million slots run by run costs tens of milliseconds a load.
+ */
+export function logSizedFor(recordedLength: number | undefined): ElidedLog {
+  const capacity =
+    recordedLength !== undefined && Number.isSafeInteger(recordedLength) && recordedLength > 0
+      ? Math.min(recordedLength, MAX_PREALLOCATED)
+      : 0;
+  return new ElidedLog(capacity);
 }

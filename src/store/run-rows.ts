@@ -16,6 +16,7 @@ import {
   runTexts,
 } from './chunk-runs.js';
 import { CorruptLogError } from './errors.js';
+import { logSizedFor } from './loaded-session.js';
 import { pushRunTexts } from './run-texts.js';
 import { checkRowPosition, checkRowsComplete } from './store-rules.js';
 
@@ -64,7 +65,7 @@ export function decodeSessionRows<R>(
   recordedLength: number,
   options: DecodeOptions = {},
 ): { log: ElidedLog; damage?: CorruptLogError } {
-  const events = new ElidedLog(capacityFor(recordedLength));
+  const events = logSizedFor(recordedLength);
   const reading = options.elide === true ? 'elide' : 'hold';
   try {
     const chunkRows = mergeRows(context, codec, rows, runs, 0, recordedLength, reading, events);
@@ -78,16 +79,6 @@ export function decodeSessionRows<R>(
     return { log: events, damage: error };
   }
   return { log: events };
-}
-
-/** Sessions longer than this grow their log as they are read: a recorded length is not trusted. */
-const MAX_PREALLOCATED = 1 << 22;
-
-/** The capacity to allocate a session's log at: its recorded length, within reason. */
-function capacityFor(recordedLength: number): number {
-  return Number.isSafeInteger(recordedLength) && recordedLength > 0
-    ? Math.min(recordedLength, MAX_PREALLOCATED)
-    : 0;
 }
 
 /**

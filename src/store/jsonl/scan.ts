@@ -21,12 +21,18 @@
  * cited.
  */
 import { isUtf8 } from 'node:buffer';
-import { CitedSeqs, ElidedLog, type SessionEvent, type SessionHeader } from '../../core/index.js';
+import {
+  CitedSeqs,
+  type ElidedLog,
+  type SessionEvent,
+  type SessionHeader,
+} from '../../core/index.js';
 import type { TornTail } from '../contract.js';
 import { crc32 } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
+import { logSizedFor } from '../loaded-session.js';
 import { coalesce } from '../store-rules.js';
-import { parseCommit } from './format.js';
+import { commitBefore, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';
 import {
@@ -89,7 +95,12 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   const header = parseHeaderLine(first.bytes, file, options.expectedId);
   const headerEnd = first.offset + first.bytes.length + 1;
 
-  const events = new ElidedLog();
+  // The last commit marker says how many events the log holds (a few dozen bytes read at its
+  // end): room for them up front. A file ending otherwise (a torn tail) grows as it is read.
+  const { size } = await handle.stat();
+  const events = logSizedFor(
+    size > headerEnd ? await commitBefore(handle, size, headerEnd) : undefined,
+  );
   const salvage = options.salvage === true;
   const scanner = new BatchScanner(handle, {
     maxLineBytes,
