@@ -21,7 +21,8 @@ export interface LoadedSession {
    * The same events in compact form, present when the backend keeps chunks so: each elided chunk,
    * and each text delta of a full load, is a hole, not an object. Seed a session with it
    * (`Session.create({seed: loaded.log})`) to resume without building an object per chunk;
-   * `openSession` does.
+   * `openSession` does, and so ignores `events` when `log` is there: a wrapper store that hands
+   * over other events than its backend loaded must leave `log` out.
    */
   readonly log?: ElidedLog;
   /**

@@ -19,7 +19,7 @@ import {
 } from '../../src/store/index.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { type PostgresServer, postgresBinaries, startPostgres } from '../postgres/server.js';
-import { override } from './lib/mutants.js';
+import { override, withEvents } from './lib/mutants.js';
 import { providerProblems } from './lib/oracle.js';
 import {
   add,
@@ -143,7 +143,7 @@ interface Ack {
         const loaded = await real.load(id, options);
         let cut = loaded.events.length;
         while (cut > 0 && loaded.events[cut - 1]?.type !== 'turn/start') cut--;
-        return { ...loaded, events: loaded.events.slice(0, Math.max(0, cut - 1)) };
+        return withEvents(loaded, loaded.events.slice(0, Math.max(0, cut - 1)));
       },
     });
     const t = tally('crash', 'postgres');

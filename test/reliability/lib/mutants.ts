@@ -35,6 +35,16 @@ export function override(store: SessionStore, methods: Partial<SessionStore>): S
   });
 }
 
+/**
+ * `loaded` with `events` in place of its own, as a store whose load produced them hands it over:
+ * without the compact log, which still holds what the store really read (a session seeds from
+ * the log when there is one, so a mutant that changed only `events` would change nothing).
+ */
+export function withEvents(loaded: LoadedSession, events: SessionEvent[]): LoadedSession {
+  const { log: _log, events: _events, ...rest } = loaded;
+  return { ...rest, events };
+}
+
 /** The store broken the way `mutant` says. */
 export function mutantStore(store: SessionStore, mutant: StoreMutant): SessionStore {
   switch (mutant) {
@@ -42,7 +52,7 @@ export function mutantStore(store: SessionStore, mutant: StoreMutant): SessionSt
       return override(store, {
         load: async (id: string, options?: LoadOptions): Promise<LoadedSession> => {
           const loaded = await store.load(id, options);
-          return { ...loaded, events: loaded.events.slice(0, -1) };
+          return withEvents(loaded, loaded.events.slice(0, -1));
         },
       });
     case 'alter-last-event':
@@ -52,10 +62,10 @@ export function mutantStore(store: SessionStore, mutant: StoreMutant): SessionSt
           const last = loaded.events.at(-1);
           if (last === undefined) return loaded;
           // One digit of the stored time off by one: what an unchecked flipped bit looks like.
-          return {
-            ...loaded,
-            events: [...loaded.events.slice(0, -1), { ...last, time: last.time ^ 1 }],
-          };
+          return withEvents(loaded, [
+            ...loaded.events.slice(0, -1),
+            { ...last, time: last.time ^ 1 },
+          ]);
         },
       });
     case 'ignore-expected-seq':
