@@ -255,12 +255,18 @@ interface DeltaTemplate {
 }
 
 /**
- * Calls `each` with every chunk of a run (its seq, time and part; for a string element, the
- * template it was expanded with); a problem when a string has no delta part before it.
+ * Calls `each` with every chunk of a run: its seq, its time, and its element as the run holds
+ * it (a part, or for a string element the delta, with the template it expands with); a problem
+ * when a string has no delta part before it.
  */
 export function forEachChunk(
   run: RunValue,
-  each: (seq: number, time: number, chunk: JsonValue, template: DeltaTemplate | undefined) => void,
+  each: (
+    seq: number,
+    time: number,
+    element: JsonValue,
+    template: DeltaTemplate | undefined,
+  ) => void,
 ): string | undefined {
   let time = run.time;
   let template: DeltaTemplate | undefined;
@@ -272,7 +278,7 @@ export function forEachChunk(
       if (template === undefined) {
         return `a run whose chunk ${i} is a delta with no delta part before it`;
       }
-      each(run.seq + i, time, { type: template.type, id: template.id, delta: element }, template);
+      each(run.seq + i, time, element, template);
       continue;
     }
     if (typeof element !== 'object' || element === null || Array.isArray(element)) {
@@ -288,7 +294,9 @@ export function forEachChunk(
 /** The events of a run, or a problem. */
 export function runEvents(run: RunValue): SessionEvent[] | string {
   const events: SessionEvent[] = [];
-  const problem = forEachChunk(run, (seq, time, chunk) => {
+  const problem = forEachChunk(run, (seq, time, element, template) => {
+    const chunk =
+      template === undefined ? element : { type: template.type, id: template.id, delta: element };
     events.push({
       seq,
       time,
@@ -302,42 +310,30 @@ export function runEvents(run: RunValue): SessionEvent[] | string {
 /**
  * Pushes the chunks of a run onto a loading log: each span of deltas (string elements) as a run
  * of held deltas, which builds no event until one is read, and every part as its chunk's event.
- * A problem when a string has no delta part before it or an element is neither; the chunks
- * before it may have been pushed (a load drops a batch that fails).
+ * A problem when the run is malformed; the chunks before it may have been pushed (a load drops
+ * a batch that fails).
  */
 export function pushRunChunks(run: RunValue, log: ElidedLog): string | undefined {
-  const { chunks, dt, turn, step } = run;
-  const times = new Float64Array(chunks.length);
-  let time = run.time;
-  for (let i = 0; i < chunks.length; i++) {
-    if (i > 0) time += dt[i - 1] as number;
-    times[i] = time;
-  }
-  let template: DeltaTemplate | undefined;
-  for (let i = 0; i < chunks.length; ) {
-    const element = chunks[i] as JsonValue;
-    if (typeof element === 'string') {
-      if (template === undefined) {
-        return `a run whose chunk ${i} is a delta with no delta part before it`;
-      }
-      let end = i + 1;
-      while (end < chunks.length && typeof chunks[end] === 'string') end++;
-      const { type, id } = template;
-      const deltas = chunks.slice(i, end) as string[];
-      log.pushDeltaRun({ turn, step, type, id, deltas, times: times.subarray(i, end) });
-      i = end;
-      continue;
+  const { turn, step } = run;
+  let span: { template: DeltaTemplate; deltas: string[]; times: number[] } | undefined;
+  const flush = (): void => {
+    if (span === undefined) return;
+    const { template, deltas, times } = span;
+    log.pushDeltaRun({ turn, step, type: template.type, id: template.id, deltas, times });
+    span = undefined;
+  };
+  const problem = forEachChunk(run, (seq, time, element, template) => {
+    if (template !== undefined) {
+      span ??= { template, deltas: [], times: [] };
+      span.deltas.push(element as string);
+      span.times.push(time);
+      return;
     }
-    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
-      return `a run whose chunk ${i} is neither a part nor a delta`;
-    }
-    const part = deltaPart(element);
-    template = part === undefined ? undefined : { type: part.type, id: part.id };
-    const data = { turn, step, chunk: element };
-    log.push({ seq: run.seq + i, time: times[i], type: CHUNK_TYPE, data } as SessionEvent);
-    i++;
-  }
-  return undefined;
+    flush();
+    log.push({ seq, time, type: CHUNK_TYPE, data: { turn, step, chunk: element } } as SessionEvent);
+  });
+  if (problem === undefined) flush();
+  return problem;
 }
 
 /**
@@ -363,8 +359,7 @@ export function forEachChunkSize(
         `{"type":${JSON.stringify(template.type)},"id":${JSON.stringify(template.id)},"delta":}`,
       );
     }
-    const { delta } = chunk as { delta: string };
-    each(seq, time, around + deltaAround + Buffer.byteLength(JSON.stringify(delta)));
+    each(seq, time, around + deltaAround + Buffer.byteLength(JSON.stringify(chunk)));
   });
 }
 
