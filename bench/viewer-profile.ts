@@ -5,7 +5,10 @@
  * over one more load, as self time by function, and the garbage collections the load's trace
  * recorded (`V8.GC*`, `MajorGC`, `MinorGC`) with their time relative to the snapshot's arrival.
  *
- *   node --import tsx bench/viewer-profile.ts [--loads N] [--events N] [--profile]
+ *   node --import tsx bench/viewer-profile.ts [--loads N] [--events N] [--profile] [--js-flags F]
+ *
+ * `--js-flags` hands V8 flags to the page (`--js-flags=--no-opt` runs it without the optimising
+ * compiler, which tells what tiering costs a first load).
  *
  * Build the page unminified first for readable function names:
  * `PALIMPSEST_VIEWER_DEBUG=1 node scripts/bundle-viewer.mjs` (and `npm run build` after).
@@ -124,19 +127,24 @@ async function main(): Promise<void> {
       loads: { type: 'string', default: '5' },
       events: { type: 'string', default: '100000' },
       profile: { type: 'boolean', default: false },
+      'js-flags': { type: 'string', default: '' },
     },
   });
   const session = workload('profiled', Number(values.events));
-  await withViewer([session], async ({ url, browser }) => {
-    const target = `${url}#/s/profiled`;
-    process.stdout.write(`${session.seq} events\n`);
-    for (let load = 0; load < Number(values.loads); load++) {
-      const page = await open(browser, target);
-      process.stdout.write(`${await phases(page)}\n`);
-      await page.close();
-    }
-    if (values.profile) await profiled(browser, target);
-  });
+  await withViewer(
+    [session],
+    async ({ url, browser }) => {
+      const target = `${url}#/s/profiled`;
+      process.stdout.write(`${session.seq} events\n`);
+      for (let load = 0; load < Number(values.loads); load++) {
+        const page = await open(browser, target);
+        process.stdout.write(`${await phases(page)}\n`);
+        await page.close();
+      }
+      if (values.profile) await profiled(browser, target);
+    },
+    values['js-flags'],
+  );
 }
 
 main().catch((error: unknown) => {

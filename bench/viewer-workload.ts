@@ -46,10 +46,12 @@ export interface ViewerRig {
 /**
  * Records `sessions` to a JSONL store in a temporary directory, serves it read-only with the
  * viewer server, launches Debian's chromium, runs `use`, then closes and removes everything.
+ * `jsFlags` go to the page's V8 (`--js-flags`), for experiments such as `--no-opt`.
  */
 export async function withViewer<T>(
   sessions: readonly Session[],
   use: (rig: ViewerRig) => Promise<T>,
+  jsFlags = '',
 ): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'palimpsest-bench-viewer-'));
   const storeUrl = `jsonl:${join(dir, 'sessions')}`;
@@ -60,7 +62,12 @@ export async function withViewer<T>(
   const browser = await chromium.launch({
     executablePath: process.env.PALIMPSEST_CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--enable-precise-memory-info'],
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--enable-precise-memory-info',
+      ...(jsFlags === '' ? [] : [`--js-flags=${jsFlags}`]),
+    ],
   });
   try {
     return await use({ url: server.url, browser, writer });
