@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import { binary, cli } from '../cli/helpers.js';
 import {
@@ -50,6 +50,11 @@ function rowCount(page: Page): Promise<number> {
     .evaluate((spacer, height) => spacer.offsetHeight / height, ROW_HEIGHT);
 }
 
+/** The rendered width of a row's text, in CSS pixels. */
+function textWidth(row: Locator): Promise<number> {
+  return row.locator('.text').evaluate((text) => text.getBoundingClientRect().width);
+}
+
 /** What both the served page and the export must do with the demo session. */
 async function exerciseDemo(page: Page, prefix: string): Promise<void> {
   await page.waitForSelector('.row.kind-replacement');
@@ -58,6 +63,9 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
 
   // The summary folds the old history: selecting it says what it replaces, Enter unfolds it.
   const summary = page.locator('.row.kind-replacement', { hasText: 'replaces 10 messages' });
+  // Its note does not crowd out its text: the row shows the summary's first words too (about
+  // 15 characters; the text once had 97 px beside the note, which showed 10).
+  expect(await textWidth(summary)).toBeGreaterThanOrEqual(120);
   await summary.click();
   await expect.poll(() => page.locator('#detail').textContent()).toContain('Why is this here?');
   await page.keyboard.press('Enter');
@@ -68,6 +76,7 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
 
   // The pruned result (itself inside the summary) shows its excerpt and unfolds to the original.
   const pruned = page.locator('.row.kind-replacement', { hasText: 'pruned' });
+  expect(await textWidth(pruned)).toBeGreaterThanOrEqual(120);
   await pruned.click();
   await page.keyboard.press('Enter');
   const full = page.locator('.row.depth-2.kind-message');

@@ -396,7 +396,7 @@ export class SessionPage {
       el('span', { class: 'seq' }, `#${row.seq}`),
       el('span', { class: `label role-${text.label.replace(/[^a-z]/g, '')}` }, text.label),
       el('span', { class: 'text' }, text.text),
-      text.note === undefined ? '' : el('span', { class: 'note' }, text.note),
+      text.note === undefined ? '' : el('span', { class: 'note', title: text.note }, text.note),
       el('span', { class: 'tokens' }, text.tokens === undefined ? '' : `~${count(text.tokens)}`),
       text.tokens === undefined ? el('span', { class: 'bar empty' }) : bar,
     );

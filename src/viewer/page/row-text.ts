@@ -35,7 +35,7 @@ export function replacementNote(viewed: ViewedSession, seq: number): string | un
   if (replacement === undefined) return undefined;
   const shadowed = [...replacement.shadowedSeqs].sort((a, b) => a - b);
   if (viewed.event(seq)?.type === 'tool/result') {
-    return `pruned: an excerpt of ${seqRange(shadowed)}, which holds the full output`;
+    return `pruned: excerpt of ${seqRange(shadowed)}`;
   }
   return `replaces ${shadowed.length} messages, ${seqRange(shadowed)}`;
 }
