@@ -317,7 +317,6 @@ export class ElidedLog {
     this.#elided++;
   }
 
-  /** Grows the typed arrays to hold at least `length` seqs. */
   /** Room for `length` seqs in the map of holes and in the elided chunks' times and lengths. */
   #reserve(length: number): void {
     this.#reserveHoles(length);
