@@ -66,6 +66,9 @@ async function exerciseDemo(page: Page, prefix: string): Promise<void> {
   // Its note does not crowd out its text: the row shows the summary's first words too (about
   // 15 characters; the text once had 97 px beside the note, which showed 10).
   expect(await textWidth(summary)).toBeGreaterThanOrEqual(120);
+  // A note cut short by a narrow row is whole in its tooltip.
+  const note = summary.locator('.note');
+  expect(await note.getAttribute('title')).toBe(await note.textContent());
   await summary.click();
   await expect.poll(() => page.locator('#detail').textContent()).toContain('Why is this here?');
   await page.keyboard.press('Enter');
