@@ -17,8 +17,8 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AssistantChunkData, SessionEvent } from '../src/core/index.js';
+import { encodeLines, runEvents, runOf } from '../src/store/jsonl/chunk-run-line.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../src/store/jsonl/format.js';
-import { encodeLines, runEvents, runOf } from '../src/store/jsonl/run-line.js';
 import { median } from './measure.js';
 import { turnEvents } from './store-workload.js';
 

@@ -4,7 +4,7 @@
  */
 import type { SessionEvent, SessionHeader } from '../core/index.js';
 import { NotFoundError, type SessionStore } from '../store/index.js';
-import { everySession } from '../store/list-all.js';
+import { everySession } from '../store/session/list-all.js';
 import { type LinkResult, linkFork, type ParentCandidate } from './link.js';
 import type { ForkSource, ImportedSession } from './source.js';
 

@@ -3,21 +3,7 @@
  *
  * @packageDocumentation
  */
-export type {
-  AppendOptions,
-  DamagedSession,
-  ListOptions,
-  LoadedSession,
-  LoadOptions,
-  SessionLock,
-  SessionPage,
-  SessionStore,
-  SessionSummary,
-  TornBytes,
-  TornTail,
-  UnlockOptions,
-  UnlockReport,
-} from './contract.js';
+
 export {
   AlreadyExistsError,
   ClosedError,
@@ -39,8 +25,23 @@ export {
   StoreUnavailableError,
   UnsafeFileError,
   WriterFailedError,
-} from './errors.js';
-export { MemoryStore } from './memory.js';
+} from './contract/errors.js';
+export type {
+  AppendOptions,
+  DamagedSession,
+  ListOptions,
+  LoadedSession,
+  LoadOptions,
+  SessionLock,
+  SessionPage,
+  SessionStore,
+  SessionSummary,
+  TornBytes,
+  TornTail,
+  UnlockOptions,
+  UnlockReport,
+} from './contract/session-store.js';
+export { MemoryStore } from './memory/store.js';
 export {
   type ChunkLoading,
   type InspectSessionOptions,
@@ -49,7 +50,7 @@ export {
   type OpenReport,
   type OpenSessionOptions,
   openSession,
-} from './open-session.js';
+} from './session/open-session.js';
 export {
   DEFAULT_STORE_URL,
   type OpenStoreOptions,
@@ -57,6 +58,11 @@ export {
   parseStoreUrl,
   type StoreScheme,
   type StoreUrl,
-} from './open-store.js';
-export { DEFAULT_WINDOW_MS, type Durability, Recorder, type RecorderStats } from './recorder.js';
-export { type SalvageOptions, type SalvageResult, salvageSession } from './salvage.js';
+} from './session/open-store.js';
+export {
+  DEFAULT_WINDOW_MS,
+  type Durability,
+  Recorder,
+  type RecorderStats,
+} from './session/recorder.js';
+export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';

@@ -131,7 +131,7 @@ describe('TSDoc examples', () => {
     for (const file of [
       'src/core/session.ts',
       'src/core/errors.ts',
-      'src/store/open-session.ts',
+      'src/store/session/open-session.ts',
       'src/agent/turn.ts',
       'src/compaction/compact.ts',
     ]) {

@@ -20,8 +20,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/core/index.js';
-import { type RunRow, runEnvelopes, runTexts } from '../../src/store/chunk-runs.js';
 import { CorruptLogError, openSession, type SessionStore } from '../../src/store/index.js';
+import { type RunRow, runEnvelopes, runTexts } from '../../src/store/sql/chunk-runs.js';
 import { loadDriver } from '../../src/store/sqlite/schema.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import {

@@ -6,7 +6,11 @@
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AlreadyExistsError, StorageError, UnsafeFileError } from '../../src/store/errors.js';
+import {
+  AlreadyExistsError,
+  StorageError,
+  UnsafeFileError,
+} from '../../src/store/contract/errors.js';
 import { nodeFs } from '../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../src/store/jsonl/index.js';
 import { header, rejection, tempDir } from './jsonl/helpers.js';

@@ -1,6 +1,6 @@
 /**
  * A full load of an SQL backend reads a chunk run's delta texts as their strings alone
- * (`src/store/run-texts.ts`). Whatever the texts, the session it seeds must be the session that
+ * (`src/store/sql/chunk-run-texts.ts`). Whatever the texts, the session it seeds must be the session that
  * parsing every text seeds: the same events, the same errors.
  */
 import fc from 'fast-check';
@@ -11,7 +11,7 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { pushRunTexts } from '../../src/store/run-texts.js';
+import { pushRunTexts } from '../../src/store/sql/chunk-run-texts.js';
 import { HOSTILE_TEXTS } from './chunk-run-events.js';
 
 const T0 = 1_700_000_000_000;

@@ -11,7 +11,7 @@ import {
   InvalidStoreError,
   NotFoundError,
   StorageError,
-} from '../../src/store/errors.js';
+} from '../../src/store/contract/errors.js';
 import {
   asStorageError,
   assertOpen,
@@ -19,7 +19,7 @@ import {
   coalesce,
   DEFAULT_PAGE,
   decodeStoredHeader,
-} from '../../src/store/store-rules.js';
+} from '../../src/store/contract/store-rules.js';
 
 const where = { file: '/x' };
 

@@ -24,7 +24,7 @@ import {
   type SessionStore,
   type SessionSummary,
 } from '../../store/index.js';
-import { everySession } from '../../store/list-all.js';
+import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';

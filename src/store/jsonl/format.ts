@@ -27,11 +27,11 @@
  * reader `line-scan.ts` and the fast batch scanner `scan.ts`.
  */
 import type { SessionEvent } from '../../core/index.js';
-import { crc32 } from '../crc32.js';
-import { InvalidStoreError, LimitExceededError } from '../errors.js';
+import { crc32 } from '../contract/crc32.js';
+import { InvalidStoreError, LimitExceededError } from '../contract/errors.js';
+import { encodeLines } from './chunk-run-line.js';
 import type { FsFileHandle } from './fs.js';
 import { readFully } from './line-reader.js';
-import { encodeLines } from './run-line.js';
 
 /** Default largest line (and so largest serialized event or header), in bytes, without the `\n`. */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;

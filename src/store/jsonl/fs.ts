@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
-import { NotFoundError, UnsafeFileError } from '../errors.js';
+import { NotFoundError, UnsafeFileError } from '../contract/errors.js';
 
 /** The subset of `fs.Stats` the backend reads. Node's `Stats` satisfies it. */
 export interface FsStats {

@@ -3,14 +3,14 @@
  * backend shares), and the summary `list` reads from it and the commit marker the log ends with.
  */
 import { PalimpsestError, type SessionHeader } from '../../core/index.js';
-import type { DamagedSession, SessionSummary } from '../contract.js';
 import {
   CorruptLogError,
   FormatVersionError,
   LimitExceededError,
   UnsafeFileError,
-} from '../errors.js';
-import { decodeStoredHeader } from '../store-rules.js';
+} from '../contract/errors.js';
+import type { DamagedSession, SessionSummary } from '../contract/session-store.js';
+import { decodeStoredHeader } from '../contract/store-rules.js';
 import { commitBefore } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
 import { decodeJson, readFirstLine } from './line-reader.js';

@@ -4,7 +4,7 @@
  * configured limit before it is decoded; and the checked decoding of one line's JSON.
  */
 import { isUtf8 } from 'node:buffer';
-import { LimitExceededError } from '../errors.js';
+import { LimitExceededError } from '../contract/errors.js';
 import type { FsFileHandle } from './fs.js';
 
 /** Bytes read per chunk when scanning a log. */

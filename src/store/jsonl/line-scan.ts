@@ -4,13 +4,13 @@
  * (damage after the last commit marker) from damage in acknowledged data.
  */
 import type { SessionEvent } from '../../core/index.js';
-import type { TornTail } from '../contract.js';
-import { crc32 } from '../crc32.js';
-import { CorruptLogError } from '../errors.js';
+import { crc32 } from '../contract/crc32.js';
+import { CorruptLogError } from '../contract/errors.js';
+import type { TornTail } from '../contract/session-store.js';
+import { runEvents, runOf } from './chunk-run-line.js';
 import { looksLikeCommit, NEWLINE_BYTES, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { decodeJson, LineReader, type RawLine, READ_CHUNK_BYTES } from './line-reader.js';
-import { runEvents, runOf } from './run-line.js';
 
 /** Where {@link scanLines} starts: at a batch boundary, with the log committed so far. */
 export interface LineScanStart {

@@ -14,14 +14,14 @@
  *   duration of the write. A transient holder is waited for (briefly); a `lock()` holder is not.
  */
 import { randomBytes } from 'node:crypto';
-import { LockedError, type LockHolderState, type LockOwner } from '../errors.js';
+import { LockedError, type LockHolderState, type LockOwner } from '../contract/errors.js';
 import {
   currentOwner,
   forgetToken,
   judgeHolder,
   type LockTiming,
   parseOwner,
-} from '../lock-owner.js';
+} from '../contract/lock-owner.js';
 import { asFailureOn, errnoCode, type FsFacade, type FsFileHandle, unsafeEntry } from './fs.js';
 import { readFully } from './line-reader.js';
 import { contained } from './paths.js';

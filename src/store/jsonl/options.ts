@@ -2,8 +2,8 @@
  * The options of the JSONL store: what a caller may set, the failpoints crash and fault tests
  * hook into, and the checked, defaulted form the store and its writer run with.
  */
-import { InvalidStoreError, type LockOwner } from '../errors.js';
-import { isOwnerAlive, type LockTiming, resolveLockTiming } from '../lock-owner.js';
+import { InvalidStoreError, type LockOwner } from '../contract/errors.js';
+import { isOwnerAlive, type LockTiming, resolveLockTiming } from '../contract/lock-owner.js';
 import { DEFAULT_MAX_LINE_BYTES } from './format.js';
 import { type FsFacade, nodeFs } from './fs.js';
 

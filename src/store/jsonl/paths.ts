@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { InvalidSessionIdError } from '../errors.js';
+import { InvalidSessionIdError } from '../contract/errors.js';
 
 /** Suffix of session logs. */
 export const LOG_SUFFIX = '.jsonl';

@@ -5,7 +5,7 @@
  * lives on `globalThis` under a registered symbol, keyed by the directory's device and inode
  * rather than its path string (a symlinked path names the same files).
  */
-import type { LockOwner } from '../errors.js';
+import type { LockOwner } from '../contract/errors.js';
 
 /** A writer lock this process holds. */
 export interface HeldLock {

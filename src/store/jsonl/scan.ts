@@ -27,11 +27,13 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../../core/index.js';
-import type { TornTail } from '../contract.js';
-import { crc32 } from '../crc32.js';
-import { CorruptLogError } from '../errors.js';
-import { logSizedFor } from '../loaded-session.js';
-import { coalesce } from '../store-rules.js';
+import { crc32 } from '../contract/crc32.js';
+import { CorruptLogError } from '../contract/errors.js';
+import { logSizedFor } from '../contract/loaded-session.js';
+import type { TornTail } from '../contract/session-store.js';
+import { coalesce } from '../contract/store-rules.js';
+import { forEachChunkSize, pushRunChunks, runEvents, runOf } from './chunk-run-line.js';
+import { RunStubs } from './chunk-run-stubs.js';
 import { commitBefore, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';
@@ -47,8 +49,6 @@ import {
 import { LineReader, READ_CHUNK_BYTES, readFully } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { ReadAhead } from './read-ahead.js';
-import { forEachChunkSize, pushRunChunks, runEvents, runOf } from './run-line.js';
-import { RunStubs } from './run-stubs.js';
 
 /** A scanned log. */
 export interface ScanResult {

@@ -9,15 +9,15 @@
  * `verify` do that; a line this pass cannot read at all is a `CorruptLogError` naming it.
  */
 import type { SessionHeader } from '../../core/index.js';
-import type { SessionStats } from '../contract.js';
-import { CorruptLogError } from '../errors.js';
-import { STATS_EVENT_TYPES, type StatsEvent, statsOf } from '../store-rules.js';
+import { CorruptLogError } from '../contract/errors.js';
+import type { SessionStats } from '../contract/session-store.js';
+import { STATS_EVENT_TYPES, type StatsEvent, statsOf } from '../contract/store-rules.js';
+import { RUN_KEY, runOf } from './chunk-run-line.js';
 import { looksLikeCommit, parseCommit } from './format.js';
 import type { FsFileHandle } from './fs.js';
 import { parseHeaderLine } from './header.js';
 import { startsWith } from './line-bytes.js';
 import { decodeJson, LineReader } from './line-reader.js';
-import { RUN_KEY, runOf } from './run-line.js';
 
 const SEQ_PREFIX = Buffer.from('{"seq":');
 const RUN_PREFIX = Buffer.from(`{"${RUN_KEY}":`);

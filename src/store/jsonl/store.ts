@@ -11,6 +11,15 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import {
+  AlreadyExistsError,
+  InvalidStoreError,
+  LockedError,
+  NotFoundError,
+  StorageError,
+} from '../contract/errors.js';
+import { follow } from '../contract/follow.js';
+import { loadedSession } from '../contract/loaded-session.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -26,15 +35,7 @@ import type {
   UnlockOptions,
   UnlockReport,
   WatchOptions,
-} from '../contract.js';
-import {
-  AlreadyExistsError,
-  InvalidStoreError,
-  LockedError,
-  NotFoundError,
-  StorageError,
-} from '../errors.js';
-import { loadedSession } from '../loaded-session.js';
+} from '../contract/session-store.js';
 import {
   asStorageError,
   assertOpen,
@@ -44,8 +45,7 @@ import {
   checkTornTail,
   pageOf,
   shortId,
-} from '../store-rules.js';
-import { follow } from '../watch.js';
+} from '../contract/store-rules.js';
 import { encodeBatch } from './format.js';
 import {
   asFailureOn,

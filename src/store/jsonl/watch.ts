@@ -8,7 +8,7 @@
  */
 import { watch as watchFile } from 'node:fs';
 import type { SessionEvent } from '../../core/index.js';
-import type { LogSource } from '../watch.js';
+import type { LogSource } from '../contract/follow.js';
 import type { FsFileHandle } from './fs.js';
 import { headerCorrupt, parseHeaderLine } from './header.js';
 import { LineReader, READ_CHUNK_BYTES } from './line-reader.js';

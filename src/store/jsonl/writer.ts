@@ -8,9 +8,10 @@
  *
  * The caller serializes the operations of one session and holds its lock.
  */
-import type { TornBytes } from '../contract.js';
-import { ConflictError, InvalidStoreError, StorageError } from '../errors.js';
-import { shortId } from '../store-rules.js';
+
+import { ConflictError, InvalidStoreError, StorageError } from '../contract/errors.js';
+import type { TornBytes } from '../contract/session-store.js';
+import { shortId } from '../contract/store-rules.js';
 import { commitBefore } from './format.js';
 import {
   type FsFacade,

@@ -3,7 +3,7 @@
  * store uses, typed structurally so that palimpsest's declarations never name `pg`'s own types,
  * and the classification of its failures.
  */
-import { InvalidStoreError } from '../errors.js';
+import { InvalidStoreError } from '../contract/errors.js';
 
 /** What a query resolves to. */
 export interface PgResult<R> {

@@ -8,8 +8,8 @@
  *
  * @packageDocumentation
  */
-import { InvalidStoreError, StoreUnavailableError } from '../errors.js';
-import { asStorageError } from '../store-rules.js';
+import { InvalidStoreError, StoreUnavailableError } from '../contract/errors.js';
+import { asStorageError } from '../contract/store-rules.js';
 import { isConnectionFailure, loadPgDriver, type PgPool } from './driver.js';
 import { checkSchemaName, DEFAULT_SCHEMA, describeLocation, ensureSchema } from './schema.js';
 import { PostgresStore } from './store.js';

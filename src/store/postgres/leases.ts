@@ -17,15 +17,15 @@
  * holder's load sees it, or finds the new token and is refused (`LeaseLostError`).
  */
 import { hostname } from 'node:os';
-import type { SessionLock, UnlockOptions, UnlockReport } from '../contract.js';
 import {
   InvalidStoreError,
   LeaseLostError,
   LockedError,
   type LockHolderState,
   type LockOwner,
-} from '../errors.js';
-import { forgetToken, judgeHolder, parseOwnerJson } from '../lock-owner.js';
+} from '../contract/errors.js';
+import { forgetToken, judgeHolder, parseOwnerJson } from '../contract/lock-owner.js';
+import type { SessionLock, UnlockOptions, UnlockReport } from '../contract/session-store.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
 /** What the leases need of the store's settings. */

@@ -6,8 +6,7 @@
  * the merge the SQLite store uses (`../run-rows.ts`).
  */
 import type { ElidedLog, SessionEvent } from '../../core/index.js';
-import type { RunRow } from '../chunk-runs.js';
-import { CorruptLogError } from '../errors.js';
+import { CorruptLogError } from '../contract/errors.js';
 import {
   type DecodeOptions,
   decodeRowsFrom,
@@ -15,7 +14,8 @@ import {
   type ReadRun,
   type RowCodec,
   type RunContext,
-} from '../run-rows.js';
+} from '../sql/chunk-run-rows.js';
+import type { RunRow } from '../sql/chunk-runs.js';
 
 /** A row of `events` as a load selects it. */
 export interface EventRow {

@@ -8,7 +8,7 @@
  * bytes an append stored. Ids sort as JavaScript compares strings (UTF-16 code units), through
  * `id_order`, the id's UTF-16BE bytes, so `list` pages agree with every other backend.
  */
-import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../errors.js';
+import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../contract/errors.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
 /**

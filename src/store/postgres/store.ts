@@ -21,7 +21,19 @@ import {
   type SessionHeader,
   validateHeader,
 } from '../../core/index.js';
-import { RUN_TYPE, runEnvelopes, runTexts } from '../chunk-runs.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  CorruptLogError,
+  FormatVersionError,
+  InvalidStoreError,
+  type LockOwner,
+  NotFoundError,
+  StoreUnavailableError,
+} from '../contract/errors.js';
+import { follow } from '../contract/follow.js';
+import { loadedSession } from '../contract/loaded-session.js';
+import { currentOwner, forgetToken } from '../contract/lock-owner.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -37,20 +49,7 @@ import type {
   UnlockOptions,
   UnlockReport,
   WatchOptions,
-} from '../contract.js';
-import {
-  AlreadyExistsError,
-  ConflictError,
-  CorruptLogError,
-  FormatVersionError,
-  InvalidStoreError,
-  type LockOwner,
-  NotFoundError,
-  StoreUnavailableError,
-} from '../errors.js';
-import { loadedSession } from '../loaded-session.js';
-import { currentOwner, forgetToken } from '../lock-owner.js';
-import { isIntact } from '../run-rows.js';
+} from '../contract/session-store.js';
 import {
   asStorageError,
   assertOpen,
@@ -63,8 +62,10 @@ import {
   STATS_EVENT_TYPES,
   shortId,
   statsOf,
-} from '../store-rules.js';
-import { follow } from '../watch.js';
+} from '../contract/store-rules.js';
+import { isIntact } from '../sql/chunk-run-rows.js';
+import { RUN_TYPE, runEnvelopes, runTexts } from '../sql/chunk-runs.js';
+import { planRuns, writeRuns } from './chunk-run-writer.js';
 import {
   isConnectionFailure,
   type PgPool,
@@ -86,7 +87,6 @@ import {
   runContext,
   toRunRow,
 } from './rows.js';
-import { planRuns, writeRuns } from './run-writer.js';
 import { quoted } from './schema.js';
 
 /** The settings a store was opened with, resolved. */

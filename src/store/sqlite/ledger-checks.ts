@@ -7,9 +7,10 @@
  * finding is then confirmed against the ledger read after it, where a delete that committed in
  * between has its record (written before the delete commits).
  */
-import type { DamagedSession } from '../contract.js';
-import { CorruptLogError } from '../errors.js';
-import { shortId } from '../store-rules.js';
+
+import { CorruptLogError } from '../contract/errors.js';
+import type { DamagedSession } from '../contract/session-store.js';
+import { shortId } from '../contract/store-rules.js';
 import type { LedgerEntry } from './ledger.js';
 
 /** The parts of a session row the ledger checks. */

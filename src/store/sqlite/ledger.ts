@@ -23,8 +23,8 @@
  * skipped for the same reason: a record less can hide a loss, never invent one.
  */
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
-import { crc32Text } from '../crc32.js';
-import { StorageError, UnsafeFileError } from '../errors.js';
+import { crc32Text } from '../contract/crc32.js';
+import { StorageError, UnsafeFileError } from '../contract/errors.js';
 
 /** What the ledger records of one session key. */
 export interface LedgerEntry {

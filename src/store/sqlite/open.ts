@@ -17,8 +17,13 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PalimpsestError } from '../../core/index.js';
-import { CorruptLogError, InvalidStoreError, StorageError, StoreBusyError } from '../errors.js';
-import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../store-rules.js';
+import {
+  CorruptLogError,
+  InvalidStoreError,
+  StorageError,
+  StoreBusyError,
+} from '../contract/errors.js';
+import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../contract/store-rules.js';
 import { LEDGER_SUFFIX } from './ledger.js';
 import {
   checkTables,

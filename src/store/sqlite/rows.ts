@@ -5,16 +5,16 @@
  * (see `chunk-runs.ts`) merged in by seq (`run-rows.ts`, shared with PostgreSQL).
  */
 import type { ElidedLog, SessionEvent, SessionHeader } from '../../core/index.js';
-import type { RunRow } from '../chunk-runs.js';
-import { crc32Text } from '../crc32.js';
-import { CorruptLogError } from '../errors.js';
+import { crc32Text } from '../contract/crc32.js';
+import { CorruptLogError } from '../contract/errors.js';
+import { decodeStoredHeader } from '../contract/store-rules.js';
 import {
   type DecodeOptions,
   decodeSessionRows as decodeRunRows,
   decodeRowsFrom as decodeRunRowsFrom,
   type RowCodec,
-} from '../run-rows.js';
-import { decodeStoredHeader } from '../store-rules.js';
+} from '../sql/chunk-run-rows.js';
+import type { RunRow } from '../sql/chunk-runs.js';
 
 /** A row of `sessions`. */
 export interface SessionRow {

@@ -7,7 +7,12 @@
  * depend on better-sqlite3 (the driver is an optional peer dependency, loaded on demand).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { CorruptLogError, FormatVersionError, InvalidStoreError, StorageError } from '../errors.js';
+import {
+  CorruptLogError,
+  FormatVersionError,
+  InvalidStoreError,
+  StorageError,
+} from '../contract/errors.js';
 
 /**
  * Version of the table layout, kept in `PRAGMA user_version`. A database written with any other

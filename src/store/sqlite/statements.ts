@@ -3,7 +3,7 @@
  * call.
  */
 
-import type { ListFilter } from '../store-rules.js';
+import type { ListFilter } from '../contract/store-rules.js';
 import type { SqliteDatabase, SqliteStatement } from './schema.js';
 
 /** The statements, by use. */

@@ -8,7 +8,28 @@ import {
   type SessionHeader,
   validateHeader,
 } from '../../core/index.js';
-import type { RunRow } from '../chunk-runs.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  CorruptLogError,
+  FormatVersionError,
+  InvalidStoreError,
+  LeaseLostError,
+  LockedError,
+  type LockHolderState,
+  type LockOwner,
+  NotFoundError,
+} from '../contract/errors.js';
+import { follow, Wakeups } from '../contract/follow.js';
+import { loadedSession } from '../contract/loaded-session.js';
+import {
+  currentOwner,
+  forgetToken,
+  judgeHolder,
+  type LockTiming,
+  parseOwnerJson,
+  resolveLockTiming,
+} from '../contract/lock-owner.js';
 import type {
   AppendOptions,
   DamagedSession,
@@ -24,28 +45,7 @@ import type {
   UnlockOptions,
   UnlockReport,
   WatchOptions,
-} from '../contract.js';
-import {
-  AlreadyExistsError,
-  ConflictError,
-  CorruptLogError,
-  FormatVersionError,
-  InvalidStoreError,
-  LeaseLostError,
-  LockedError,
-  type LockHolderState,
-  type LockOwner,
-  NotFoundError,
-} from '../errors.js';
-import { loadedSession } from '../loaded-session.js';
-import {
-  currentOwner,
-  forgetToken,
-  judgeHolder,
-  type LockTiming,
-  parseOwnerJson,
-  resolveLockTiming,
-} from '../lock-owner.js';
+} from '../contract/session-store.js';
 import {
   asStorageError,
   assertOpen,
@@ -57,8 +57,9 @@ import {
   retryWhileBusy,
   STATS_EVENT_TYPES,
   statsOf,
-} from '../store-rules.js';
-import { follow, Wakeups } from '../watch.js';
+} from '../contract/store-rules.js';
+import type { RunRow } from '../sql/chunk-runs.js';
+import { planRuns } from './chunk-run-writer.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
@@ -80,7 +81,6 @@ import {
   type SessionRow,
   sessionChecksum,
 } from './rows.js';
-import { planRuns } from './run-writer.js';
 import type { SqliteDatabase, SqliteSettings, SqliteTransaction } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../src/core/index.js';
-import { NotFoundError } from '../../../src/store/errors.js';
+import { NotFoundError } from '../../../src/store/contract/errors.js';
 import { type JsonlFailpoint, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { tempDir } from './helpers.js';
 

@@ -1,7 +1,7 @@
 /** The commit-marker checksum: standard CRC-32, the same from zlib and from the JS fallback. */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { crc32, crc32Js } from '../../../src/store/crc32.js';
+import { crc32, crc32Js } from '../../../src/store/contract/crc32.js';
 
 describe('crc32', () => {
   it('gives the standard check value for "123456789"', () => {

@@ -5,12 +5,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, StorageError, WriterFailedError } from '../../../src/store/errors.js';
+import {
+  NotFoundError,
+  StorageError,
+  WriterFailedError,
+} from '../../../src/store/contract/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { type JsonlFailpoint, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { JSONL_FAILPOINTS } from '../../../src/store/jsonl/options.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
-import { openSession } from '../../../src/store/open-session.js';
+import { openSession } from '../../../src/store/session/open-session.js';
 import { errno, faultyFs, header, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Session } from '../../../src/core/index.js';
-import { UnsafeFileError } from '../../../src/store/errors.js';
+import { UnsafeFileError } from '../../../src/store/contract/errors.js';
 import { openSession } from '../../../src/store/index.js';
 import { encodeSessionId, LOG_SUFFIX } from '../../../src/store/jsonl/paths.js';
 import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/store.js';

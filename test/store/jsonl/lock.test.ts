@@ -9,11 +9,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LockedError, type LockOwner } from '../../../src/store/errors.js';
+import { LockedError, type LockOwner } from '../../../src/store/contract/errors.js';
+import { currentOwner } from '../../../src/store/contract/lock-owner.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
-import { currentOwner } from '../../../src/store/lock-owner.js';
 import { untilOutput } from '../child-output.js';
 import { header, notes, rejection, tempDir } from './helpers.js';
 

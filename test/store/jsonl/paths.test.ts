@@ -4,7 +4,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidSessionIdError } from '../../../src/store/errors.js';
+import { InvalidSessionIdError } from '../../../src/store/contract/errors.js';
 import { openJsonlStore } from '../../../src/store/jsonl/index.js';
 import {
   contained,

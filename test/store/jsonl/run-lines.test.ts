@@ -15,7 +15,7 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../../src/core/index.js';
-import { CorruptLogError, LimitExceededError } from '../../../src/store/errors.js';
+import { CorruptLogError, LimitExceededError } from '../../../src/store/contract/errors.js';
 import { encodeBatch } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../src/core/index.js';
+import { encodeLines } from '../../../src/store/jsonl/chunk-run-line.js';
+import { RunStubs } from '../../../src/store/jsonl/chunk-run-stubs.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
-import { encodeLines } from '../../../src/store/jsonl/run-line.js';
-import { RunStubs } from '../../../src/store/jsonl/run-stubs.js';
 import { scanLog } from '../../../src/store/jsonl/scan.js';
 import { assistantMessage, header, tempDir } from './helpers.js';
 

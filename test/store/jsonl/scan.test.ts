@@ -8,7 +8,7 @@ import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
-import { CorruptLogError } from '../../../src/store/errors.js';
+import { CorruptLogError } from '../../../src/store/contract/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';

@@ -5,7 +5,7 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CorruptLogError } from '../../../src/store/errors.js';
+import { CorruptLogError } from '../../../src/store/contract/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { header, rejection, tempDir } from './helpers.js';

@@ -16,12 +16,12 @@ import {
   LimitExceededError,
   LockedError,
   NotFoundError,
-} from '../../../src/store/errors.js';
+} from '../../../src/store/contract/errors.js';
 import { batchChecksum, batchText, commitLine } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
-import { openStore } from '../../../src/store/open-store.js';
+import { openStore } from '../../../src/store/session/open-store.js';
 import { header, note, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {

@@ -6,10 +6,14 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Session } from '../../../src/core/index.js';
-import { CorruptLogError, InvalidStoreError, LockedError } from '../../../src/store/errors.js';
+import {
+  CorruptLogError,
+  InvalidStoreError,
+  LockedError,
+} from '../../../src/store/contract/errors.js';
 import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
-import { openSession } from '../../../src/store/open-session.js';
+import { openSession } from '../../../src/store/session/open-session.js';
 import { recordToolTurn, tickingClock } from '../../core/builders.js';
 import { header, note, notes, rejection, tempDir } from './helpers.js';
 

@@ -7,7 +7,11 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConflictError, InvalidStoreError, StorageError } from '../../../src/store/errors.js';
+import {
+  ConflictError,
+  InvalidStoreError,
+  StorageError,
+} from '../../../src/store/contract/errors.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeBatch } from '../../../src/store/jsonl/format.js';
 import type { FsFacade } from '../../../src/store/jsonl/fs.js';
 import { encodeHeaderLine } from '../../../src/store/jsonl/header.js';

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
-import { encodeRun, envelopeChecksum } from '../../../src/store/chunk-runs.js';
 import { CorruptLogError } from '../../../src/store/index.js';
 import {
   decodePage,
@@ -12,6 +11,7 @@ import {
   type EventRow,
   type PgRunRow,
 } from '../../../src/store/postgres/rows.js';
+import { encodeRun, envelopeChecksum } from '../../../src/store/sql/chunk-runs.js';
 
 const site = { location: 'postgres://test', id: 's' };
 

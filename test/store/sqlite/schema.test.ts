@@ -6,7 +6,7 @@ import {
   FormatVersionError,
   InvalidStoreError,
   StorageError,
-} from '../../../src/store/errors.js';
+} from '../../../src/store/contract/errors.js';
 import {
   APPLICATION_ID,
   openSqliteStore,

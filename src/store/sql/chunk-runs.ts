@@ -31,8 +31,8 @@
  * stay rows of `events`.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { SessionEvent } from '../core/index.js';
-import { crc32, crc32Text } from './crc32.js';
+import type { SessionEvent } from '../../core/index.js';
+import { crc32, crc32Text } from '../contract/crc32.js';
 
 /** The type every event of a run has. */
 export const RUN_TYPE = 'assistant/chunk';

@@ -2,7 +2,7 @@
  * Typed errors of the stores. Each carries a stable `code` and the facts a caller needs to act,
  * in fields; messages stay short and never include event payloads.
  */
-import { PalimpsestError } from '../core/index.js';
+import { PalimpsestError } from '../../core/index.js';
 
 /** No session with that id exists in the store. */
 export class NotFoundError extends PalimpsestError {

@@ -2,7 +2,7 @@
  * Which chunks an appended batch moves into chunk runs (see `chunk-runs.ts`): the planning both
  * SQL backends share. Reading the stored rows and writing the runs is each backend's own.
  */
-import type { SessionEvent } from '../core/index.js';
+import type { SessionEvent } from '../../core/index.js';
 import { type CitedRange, citedRanges, RUN_TYPE, type RunChunk, splitRuns } from './chunk-runs.js';
 
 /** A stored row of `events` in a cited range: its seq, and itself as a run's chunk if it may be one. */

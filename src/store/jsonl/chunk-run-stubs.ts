@@ -14,7 +14,8 @@
  * The bytes were checked as UTF-8 and checksummed with their batch before they get here.
  */
 import type { JsonObject } from '../../core/index.js';
-import { deltaPart } from '../delta-part.js';
+import { deltaPart } from '../contract/delta-part.js';
+import { MIN_RUN_CHUNKS, RUN_KEY } from './chunk-run-line.js';
 import {
   BACKSLASH,
   CLOSE_BRACE,
@@ -28,7 +29,6 @@ import {
   signedIntegerEnd,
   startsWith,
 } from './line-bytes.js';
-import { MIN_RUN_CHUNKS, RUN_KEY } from './run-line.js';
 
 const SEQ_PREFIX = Buffer.from(`{"${RUN_KEY}":{"seq":`);
 const TIME_KEY = Buffer.from(',"time":');

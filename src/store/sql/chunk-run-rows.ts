@@ -5,7 +5,11 @@
  * the seq, never a silently different session). How one row of `events` decodes is the
  * backend's, given as a {@link RowCodec}.
  */
-import { CitedSeqs, ElidedLog, type SessionEvent } from '../core/index.js';
+import { CitedSeqs, ElidedLog, type SessionEvent } from '../../core/index.js';
+import { CorruptLogError } from '../contract/errors.js';
+import { logSizedFor } from '../contract/loaded-session.js';
+import { checkRowPosition, checkRowsComplete } from '../contract/store-rules.js';
+import { pushRunTexts } from './chunk-run-texts.js';
 import {
   envelopeChecksum,
   RUN_TYPE,
@@ -15,10 +19,6 @@ import {
   runEnvelopes,
   runTexts,
 } from './chunk-runs.js';
-import { CorruptLogError } from './errors.js';
-import { logSizedFor } from './loaded-session.js';
-import { pushRunTexts } from './run-texts.js';
-import { checkRowPosition, checkRowsComplete } from './store-rules.js';
 
 /** Whose rows these are: the location for errors, the session's id and its integer key. */
 export interface RunContext {

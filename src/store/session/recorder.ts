@@ -4,10 +4,10 @@
  * into one store append (one write and one fsync), so a streamed turn costs a few syncs instead
  * of one per chunk.
  */
-import type { SessionEvent } from '../core/index.js';
-import type { SessionStore } from './contract.js';
-import { ClosedError, InvalidStoreError, WriterFailedError } from './errors.js';
-import { isRetryable } from './store-rules.js';
+import type { SessionEvent } from '../../core/index.js';
+import { ClosedError, InvalidStoreError, WriterFailedError } from '../contract/errors.js';
+import type { SessionStore } from '../contract/session-store.js';
+import { isRetryable } from '../contract/store-rules.js';
 
 /** How appends become durable. */
 export type Durability =

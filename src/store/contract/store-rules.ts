@@ -13,16 +13,7 @@ import {
   USAGE_EVENT_TYPES,
   usageTotals,
   validateHeader,
-} from '../core/index.js';
-import type {
-  AppendOptions,
-  ListOptions,
-  SessionLock,
-  SessionPage,
-  SessionStats,
-  SessionSummary,
-  TornTail,
-} from './contract.js';
+} from '../../core/index.js';
 import {
   ClosedError,
   type CorruptionSite,
@@ -33,6 +24,15 @@ import {
   StorageError,
   StoreBusyError,
 } from './errors.js';
+import type {
+  AppendOptions,
+  ListOptions,
+  SessionLock,
+  SessionPage,
+  SessionStats,
+  SessionSummary,
+  TornTail,
+} from './session-store.js';
 
 /**
  * Longest session id, in UTF-8 bytes: the unit every backend stores (a SQLite or PostgreSQL text

@@ -2,7 +2,7 @@
  * Every session of a store, page by page: what `ls`, `verify --all` and the viewer's session list
  * read.
  */
-import type { DamagedSession, SessionStore, SessionSummary } from './contract.js';
+import type { DamagedSession, SessionStore, SessionSummary } from '../contract/session-store.js';
 
 /** Every session of a store, and every one it found damaged, following the list's cursor. */
 export async function everySession(

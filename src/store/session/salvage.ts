@@ -8,9 +8,9 @@ import {
   type SessionEvent,
   type SessionHeader,
   SessionValidationError,
-} from '../core/index.js';
-import type { SessionStore } from './contract.js';
-import type { CorruptLogError } from './errors.js';
+} from '../../core/index.js';
+import type { CorruptLogError } from '../contract/errors.js';
+import type { SessionStore } from '../contract/session-store.js';
 import { openSession } from './open-session.js';
 
 /** Options of {@link salvageSession}. */

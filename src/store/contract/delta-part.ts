@@ -5,7 +5,7 @@
  * JSONL run line's string element, a loading log's held delta) gives back the same value, as
  * JSON text byte for byte, only because it takes nothing else for it.
  */
-import type { JsonValue } from '../core/index.js';
+import type { JsonValue } from '../../core/index.js';
 
 /** The keys of a chunk's data, in the order a compact form writes them back. */
 export const CHUNK_DATA_KEYS = ['turn', 'step', 'chunk'] as const;

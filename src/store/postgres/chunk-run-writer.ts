@@ -6,14 +6,20 @@
  * moves, and a retry that finds its batch landed returns before planning, so rows move once.
  */
 import type { SessionEvent } from '../../core/index.js';
-import { encodeRun, envelopeChecksum, RUN_TYPE, type RunChunk, runColumns } from '../chunk-runs.js';
 import {
   type PlannedRuns,
   planRunChunks,
   type StoredChunk,
   storedPart,
   storedRanges,
-} from '../run-plan.js';
+} from '../sql/chunk-run-plan.js';
+import {
+  encodeRun,
+  envelopeChecksum,
+  RUN_TYPE,
+  type RunChunk,
+  runColumns,
+} from '../sql/chunk-runs.js';
 import type { PgQueryable } from './driver.js';
 import { corruptRow, type EventRow, type RowSite } from './rows.js';
 

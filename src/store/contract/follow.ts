@@ -6,9 +6,9 @@
  * poll) or miss a wake-up (a dropped connection): every wake-up ends in a read from the next seq,
  * so neither loses or repeats an event.
  */
-import type { SessionEvent } from '../core/index.js';
-import type { WatchOptions } from './contract.js';
+import type { SessionEvent } from '../../core/index.js';
 import { CorruptLogError, InvalidStoreError } from './errors.js';
+import type { WatchOptions } from './session-store.js';
 
 /** What a backend provides to follow one session. */
 export interface LogSource {

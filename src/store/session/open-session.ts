@@ -11,9 +11,14 @@ import {
   type SessionEvent,
   type SessionHeader,
   type SessionOptions,
-} from '../core/index.js';
-import type { LoadedSession, LoadOptions, SessionLock, SessionStore } from './contract.js';
-import { InvalidStoreError, NotFoundError } from './errors.js';
+} from '../../core/index.js';
+import { InvalidStoreError, NotFoundError } from '../contract/errors.js';
+import type {
+  LoadedSession,
+  LoadOptions,
+  SessionLock,
+  SessionStore,
+} from '../contract/session-store.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */

@@ -26,7 +26,7 @@
  * its own. Batches are framed and checksummed as before: a run line is one of a batch's lines.
  */
 import type { ElidedLog, JsonValue, SessionEvent } from '../../core/index.js';
-import { CHUNK_DATA_KEYS, deltaPart, hasKeys } from '../delta-part.js';
+import { CHUNK_DATA_KEYS, deltaPart, hasKeys } from '../contract/delta-part.js';
 
 /** The key of a run line: `{"run":{...}}`. */
 export const RUN_KEY = 'run';

@@ -2,12 +2,13 @@
  * Store URLs: `jsonl:./dir` (the default), `sqlite:./file.db`, `postgres://user@host/db?schema=s`,
  * `memory:`.
  */
-import type { SessionStore } from './contract.js';
-import { InvalidStoreError } from './errors.js';
-import type { JsonlStoreOptions } from './jsonl/index.js';
-import { MemoryStore } from './memory.js';
-import type { PostgresStoreOptions } from './postgres/index.js';
-import type { SqliteStoreOptions } from './sqlite/index.js';
+
+import { InvalidStoreError } from '../contract/errors.js';
+import type { SessionStore } from '../contract/session-store.js';
+import type { JsonlStoreOptions } from '../jsonl/index.js';
+import { MemoryStore } from '../memory/store.js';
+import type { PostgresStoreOptions } from '../postgres/index.js';
+import type { SqliteStoreOptions } from '../sqlite/index.js';
 
 /** Backend options for {@link openStore}; each applies only to its own scheme. */
 export interface OpenStoreOptions {
@@ -81,15 +82,15 @@ export async function openStore(
   const { scheme, path } = parseStoreUrl(url);
   switch (scheme) {
     case 'jsonl': {
-      const { openJsonlStore } = await import('./jsonl/index.js');
+      const { openJsonlStore } = await import('../jsonl/index.js');
       return openJsonlStore(path, withReadOnly(options.jsonl, options.readOnly));
     }
     case 'sqlite': {
-      const { openSqliteStore } = await import('./sqlite/index.js');
+      const { openSqliteStore } = await import('../sqlite/index.js');
       return openSqliteStore(path, withReadOnly(options.sqlite, options.readOnly));
     }
     case 'postgres': {
-      const { openPostgresStore } = await import('./postgres/index.js');
+      const { openPostgresStore } = await import('../postgres/index.js');
       const { connectionString, schema } = splitSchema(path);
       return openPostgresStore({
         ...options.postgres,

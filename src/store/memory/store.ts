@@ -9,7 +9,16 @@ import {
   type SessionEvent,
   type SessionHeader,
   validateHeader,
-} from '../core/index.js';
+} from '../../core/index.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  InvalidStoreError,
+  LockedError,
+  type LockOwner,
+  NotFoundError,
+} from '../contract/errors.js';
+import { follow, Wakeups } from '../contract/follow.js';
 import type {
   AppendOptions,
   ListOptions,
@@ -23,15 +32,7 @@ import type {
   UnlockOptions,
   UnlockReport,
   WatchOptions,
-} from './contract.js';
-import {
-  AlreadyExistsError,
-  ConflictError,
-  InvalidStoreError,
-  LockedError,
-  type LockOwner,
-  NotFoundError,
-} from './errors.js';
+} from '../contract/session-store.js';
 import {
   assertOpen,
   checkBatch,
@@ -41,8 +42,7 @@ import {
   STATS_EVENT_TYPES,
   type StatsEvent,
   statsOf,
-} from './store-rules.js';
-import { follow, Wakeups } from './watch.js';
+} from '../contract/store-rules.js';
 
 interface StoredEntry {
   readonly header: string;

@@ -3,8 +3,8 @@
  * move them into `chunk_runs` inside the append's transaction (see `chunk-runs.ts`).
  */
 import type { SessionEvent } from '../../core/index.js';
-import { encodeRun, RUN_TYPE, type RunChunk, runColumns } from '../chunk-runs.js';
-import { planRunChunks, type StoredChunk, storedPart } from '../run-plan.js';
+import { planRunChunks, type StoredChunk, storedPart } from '../sql/chunk-run-plan.js';
+import { encodeRun, RUN_TYPE, type RunChunk, runColumns } from '../sql/chunk-runs.js';
 import { corruptRow, type EventRow, type RowContext, rowChecksum } from './rows.js';
 import type { Statements } from './statements.js';
 
