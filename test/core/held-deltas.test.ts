@@ -15,6 +15,7 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
+import { fuzzRuns } from '../fuzz-runs.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -164,7 +165,7 @@ describe('a log holding text deltas as strings', () => {
           expect(seeded(held, mode, chosen)).toEqual(seeded(full, mode, chosen));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 

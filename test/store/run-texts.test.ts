@@ -12,6 +12,7 @@ import {
   SessionValidationError,
 } from '../../src/core/index.js';
 import { pushRunTexts } from '../../src/store/run-texts.js';
+import { fuzzRuns } from '../fuzz-runs.js';
 import { HOSTILE_TEXTS } from './chunk-run-events.js';
 
 const T0 = 1_700_000_000_000;
@@ -143,7 +144,7 @@ describe('the delta texts of a chunk run', () => {
           expect(outcome(() => held(texts, times, from))).toBe(outcome(() => parsed(texts, times)));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 });
