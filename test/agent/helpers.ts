@@ -7,7 +7,14 @@ import type {
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
 import { expect } from 'vitest';
-import { checkInvariants, type Session, type SessionEvent } from '../../src/core/index.js';
+import { z } from 'zod';
+import { defineTool } from '../../src/agent/index.js';
+import {
+  checkInvariants,
+  type Session,
+  type SessionEvent,
+  type TurnEndData,
+} from '../../src/core/index.js';
 
 /**
  * The event types of a log, with each run of `assistant/chunk` events collapsed to `chunk×N`,
@@ -106,4 +113,20 @@ export function finish(
       outputTokens: { total: 5, text: 5, reasoning: undefined },
     },
   };
+}
+
+/** A tool that returns its `text` argument. */
+export const echo = defineTool({
+  name: 'echo',
+  description: 'Returns its text.',
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => text,
+});
+
+/** The data of the session's last `turn/end`. */
+export function lastTurnEnd(session: Session): TurnEndData {
+  const ends = dataOf<TurnEndData>(session, 'turn/end');
+  const last = ends[ends.length - 1];
+  if (last === undefined) throw new Error('no turn/end');
+  return last;
 }

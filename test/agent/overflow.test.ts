@@ -7,25 +7,15 @@
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ContextOverflowContext, isContextOverflow, runTurn } from '../../src/agent/index.js';
 import { compactOnOverflow } from '../../src/compaction/index.js';
 import { type RequestOverflowData, Session } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { dataOf, expectValidLog, shape } from './helpers.js';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { useWireServer } from './wire-server.js';
 
-let server: WireServer;
-
-beforeEach(async () => {
-  server = await startWireServer();
-});
-
-afterEach(async () => {
-  await server.close();
-  expect(server.problems).toEqual([]);
-  expect(server.pending).toBe(0);
-});
+const server = useWireServer();
 
 const compatible = (): LanguageModelV3 =>
   createOpenAICompatible({

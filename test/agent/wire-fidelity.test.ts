@@ -7,23 +7,16 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTurn } from '../../src/agent/index.js';
 import { type AssistantMessageData, type RequestRetryData, Session } from '../../src/core/index.js';
 import { dataOf, expectValidLog } from './helpers.js';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { useWireServer } from './wire-server.js';
 
-let server: WireServer;
+const server = useWireServer();
 
-beforeEach(async () => {
-  server = await startWireServer();
-});
-
-afterEach(async () => {
+afterEach(() => {
   vi.unstubAllEnvs();
-  await server.close();
-  expect(server.problems).toEqual([]);
-  expect(server.pending).toBe(0);
 });
 
 const asModel = (model: unknown): LanguageModelV3 => model as LanguageModelV3;

@@ -8,7 +8,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineTool, rebuildRequest, runTurn } from '../../src/agent/index.js';
 import {
   type AssistantMessageData,
@@ -17,19 +17,9 @@ import {
   type ToolCallData,
 } from '../../src/core/index.js';
 import { dataOf, expectValidLog } from './helpers.js';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { useWireServer } from './wire-server.js';
 
-let server: WireServer;
-
-beforeEach(async () => {
-  server = await startWireServer();
-});
-
-afterEach(async () => {
-  await server.close();
-  expect(server.problems).toEqual([]);
-  expect(server.pending).toBe(0);
-});
+const server = useWireServer();
 
 const readFile = defineTool({
   name: 'read_file',

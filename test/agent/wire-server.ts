@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 
 /** The directory holding the recorded responses. */
 export const wireFixturesDir: string = join(import.meta.dirname, '..', 'fixtures', 'wire');
@@ -255,6 +256,60 @@ export async function startWireServer(
         for (const socket of sockets) socket.destroy();
       });
     },
+  };
+}
+
+/**
+ * A replay server for the calling test file: started before each test (or, with `per: 'file'`,
+ * once before the file's first test) and closed after it. Closing fails the test when the server
+ * saw a problem or kept a reply unused, unless `check` is false. The handle returned stands for
+ * the server of the test that is running, so a file can keep it in a module constant.
+ */
+export function useWireServer(
+  options: { readonly per?: 'test' | 'file'; readonly check?: boolean } = {},
+): WireServer {
+  let current: WireServer | undefined;
+  const server = (): WireServer => {
+    if (current === undefined) throw new Error('wire-server: used outside a test');
+    return current;
+  };
+  const start = async (): Promise<void> => {
+    current = await startWireServer();
+  };
+  const stop = async (): Promise<void> => {
+    const running = current;
+    current = undefined;
+    if (running === undefined) return;
+    const problems = [...running.problems];
+    const pending = running.pending;
+    await running.close();
+    if (options.check === false) return;
+    expect(problems).toEqual([]);
+    expect(pending).toBe(0);
+  };
+  if (options.per === 'file') {
+    beforeAll(start);
+    afterAll(stop);
+  } else {
+    beforeEach(start);
+    afterEach(stop);
+  }
+  return {
+    get baseURL() {
+      return server().baseURL;
+    },
+    get requests() {
+      return server().requests;
+    },
+    get problems() {
+      return server().problems;
+    },
+    get pending() {
+      return server().pending;
+    },
+    enqueue: (...replies) => server().enqueue(...replies),
+    lastRequest: () => server().lastRequest(),
+    close: () => server().close(),
   };
 }
 

@@ -6,23 +6,13 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineTool, streamTurn, type TurnStreamEvent } from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
 import { expectValidLog } from './helpers.js';
-import { startWireServer, type WireServer } from './wire-server.js';
+import { useWireServer } from './wire-server.js';
 
-let server: WireServer;
-
-beforeEach(async () => {
-  server = await startWireServer();
-});
-
-afterEach(async () => {
-  await server.close();
-  expect(server.problems).toEqual([]);
-  expect(server.pending).toBe(0);
-});
+const server = useWireServer();
 
 const ran: string[] = [];
 const tools = ['read_file', 'grep'].map((name) =>

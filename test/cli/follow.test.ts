@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { openStore } from '../../src/store/index.js';
+import { event } from '../core/builders.js';
 import { pgUrl } from '../postgres/helpers.js';
 import { binary, tempStores } from './helpers.js';
 
@@ -13,12 +14,9 @@ const stores = tempStores();
 afterAll(() => stores.remove());
 
 function notes(from: number, count: number): SessionEvent[] {
-  return Array.from({ length: count }, (_, i) => ({
-    seq: from + i,
-    time: 1000 + from + i,
-    type: 'app/note',
-    data: { n: from + i },
-  })) as SessionEvent[];
+  return Array.from({ length: count }, (_, i) =>
+    event(from + i, 'app/note', { n: from + i }, { time: 1000 + from + i }),
+  ) as SessionEvent[];
 }
 
 const urls: [string, string][] = [

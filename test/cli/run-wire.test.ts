@@ -5,27 +5,17 @@
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import {
-  parseWireFixture,
-  startWireServer,
-  type WireServer,
-  wireFixturesDir,
-} from '../agent/wire-server.js';
+import { parseWireFixture, useWireServer, wireFixturesDir } from '../agent/wire-server.js';
 import { binary, cli, liveCli, tempStores } from './helpers.js';
 
 const stores = tempStores();
-let server: WireServer;
+const server = useWireServer({ per: 'file' });
 
-beforeAll(async () => {
-  server = await startWireServer();
-});
-
-afterAll(async () => {
-  await server.close();
+afterAll(() => {
   stores.remove();
 });
 

@@ -207,18 +207,17 @@ describe('compact', () => {
     for (const model of [silent, stalled]) {
       const controller = new AbortController();
       setTimeout(() => controller.abort('user left'), 20);
-      const started = Date.now();
       const result = await compact(session, {
         model,
         keepRecentTokens: 0,
         signal: controller.signal,
       });
+      // Neither model ever ends on its own: a compaction that ignored the signal would hang.
       expect(result).toMatchObject({ replaced: false, skipped: 'aborted' });
-      expect(Date.now() - started).toBeLessThan(1000);
     }
     expect(session.surface.seqs).toEqual(surface);
     expectValid(session);
-  }, 3000);
+  });
 
   it('takes the retry cap from the caller: maxRetryDelayMs bounds a long retry-after', async () => {
     const session = await recordedSession(3);

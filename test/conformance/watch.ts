@@ -6,15 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { InvalidStoreError, NotFoundError, type SessionStore } from '../../src/store/index.js';
+import { event } from '../core/builders.js';
 import { rejection } from './helpers.js';
 
 function notes(from: number, count: number): SessionEvent[] {
-  return Array.from({ length: count }, (_, i) => ({
-    seq: from + i,
-    time: 1000 + from + i,
-    type: 'app/note',
-    data: { n: from + i },
-  })) as SessionEvent[];
+  return Array.from({ length: count }, (_, i) =>
+    event(from + i, 'app/note', { n: from + i }, { time: 1000 + from + i }),
+  ) as SessionEvent[];
 }
 
 /** Reads `count` events from the iterator, failing after `ms`. */

@@ -1,14 +1,47 @@
 /**
- * Small builders for event data used across the core tests.
+ * Small builders for events and their data, used across the tests: `event` for a stored event
+ * made by hand, the message builders for its data, and whole turns recorded through a Session.
  */
 import {
   type AssistantMessageData,
+  type EventData,
   elidedChunkData,
+  type JsonValue,
   Session,
   type SessionEvent,
+  type SurfaceOp,
   type ToolResultData,
   type UserMessage,
 } from '../../src/core/index.js';
+
+/** The envelope fields of a hand-made event beyond its seq, type and data. */
+export interface EventFields {
+  /** Default 0. */
+  readonly time?: number | undefined;
+  readonly surfaceOp?: SurfaceOp | undefined;
+  readonly sourceEventSeqs?: readonly number[] | undefined;
+}
+
+/**
+ * An event as a store or a seed hands it over, made without a Session: nothing is checked, so
+ * it may break a rule a Session enforces (a store test's data need not be a valid chunk). Fields
+ * come in a Session's order; absent ones are left out, not set to undefined.
+ */
+export function event<T extends string>(
+  seq: number,
+  type: T,
+  data: EventData<T> | JsonValue,
+  fields: EventFields = {},
+): SessionEvent<T> {
+  return {
+    seq,
+    time: fields.time ?? 0,
+    type,
+    data: data as EventData<T>,
+    ...(fields.surfaceOp === undefined ? {} : { surfaceOp: fields.surfaceOp }),
+    ...(fields.sourceEventSeqs === undefined ? {} : { sourceEventSeqs: fields.sourceEventSeqs }),
+  };
+}
 
 export function user(id: string, text: string): UserMessage {
   return { id, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } };

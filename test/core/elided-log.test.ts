@@ -16,6 +16,7 @@ import {
 import {
   crashedMidStream,
   elidedLoad,
+  event,
   finishedSeqs,
   recordToolTurn,
   tickingClock,
@@ -97,7 +98,7 @@ describe('a session seeded from an ElidedLog', () => {
 
   it('refuses an elided chunk that no later message cites, as a seed of stubs does', () => {
     const log = new ElidedLog();
-    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.push(event(0, 'turn/start', { turn: 1 }, { time: 1 }));
     log.pushElided(2, 10);
     const seed = () => Session.create({ id: 'c', seed: log });
     expect(seed).toThrow(SessionValidationError);
@@ -131,11 +132,11 @@ describe('an ElidedLog', () => {
 
   it('gives every event in order, elided ones as stubs, and tracks restores and truncation', () => {
     const log = new ElidedLog();
-    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.push(event(0, 'turn/start', { turn: 1 }, { time: 1 }));
     log.pushElided(2, 7);
     log.pushElided(3, 8);
     expect(log.toEvents().map(isElidedChunk)).toEqual([false, true, true]);
-    const chunk: SessionEvent = { seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } };
+    const chunk: SessionEvent = event(1, 'assistant/chunk', { x: 1 }, { time: 2 });
     log.restore(1, chunk);
     expect(log.peek(1)).toBe(chunk);
     expect(log.elidedCount).toBe(1);
@@ -147,16 +148,11 @@ describe('an ElidedLog', () => {
 
   it('appends a run of elided chunks from a start within it, checked whole before any is added', () => {
     const log = new ElidedLog();
-    log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+    log.push(event(0, 'turn/start', { turn: 1 }, { time: 1 }));
     log.pushElidedRun(new Float64Array([2, 3, 4]), new Float64Array([7, 8, 9]), 1);
     expect(log.length).toBe(3);
     expect(log.elidedCount).toBe(2);
-    expect(log.at(1)).toEqual({
-      seq: 1,
-      time: 3,
-      type: 'assistant/chunk',
-      data: { elided: { bytes: 8 } },
-    });
+    expect(log.at(1)).toEqual(event(1, 'assistant/chunk', { elided: { bytes: 8 } }, { time: 3 }));
     expect(log.at(2)?.time).toBe(4);
     expect(Array.from(log.elidedMap())).toEqual([0, 1, 1]);
     expect(log.slots()).toEqual([log.peek(0), undefined, undefined]);
@@ -190,7 +186,7 @@ describe('an ElidedLog', () => {
     expect(log.at(0)).toBeUndefined();
     expect(log.isElided(0)).toBe(false);
     log.pushElidedRun(new Float64Array([1, 2]), new Float64Array([5, 6]));
-    log.push({ seq: 2, time: 3, type: 'turn/start', data: { turn: 1 } });
+    log.push(event(2, 'turn/start', { turn: 1 }, { time: 3 }));
     log.pushElided(4, 7);
     expect(log.length).toBe(4);
     expect(log.slots()).toHaveLength(4);
@@ -207,14 +203,14 @@ describe('an ElidedLog', () => {
   it('keeps its map of elided seqs through restores, late elisions and truncation', () => {
     const log = new ElidedLog();
     log.pushElided(1, 1);
-    log.push({ seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } });
+    log.push(event(1, 'assistant/chunk', { x: 1 }, { time: 2 }));
     log.pushElided(3, 1);
-    log.restore(0, { seq: 0, time: 1, type: 'assistant/chunk', data: { y: 1 } });
+    log.restore(0, event(0, 'assistant/chunk', { y: 1 }, { time: 1 }));
     log.elide(1, 2, 7);
     expect(Array.from(log.elidedMap())).toEqual([0, 1, 1]);
     log.truncate(1);
-    log.push({ seq: 1, time: 4, type: 'turn/start', data: { turn: 1 } });
-    log.push({ seq: 2, time: 5, type: 'turn/start', data: { turn: 2 } });
+    log.push(event(1, 'turn/start', { turn: 1 }, { time: 4 }));
+    log.push(event(2, 'turn/start', { turn: 2 }, { time: 5 }));
     expect(Array.from(log.elidedMap())).toEqual([0, 0, 0]);
     expect(log.elidedCount).toBe(0);
   });

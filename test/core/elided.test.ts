@@ -23,6 +23,7 @@ import {
   assistant,
   crashedMidStream,
   elidedLoad,
+  event,
   recordToolTurn,
   tickingClock,
   user,
@@ -113,15 +114,12 @@ describe('seeding a session with stubs', () => {
 
   it('counts only assistant/message citations as finishing a chunk', () => {
     const seed: unknown[] = [
-      { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(5) },
-      {
-        seq: 1,
+      event(0, 'assistant/chunk', elidedChunkData(5), { time: 1 }),
+      event(1, 'user/message', user('s', 'summary'), {
         time: 1,
-        type: 'user/message',
-        data: user('s', 'summary'),
         surfaceOp: 'append',
         sourceEventSeqs: [0],
-      },
+      }),
     ];
     expect(validationError(() => Session.create({ seed })).code).toBe('ELIDED_CHUNK_NOT_FINISHED');
   });
@@ -208,17 +206,14 @@ describe('a session seeded with stubs', () => {
     expect(checkInvariants(session.events)).toEqual(checkInvariants(full.events));
     expect(checkInvariants(elidedLoad(full.events))).toEqual(checkInvariants(full.events));
     const outside: unknown[] = [
-      { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(5) },
-      { seq: 1, time: 1, type: 'turn/start', data: { turn: 1 } },
-      { seq: 2, time: 1, type: 'step/start', data: { turn: 1, step: 1 } },
-      {
-        seq: 3,
+      event(0, 'assistant/chunk', elidedChunkData(5), { time: 1 }),
+      event(1, 'turn/start', { turn: 1 }, { time: 1 }),
+      event(2, 'step/start', { turn: 1, step: 1 }, { time: 1 }),
+      event(3, 'assistant/message', assistant('a', 'x'), {
         time: 1,
-        type: 'assistant/message',
-        data: assistant('a', 'x'),
         surfaceOp: 'append',
         sourceEventSeqs: [0],
-      },
+      }),
     ];
     const codes = checkInvariants(Session.create({ seed: outside }).events).map((v) => v.code);
     expect(codes).toContain('OUTSIDE_STEP');

@@ -14,7 +14,7 @@ import {
   type SessionValidationCode,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { assistant, toolResult, user } from './builders.js';
+import { assistant, event, toolResult, user } from './builders.js';
 
 type LooseAppend = (type: string, data: unknown, intent?: unknown) => unknown;
 
@@ -35,19 +35,15 @@ const replace = (start: number, end: number, sources?: number[]) => ({
 /** A finished step whose one chunk is elided, as a store's fast-path load hands it over. */
 function elidedSeed(): unknown[] {
   return [
-    { seq: 0, time: 0, type: 'turn/start', data: { turn: 1 } },
-    { seq: 1, time: 0, type: 'step/start', data: { turn: 1, step: 1 } },
-    { seq: 2, time: 0, type: 'assistant/chunk', data: elidedChunkData(40) },
-    {
-      seq: 3,
-      time: 0,
-      type: 'assistant/message',
-      data: assistant('a', 'hi', [], { turn: 1, step: 1 }),
+    event(0, 'turn/start', { turn: 1 }),
+    event(1, 'step/start', { turn: 1, step: 1 }),
+    event(2, 'assistant/chunk', elidedChunkData(40)),
+    event(3, 'assistant/message', assistant('a', 'hi', [], { turn: 1, step: 1 }), {
       surfaceOp: 'append',
       sourceEventSeqs: [2],
-    },
-    { seq: 4, time: 0, type: 'step/end', data: { turn: 1, step: 1 } },
-    { seq: 5, time: 0, type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
+    }),
+    event(4, 'step/end', { turn: 1, step: 1 }),
+    event(5, 'turn/end', { turn: 1, reason: { kind: 'completed' } }),
   ];
 }
 
@@ -55,7 +51,7 @@ const triggers: Record<SessionValidationCode, () => unknown> = {
   INVALID_EVENT_TYPE: () => fixture().append('Bad Type', 1),
   INVALID_ENVELOPE: () => Session.create({ seed: [{ seq: 0, time: 0, type: 'app/x' }] }),
   INVALID_TIME: () => Session.create({ seed: [{ seq: 0, time: '0', type: 'app/x', data: 1 }] }),
-  SEQ_NOT_CONTIGUOUS: () => Session.create({ seed: [{ seq: 1, time: 0, type: 'app/x', data: 1 }] }),
+  SEQ_NOT_CONTIGUOUS: () => Session.create({ seed: [event(1, 'app/x', 1)] }),
   NON_JSON_DATA: () => fixture().append('app/x', { value: Number.NaN }),
   DATA_LIMIT_EXCEEDED: () => Session.create({ limits: { maxChars: 3 } }).append('app/x', 'four'),
   SURFACE_OP_REQUIRED: () => fixture().append('context/message', user('c', 'x')),

@@ -15,29 +15,33 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
+import { fuzzRuns } from '../fuzz-runs.js';
+import { event } from './builders.js';
 
 const T0 = 1_700_000_000_000;
 
 /** The chunks a held run stands for, built as a store without held deltas builds them. */
-function chunksOf(seq: number, run: DeltaRun): Record<string, unknown>[] {
-  return run.deltas.map((delta, i) => ({
-    seq: seq + i,
-    time: run.times[i],
-    type: 'assistant/chunk',
-    data: { turn: run.turn, step: run.step, chunk: { type: run.type, id: run.id, delta } },
-  }));
+function chunksOf(seq: number, run: DeltaRun): SessionEvent[] {
+  return run.deltas.map((delta, i) =>
+    event(
+      seq + i,
+      'assistant/chunk',
+      { turn: run.turn, step: run.step, chunk: { type: run.type, id: run.id, delta } },
+      { time: run.times[i] },
+    ),
+  );
 }
 
 /** A log of `before`, the run, then `after`, both as a held run and in full. */
 function logs(
-  before: readonly Record<string, unknown>[],
+  before: readonly SessionEvent[],
   run: DeltaRun,
-  after: readonly Record<string, unknown>[],
+  after: readonly SessionEvent[],
 ): { held: ElidedLog; full: unknown[] } {
   const held = new ElidedLog();
-  for (const event of before) held.push(event as unknown as SessionEvent);
+  for (const event of before) held.push(event);
   held.pushDeltaRun(run);
-  for (const event of after) held.push(event as unknown as SessionEvent);
+  for (const event of after) held.push(event);
   return { held, full: [...before, ...chunksOf(before.length, run), ...after] };
 }
 
@@ -71,8 +75,8 @@ function seeded(
 }
 
 const opening = [
-  { seq: 0, time: T0, type: 'turn/start', data: { turn: 1 } },
-  { seq: 1, time: T0, type: 'step/start', data: { turn: 1, step: 1 } },
+  event(0, 'turn/start', { turn: 1 }, { time: T0 }),
+  event(1, 'step/start', { turn: 1, step: 1 }, { time: T0 }),
 ];
 
 describe('a log holding text deltas as strings', () => {
@@ -86,11 +90,10 @@ describe('a log holding text deltas as strings', () => {
       times: [T0 + 1, T0 + 2, T0 + 4],
     };
     const closing = [
-      {
-        seq: 5,
-        time: T0 + 5,
-        type: 'assistant/message',
-        data: {
+      event(
+        5,
+        'assistant/message',
+        {
           turn: 1,
           step: 1,
           message: {
@@ -101,9 +104,8 @@ describe('a log holding text deltas as strings', () => {
           },
           finishReason: 'stop',
         },
-        surfaceOp: 'append',
-        sourceEventSeqs: [2, 3, 4],
-      },
+        { time: T0 + 5, surfaceOp: 'append', sourceEventSeqs: [2, 3, 4] },
+      ),
     ];
     const { held, full } = logs(opening, run, closing);
     expect(held.holeCount).toBe(3);
@@ -140,10 +142,10 @@ describe('a log holding text deltas as strings', () => {
       { requiredKeys: [] },
     );
     // A bad event after the run: its error must not be reported before the run's.
-    const after = fc.constantFrom(
+    const after = fc.constantFrom<readonly SessionEvent[]>(
       [],
-      [{ seq: -1, time: T0, type: 'step/end', data: { turn: 1, step: 1 } }],
-      [{ seq: -1, time: -0, type: 'step/end', data: { turn: 1, step: 1 } }],
+      [event(-1, 'step/end', { turn: 1, step: 1 }, { time: T0 })],
+      [event(-1, 'step/end', { turn: 1, step: 1 }, { time: -0 })],
     );
     fc.assert(
       fc.property(
@@ -159,12 +161,12 @@ describe('a log holding text deltas as strings', () => {
             times: chunks.map(([, at]) => at),
           } as unknown as DeltaRun;
           const next = opening.length + chunks.length;
-          const tail = trailing.map((event) => ({ ...event, seq: next }));
+          const tail = trailing.map((event): SessionEvent => ({ ...event, seq: next }));
           const { held, full } = logs(opening, run, tail);
           expect(seeded(held, mode, chosen)).toEqual(seeded(full, mode, chosen));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 

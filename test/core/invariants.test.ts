@@ -8,7 +8,7 @@ import {
   Session,
   type SessionEvent,
 } from '../../src/core/index.js';
-import { assistant, recordToolTurn, tickingClock, toolResult, user } from './builders.js';
+import { assistant, event, recordToolTurn, tickingClock, toolResult, user } from './builders.js';
 
 function codes(events: readonly SessionEvent[]): InvariantCode[] {
   return checkInvariants(events).map((violation) => violation.code);
@@ -232,11 +232,7 @@ describe('checkInvariants', () => {
   });
 
   it('locates a refused log at the refused entry, even when entries are not objects', () => {
-    const log = [
-      { seq: 0, time: 0, type: 'app/x', data: 1 },
-      null,
-      { seq: 2, time: 0, type: 'app/x', data: 1 },
-    ] as unknown as SessionEvent[];
+    const log = [event(0, 'app/x', 1), null, event(2, 'app/x', 1)] as unknown as SessionEvent[];
     const violations = checkInvariants(log);
     expect(violations.map((violation) => [violation.code, violation.seq])).toEqual([
       ['INVALID_LOG', 1],

@@ -11,7 +11,7 @@ import {
   TOOL_OUTCOME_UNKNOWN,
   type ToolResultData,
 } from '../../src/core/index.js';
-import { assistant, recordToolTurn, tickingClock, toolResult, user } from './builders.js';
+import { assistant, event, recordToolTurn, tickingClock, toolResult, user } from './builders.js';
 
 function openSession(): Session {
   const session = Session.create({ clock: tickingClock(5_000) });
@@ -37,12 +37,12 @@ describe('planRepair', () => {
     const session = openSession();
     const closers = planRepair(session.events);
     expect(closers).toEqual([
-      {
-        seq: session.seq,
-        time: session.events.at(-1)?.time,
-        type: 'turn/end',
-        data: { turn: 2, reason: { kind: 'interrupted' } },
-      },
+      event(
+        session.seq,
+        'turn/end',
+        { turn: 2, reason: { kind: 'interrupted' } },
+        { time: session.events.at(-1)?.time },
+      ),
     ]);
   });
 

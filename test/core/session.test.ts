@@ -13,7 +13,15 @@ import {
   type SessionValidationCode,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { recordToolTurn, roundTrip, tickingClock, toolResult, user, withHole } from './builders.js';
+import {
+  event,
+  recordToolTurn,
+  roundTrip,
+  tickingClock,
+  toolResult,
+  user,
+  withHole,
+} from './builders.js';
 
 function captureError(action: () => unknown): SessionValidationError {
   try {
@@ -92,7 +100,7 @@ describe('append', () => {
     });
     const first = session.append('turn/start', { turn: 1 });
     const second = session.append('app/note', { text: 'hello' });
-    expect(first).toEqual({ seq: 0, time: 1000, type: 'turn/start', data: { turn: 1 } });
+    expect(first).toEqual(event(0, 'turn/start', { turn: 1 }, { time: 1000 }));
     expect(second.seq).toBe(1);
     expect(session.seq).toBe(2);
     expect(session.event(1)).toBe(second);

@@ -11,7 +11,7 @@ import {
   SessionValidationError,
   type SurfaceIntent,
 } from '../../src/core/index.js';
-import { assistant, context, toolResult, user, withHole } from './builders.js';
+import { assistant, context, event, toolResult, user, withHole } from './builders.js';
 
 function expectCode(action: () => unknown, code: SessionValidationCode): SessionValidationError {
   try {
@@ -443,15 +443,14 @@ describe('foldSurface and the incremental manager (rule 9)', () => {
 
   it('throws the same error from a fold and from a seed', () => {
     const session = sessionWithUsers(3);
-    const log = JSON.parse(JSON.stringify(session.events)) as Record<string, unknown>[];
-    log.push({
-      seq: 3,
-      time: 1,
-      type: 'user/message',
-      data: user('s', 'x'),
-      surfaceOp: { op: 'replace', start: 2, end: 0 },
-      sourceEventSeqs: [0, 1, 2],
-    });
+    const log: unknown[] = JSON.parse(JSON.stringify(session.events));
+    log.push(
+      event(3, 'user/message', user('s', 'x'), {
+        time: 1,
+        surfaceOp: { op: 'replace', start: 2, end: 0 },
+        sourceEventSeqs: [0, 1, 2],
+      }),
+    );
     const fromFold = expectCode(() => foldSurface(log), 'REPLACE_RANGE_REVERSED');
     const fromSeed = expectCode(() => Session.create({ seed: log }), 'REPLACE_RANGE_REVERSED');
     expect(fromFold.message).toBe(fromSeed.message);

@@ -1,23 +1,26 @@
 /**
  * A full load of an SQL backend reads a chunk run's delta texts as their strings alone
- * (`src/store/sql/chunk-run-texts.ts`). Whatever the texts, the session it seeds must be the session that
+ * (`src/store/run-texts.ts`). Whatever the texts, the session it seeds must be the session that
  * parsing every text seeds: the same events, the same errors.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ElidedLog,
+  type JsonValue,
   Session,
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
 import { pushRunTexts } from '../../src/store/sql/chunk-run-texts.js';
+import { event } from '../core/builders.js';
+import { fuzzRuns } from '../fuzz-runs.js';
 import { HOSTILE_TEXTS } from './chunk-run-events.js';
 
 const T0 = 1_700_000_000_000;
 const opening = [
-  { seq: 0, time: T0, type: 'turn/start', data: { turn: 1 } },
-  { seq: 1, time: T0, type: 'step/start', data: { turn: 1, step: 1 } },
+  event(0, 'turn/start', { turn: 1 }, { time: T0 }),
+  event(1, 'step/start', { turn: 1, step: 1 }, { time: T0 }),
 ] as unknown as SessionEvent[];
 
 class NotJson extends Error {}
@@ -43,12 +46,16 @@ function outcome(seed: () => ElidedLog | unknown[]): string {
 
 /** The chunk events of `texts[from..to)`, each text parsed. */
 function chunkEvents(texts: readonly string[], times: readonly number[], from: number, to: number) {
-  return texts.slice(from, to).map((text, i) => ({
-    seq: opening.length + from + i,
-    time: times[from + i],
-    type: 'assistant/chunk',
-    data: parse(text, opening.length + from + i),
-  }));
+  return texts.slice(from, to).map((text, i) =>
+    event(
+      opening.length + from + i,
+      'assistant/chunk',
+      parse(text, opening.length + from + i) as JsonValue,
+      {
+        time: times[from + i],
+      },
+    ),
+  );
 }
 
 /** A log of the opening, the first `skip` chunks parsed, then the rest pushed as a run's texts. */
@@ -143,7 +150,7 @@ describe('the delta texts of a chunk run', () => {
           expect(outcome(() => held(texts, times, from))).toBe(outcome(() => parsed(texts, times)));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 });

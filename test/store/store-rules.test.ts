@@ -20,6 +20,7 @@ import {
   DEFAULT_PAGE,
   decodeStoredHeader,
 } from '../../src/store/contract/store-rules.js';
+import { event } from '../core/builders.js';
 
 const where = { file: '/x' };
 
@@ -83,13 +84,12 @@ describe('coalesce', () => {
 describe('CitedSeqs', () => {
   it('counts only integer citations of earlier events by an assistant/message', () => {
     const cited = new CitedSeqs();
-    const message = {
-      seq: 5,
-      time: 0,
-      type: 'assistant/message',
-      data: {},
-      sourceEventSeqs: [0, 4, 5, 9, -1, 1.5],
-    } as SessionEvent;
+    const message = event(
+      5,
+      'assistant/message',
+      {},
+      { sourceEventSeqs: [0, 4, 5, 9, -1, 1.5] },
+    ) as SessionEvent;
     cited.cite(message);
     cited.cite({ ...message, type: 'tool/result', sourceEventSeqs: [2] } as SessionEvent);
     expect([0, 1, 2, 3, 4, 5, 9].filter((seq) => cited.has(seq))).toEqual([0, 4]);

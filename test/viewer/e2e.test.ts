@@ -194,11 +194,11 @@ describeBrowser('the viewer in Chromium', () => {
       await expect
         .poll(() => rowCount(page), { timeout: 10_000, interval: 50 })
         .toBeGreaterThan(rows);
-      // The turn was committed when the writer exited; the page has it within a second (the goal),
-      // allowed two on a loaded machine.
+      // The turn was committed when the writer exited; the page shows it without a reload. How
+      // soon (the goal is within a second) is recorded beside the screenshots, not asserted:
+      // bench:viewer measures a live append.
       const latency = Date.now() - written;
       writeFileSync(join(artifacts, 'live-latency-ms.txt'), `${latency}\n`);
-      expect(latency).toBeLessThan(2000);
       expect(await page.locator('#list').evaluate((list) => list.scrollTop)).toBe(scrolled);
       expect(await page.locator('.row.selected').getAttribute('data-key')).toBe(selected);
       await page.locator('#tabs [data-view="model"]').click();

@@ -10,25 +10,15 @@ import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
 import { defineTool, rebuildRequest, runTurn } from '../../../src/agent/index.js';
 import { type Message, Session } from '../../../src/core/index.js';
 import { expectValidLog, outline } from '../../agent/helpers.js';
-import { startWireServer, type WireServer } from '../../agent/wire-server.js';
+import { useWireServer } from '../../agent/wire-server.js';
 
-let server: WireServer;
-
-beforeEach(async () => {
-  server = await startWireServer();
-});
-
-afterEach(async () => {
-  await server.close();
-  expect(server.problems).toEqual([]);
-  expect(server.pending).toBe(0);
-});
+const server = useWireServer();
 
 const fixtures = ['openai-compatible/parallel-tool-calls.http', 'openai-compatible/text.http'];
 const system = 'You are a careful coding agent.';

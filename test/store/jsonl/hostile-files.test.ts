@@ -96,9 +96,8 @@ describe('hostile files in a JSONL store', () => {
 
   it('the CLI ends at once with exit code 4 and names the file', () => {
     execFileSync('mkfifo', [logOf('fifo')]);
-    const started = Date.now();
+    // A CLI that opened the FIFO would block on it until cli()'s timeout kills it (code -1).
     const shown = cli(['show', 'fifo', '--store', `jsonl:${join(dir, 'sessions')}`]);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(shown.code).toBe(4);
     expect(shown.stderr).toMatch(/fifo\.jsonl: expected a regular file of the store, found a FIFO/);
   });

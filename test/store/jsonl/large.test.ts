@@ -65,9 +65,7 @@ describe('streaming load', () => {
       },
     };
     const store = await openJsonlStore(dir, { fs });
-    const started = performance.now();
     const loaded = await store.load('big');
-    const elapsed = performance.now() - started;
     expect(loaded.events).toHaveLength(count);
     expect(loaded.events.at(-1)?.seq).toBe(count - 1);
     expect(loaded.tornTail).toBeUndefined();
@@ -78,6 +76,5 @@ describe('streaming load', () => {
     await store.append('big', [note(count)], { expectedSeq: count });
     expect(reads).toBeLessThan(10);
     await store.close();
-    expect(elapsed).toBeLessThan(10_000);
   }, 60_000);
 });

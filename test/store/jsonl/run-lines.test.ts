@@ -23,6 +23,7 @@ import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { scanLog } from '../../../src/store/jsonl/scan.js';
 import { readStats } from '../../../src/store/jsonl/stats.js';
 import { jsonlLogSource } from '../../../src/store/jsonl/watch.js';
+import { fuzzRuns } from '../../fuzz-runs.js';
 import { assistantMessage, header, note, tempDir } from './helpers.js';
 
 const MAX_LINE = 1024 * 1024;
@@ -491,7 +492,7 @@ describe('any batch of chunks and other events', () => {
           });
         },
       ),
-      { numRuns: 150 },
+      { numRuns: fuzzRuns(150) },
     );
   });
 });

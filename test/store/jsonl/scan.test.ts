@@ -14,6 +14,7 @@ import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { type ScanResult, scanLog } from '../../../src/store/jsonl/scan.js';
+import { event } from '../../core/builders.js';
 import { assistantMessage, header, note, tempDir } from './helpers.js';
 
 const MAX_LINE = 1024 * 1024;
@@ -159,12 +160,14 @@ describe('eliding finished chunks', () => {
         false,
         false,
       ]);
-      expect(fast.events[2]).toEqual({
-        seq: 2,
-        time: full.events[2]?.time,
-        type: 'assistant/chunk',
-        data: { elided: { bytes: Buffer.byteLength(JSON.stringify(full.events[2]?.data)) } },
-      });
+      expect(fast.events[2]).toEqual(
+        event(
+          2,
+          'assistant/chunk',
+          { elided: { bytes: Buffer.byteLength(JSON.stringify(full.events[2]?.data)) } },
+          { time: full.events[2]?.time },
+        ),
+      );
       expect(fast.events[5]?.data).toEqual({
         elided: { bytes: Buffer.byteLength(JSON.stringify(full.events[5]?.data)) },
       });

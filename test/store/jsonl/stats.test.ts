@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { CorruptLogError } from '../../../src/store/contract/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { event } from '../../core/builders.js';
 import { header, rejection, tempDir } from './helpers.js';
 
 const turn = (seq: number, n: number) =>
@@ -18,7 +19,7 @@ describe('JSONL summarize', () => {
     const dir = await tempDir();
     const store = await openJsonlStore(dir);
     await store.create(header('s1'));
-    await store.append('s1', [{ seq: 0, time: 5, type: 'turn/start', data: { turn: 1 } }], {
+    await store.append('s1', [event(0, 'turn/start', { turn: 1 }, { time: 5 })], {
       expectedSeq: 0,
     });
     // A batch a crash cut before its commit marker.

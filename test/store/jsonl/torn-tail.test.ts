@@ -14,7 +14,7 @@ import {
 import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { openSession } from '../../../src/store/session/open-session.js';
-import { recordToolTurn, tickingClock } from '../../core/builders.js';
+import { event, recordToolTurn, tickingClock } from '../../core/builders.js';
 import { header, note, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {
@@ -357,7 +357,7 @@ describe('discardTornTail', () => {
     const committed = await readFile(file);
     await appendFile(
       file,
-      `${JSON.stringify({ seq: session.seq, time: 1, type: 'turn/start', data: { turn: 2 } })}\n\u0000\u0000`,
+      `${JSON.stringify(event(session.seq, 'turn/start', { turn: 2 }, { time: 1 }))}\n\u0000\u0000`,
     );
     const live = await openSession(store, 'live');
     expect(live.openReport.tornBytesDropped).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
 import { ConflictError, CorruptLogError } from '../../../src/store/index.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/index.js';
 import { rejection } from '../../conformance/helpers.js';
+import { event } from '../../core/builders.js';
 import { describePg, dropSchema, freshSchema, pgUrl, withClient } from '../../postgres/helpers.js';
 import { type CuttingProxy, startProxy } from '../../postgres/proxy.js';
 import { HOSTILE_TEXTS, message, streamed as streamedWith } from '../chunk-run-events.js';
@@ -90,12 +91,12 @@ describePg('chunk runs', () => {
   });
 
   it('leave the chunks no message cites, and a cited range broken by other events, as rows', async () => {
-    const tool: SessionEvent = {
-      seq: 4,
-      time: 1_700_000_000_100,
-      type: 'tool/call',
-      data: { turn: 1, step: 1, callId: 'c', name: 'n', arguments: '{}' },
-    };
+    const tool: SessionEvent = event(
+      4,
+      'tool/call',
+      { turn: 1, step: 1, callId: 'c', name: 'n', arguments: '{}' },
+      { time: 1_700_000_000_100 },
+    );
     const { store, events } = await storeWith([
       [...streamed(0, 4), tool, ...streamed(5, 3), message(8, [0, 1, 4, 5, 6, 7])],
       streamed(9, 5),
@@ -154,12 +155,9 @@ describePg('chunk runs', () => {
 
   it('give a watcher from seq 0 every event once across full pages with runs inside and between', async () => {
     const notes = (first: number, n: number): SessionEvent[] =>
-      Array.from({ length: n }, (_, i) => ({
-        seq: first + i,
-        time: 5 + first + i,
-        type: 'app/note',
-        data: { n: first + i },
-      })) as SessionEvent[];
+      Array.from({ length: n }, (_, i) =>
+        event(first + i, 'app/note', { n: first + i }, { time: 5 + first + i }),
+      ) as SessionEvent[];
     const turn = (first: number): SessionEvent[] => {
       const chunks = streamed(first, 20);
       return [...chunks, message(first + 20, seqsOf(chunks))];

@@ -12,6 +12,7 @@ import {
   type PgRunRow,
 } from '../../../src/store/postgres/rows.js';
 import { encodeRun, envelopeChecksum } from '../../../src/store/sql/chunk-runs.js';
+import { event } from '../../core/builders.js';
 
 const site = { location: 'postgres://test', id: 's' };
 
@@ -56,12 +57,9 @@ describe('merging rows and chunk runs', () => {
     const rows = [row(note(0)), row(note(3))];
     const full = decodeRows(site, '7', rows, [run(1, 2)], 4, {});
     expect(full.log.toEvents().map((event) => event.seq)).toEqual([0, 1, 2, 3]);
-    expect(full.log.toEvents()[2]).toEqual({
-      seq: 2,
-      time: 12,
-      type: 'assistant/chunk',
-      data: { delta: 'c2' },
-    });
+    expect(full.log.toEvents()[2]).toEqual(
+      event(2, 'assistant/chunk', { delta: 'c2' }, { time: 12 }),
+    );
     const fast = decodeRows(site, '7', rows, [run(1, 2)], 4, { elide: true });
     expect(fast.log.toEvents().map((event) => isElidedChunk(event))).toEqual([
       false,

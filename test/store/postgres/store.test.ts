@@ -21,7 +21,7 @@ import {
 } from '../../../src/store/index.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/index.js';
 import { rejection } from '../../conformance/helpers.js';
-import { recordToolTurn, tickingClock } from '../../core/builders.js';
+import { event, recordToolTurn, tickingClock } from '../../core/builders.js';
 import { describePg, dropSchema, freshSchema, pgUrl, withClient } from '../../postgres/helpers.js';
 import { type CuttingProxy, startProxy } from '../../postgres/proxy.js';
 
@@ -42,12 +42,9 @@ async function open(options: Partial<Parameters<typeof openPostgresStore>[0]> = 
 }
 
 function notes(from: number, count: number, text = 'note'): SessionEvent[] {
-  return Array.from({ length: count }, (_, i) => ({
-    seq: from + i,
-    time: 1000 + from + i,
-    type: 'app/note',
-    data: { n: from + i, text },
-  })) as SessionEvent[];
+  return Array.from({ length: count }, (_, i) =>
+    event(from + i, 'app/note', { n: from + i, text }, { time: 1000 + from + i }),
+  ) as SessionEvent[];
 }
 
 const header = (id: string) => ({ version: 1 as const, id, createdAt: 1 });

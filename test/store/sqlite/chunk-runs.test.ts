@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
 import { CorruptLogError, type SessionStore } from '../../../src/store/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
+import { event } from '../../core/builders.js';
 import { message, streamed } from '../chunk-run-events.js';
 import { header, type RawDatabase, rejection, useTempDir, withRaw } from './helpers.js';
 
@@ -81,12 +82,12 @@ describe('chunk runs', () => {
 
   it('leave the chunks no message cites, and a cited range broken by other events, as rows', async () => {
     const open = streamed(0, 4);
-    const tool: SessionEvent = {
-      seq: 4,
-      time: 1_700_000_000_100,
-      type: 'tool/call',
-      data: { turn: 1, step: 1, callId: 'c', name: 'n', arguments: '{}' },
-    };
+    const tool: SessionEvent = event(
+      4,
+      'tool/call',
+      { turn: 1, step: 1, callId: 'c', name: 'n', arguments: '{}' },
+      { time: 1_700_000_000_100 },
+    );
     const { file, store, events } = await storeWith([
       [...open, tool, ...streamed(5, 3), message(8, [0, 1, 4, 5, 6, 7])],
       streamed(9, 5),
