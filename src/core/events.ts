@@ -17,11 +17,11 @@ import type {
 export type SurfaceOp = 'append' | ReplaceOp;
 
 /** An inclusive, positional replace of the surface range `start..end`. */
-export interface ReplaceOp {
+export type ReplaceOp = {
   readonly op: 'replace';
   readonly start: number;
   readonly end: number;
-}
+};
 
 /**
  * The third argument of `append` for a surface-eligible event: how it enters the surface and,
@@ -42,7 +42,7 @@ export interface ProvenanceIntent {
  * Token counts reported by a provider for one model call: every count the provider gave, and
  * its own usage object as it sent it (`raw`), for fields no neutral name covers.
  */
-export interface TokenUsage {
+export type TokenUsage = {
   readonly inputTokens?: number;
   readonly outputTokens?: number;
   readonly totalTokens?: number;
@@ -58,7 +58,7 @@ export interface TokenUsage {
   readonly noCacheTokens?: number;
   /** The provider's usage object as it reported it (not summed across steps). */
   readonly raw?: JsonObject;
-}
+};
 
 /** Why a model call stopped, in AI SDK terms (`'stop'`, `'length'`, `'tool-calls'`, ...). */
 export type FinishReason =
@@ -74,7 +74,7 @@ export type FinishReason =
 /**
  * A failure reported by a provider, bounded to what a reader needs, with credentials redacted.
  */
-export interface ProviderFailure {
+export type ProviderFailure = {
   readonly message: string;
   /** A stable class of the failure: the provider's error type (`invalid_request_error`), `NETWORK`... */
   readonly code?: string;
@@ -82,7 +82,7 @@ export interface ProviderFailure {
   readonly providerCode?: string;
   readonly status?: number;
   readonly requestId?: string;
-}
+};
 
 /** Why a turn ended. `interrupted` is written only by crash repair. */
 export type TurnEndReason =
@@ -113,43 +113,43 @@ export type TurnEndReason =
   | { readonly kind: 'interrupted' };
 
 /** `turn/start`: a turn (one user input and everything the agent does about it) begins. */
-export interface TurnStartData {
+export type TurnStartData = {
   readonly turn: number;
   /**
    * Present on a turn that continues an unfinished earlier turn without new user input
    * (`Agent.resume()`): the number of that turn.
    */
   readonly resumes?: number;
-}
+};
 
 /** `turn/end`: the turn is over. */
-export interface TurnEndData {
+export type TurnEndData = {
   readonly turn: number;
   readonly reason: TurnEndReason;
-}
+};
 
 /** `step/start` and `step/end`: one model call plus the tool executions it asked for. */
-export interface StepData {
+export type StepData = {
   readonly turn: number;
   readonly step: number;
-}
+};
 
 /** A tool's schema as sent to the model. */
-export interface ToolSchema {
+export type ToolSchema = {
   readonly name: string;
   readonly description?: string;
   readonly parameters: JsonObject;
-}
+};
 
 /** `request/header`: the non-history part of a request, logged when it changes. */
-export interface RequestHeaderData {
+export type RequestHeaderData = {
   readonly provider: string;
   readonly model: string;
   readonly system?: string;
   readonly tools?: readonly ToolSchema[];
   /** Call settings such as temperature or max output tokens. */
   readonly settings?: JsonObject;
-}
+};
 
 /** One raw stream part (`text-delta`, `reasoning-delta`, `tool-input-delta`, `finish`, ...). */
 export interface StreamChunk {
@@ -158,7 +158,7 @@ export interface StreamChunk {
 }
 
 /** `assistant/chunk`: one stream part, kept forever so a message can be traced to its stream. */
-export interface AssistantChunkData {
+export type AssistantChunkData = {
   readonly turn: number;
   readonly step: number;
   /**
@@ -167,10 +167,10 @@ export interface AssistantChunkData {
    */
   readonly attempt?: number;
   readonly chunk: StreamChunk;
-}
+};
 
 /** `assistant/message`: the assembled model output of one step. */
-export interface AssistantMessageData {
+export type AssistantMessageData = {
   readonly turn: number;
   readonly step: number;
   readonly message: AssistantMessage;
@@ -181,10 +181,10 @@ export interface AssistantMessageData {
   /** Present when the stream was cancelled; the message holds the text streamed until then. */
   readonly interrupted?: true;
   readonly providerMetadata?: JsonObject;
-}
+};
 
 /** `tool/call`: a tool execution started. */
-export interface ToolCallData {
+export type ToolCallData = {
   readonly turn: number;
   readonly step: number;
   readonly callId: string;
@@ -196,7 +196,7 @@ export interface ToolCallData {
   readonly arguments: string;
   /** What the writer's `beforeToolCall` hook decided, when it has one. */
   readonly decision?: ToolCallDecisionRecord;
-}
+};
 
 /**
  * A `beforeToolCall` decision as logged: on the `tool/call` of a call that runs (`allow`,
@@ -208,35 +208,35 @@ export type ToolCallDecisionRecord =
   | { readonly action: 'deny'; readonly reason: string };
 
 /** The result a tool produced, kept on a `tool/result` whose content an `afterToolCall` hook replaced. */
-export interface ReplacedToolResult {
+export type ReplacedToolResult = {
   readonly by: 'afterToolCall';
   readonly content: readonly ToolResultContentBlock[];
   readonly error?: ToolError;
-}
+};
 
 /**
  * What a thrown error was, for the developer: bounded copies of its name, message, stack and
  * cause chain (the model reads `message` only).
  */
-export interface ErrorDetails {
+export type ErrorDetails = {
   readonly name: string;
   readonly message: string;
   readonly stack?: string;
   /** The error's own `code` property, when it is a string (`ENOENT`...). */
   readonly code?: string;
   readonly cause?: ErrorDetails;
-}
+};
 
 /** A tool failure, in a form the model and the reader can act on. */
-export interface ToolError {
+export type ToolError = {
   readonly code: string;
   readonly message: string;
   /** When the tool threw: what it threw, for the developer. */
   readonly exception?: ErrorDetails;
-}
+};
 
 /** `tool/result`: the result of one tool call. */
-export interface ToolResultData {
+export type ToolResultData = {
   readonly turn: number;
   readonly step: number;
   readonly message: ToolMessage;
@@ -245,13 +245,13 @@ export interface ToolResultData {
   readonly decision?: ToolCallDecisionRecord;
   /** What the tool returned, when an `afterToolCall` hook replaced it with `message`'s content. */
   readonly replaced?: ReplacedToolResult;
-}
+};
 
 /**
  * `request/retry`: attempt `attempt` (1-based) of a step's model call failed with a retryable
  * `error`; the writer waits `delayMs` and calls again. Cites the failed attempt's chunks.
  */
-export interface RequestRetryData {
+export type RequestRetryData = {
   readonly turn: number;
   readonly step: number;
   readonly attempt: number;
@@ -259,7 +259,7 @@ export interface RequestRetryData {
   /** The wait the provider asked for (`retry-after`, `retry-after-ms`), when it did. */
   readonly retryAfterMs?: number;
   readonly error: ProviderFailure;
-}
+};
 
 /**
  * `request/overflow`: the step's model call was refused as longer than the context window
@@ -267,11 +267,11 @@ export interface RequestRetryData {
  * its `assistant/message`, before the loop asks its overflow handler to make room (a compaction
  * follows); the next step is the retry.
  */
-export interface RequestOverflowData {
+export type RequestOverflowData = {
   readonly turn: number;
   readonly step: number;
   readonly error: ProviderFailure;
-}
+};
 
 /**
  * `queue/steer` and `queue/follow-up`: a user message queued while a turn runs, recorded the

@@ -11,7 +11,7 @@ import type {
   ToolResultData,
   TurnEndData,
 } from './events.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject } from './json.js';
 import type { AssistantContentBlock, TextBlock } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
 
@@ -243,8 +243,7 @@ function closer(
   data: AssistantMessageData | ToolResultData | StepData | TurnEndData,
   sourceEventSeqs?: readonly number[],
 ): SessionEvent {
-  const json = data as unknown as JsonValue;
   return sourceEventSeqs === undefined
-    ? { seq, time, type, data: json }
-    : { seq, time, type, data: json, surfaceOp: 'append', sourceEventSeqs };
+    ? { seq, time, type, data }
+    : { seq, time, type, data, surfaceOp: 'append', sourceEventSeqs };
 }

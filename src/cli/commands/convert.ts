@@ -98,7 +98,7 @@ async function convertOne(
     let existing: readonly SessionEvent[] = [];
     try {
       const copy = await target.load(id);
-      if (!jsonEqual(copy.header as unknown as JsonValue, loaded.header as unknown as JsonValue)) {
+      if (!jsonEqual(copy.header, loaded.header)) {
         return failed(id, events, 'the target holds a different session under this id');
       }
       existing = copy.events;
