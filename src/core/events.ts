@@ -350,22 +350,84 @@ export type AppendData<T extends string> = T extends 'assistant/chunk'
   : EventData<T>;
 
 /**
- * One entry of the append-only log. `seq` equals its index in the log; `time` is integer epoch ms.
- * Accepted events are deeply frozen.
+ * The fields every entry of the append-only log has: `seq` equals its index in the log; `time` is
+ * integer epoch ms. Accepted events are deeply frozen.
  */
-export interface SessionEvent<T extends string = string> {
+export type EventEnvelope<T extends string, D> = {
   readonly seq: number;
   readonly time: number;
   readonly type: T;
-  readonly data: EventData<T>;
+  readonly data: D;
   /** Present exactly on surface-eligible events. */
   readonly surfaceOp?: SurfaceOp;
   /** Earlier events this one was derived from; absent means "not recorded". */
   readonly sourceEventSeqs?: readonly number[];
-}
+};
 
-/** An event of one of the core types, with its data narrowed by `type`. */
-export type KnownSessionEvent = { [K in KnownEventType]: SessionEvent<K> }[KnownEventType];
+/** An event of a type {@link SessionEventMap} declares, with its data narrowed by `type`. */
+export type KnownSessionEvent = {
+  [K in KnownEventType]: EventEnvelope<K, SessionEventMap[K]>;
+}[KnownEventType];
+
+/**
+ * An event of a type {@link SessionEventMap} does not declare: an application's own type, kept
+ * verbatim with any JSON data. Read its data with {@link dataAsJson}, or declare the type in
+ * `SessionEventMap` (declaration merging) to have it typed and narrowed like a core type.
+ *
+ * Its `data` is typed `never` on purpose. TypeScript cannot drop a member whose `type` is
+ * `string` when `event.type === 'tool/result'` narrows a union, so that member stays in every
+ * narrowed union; typed `never`, its data vanishes there and `event.data` is `ToolResultData`.
+ * Typed `JsonValue` or `unknown`, it would widen every narrowed `event.data` back to a type that
+ * says nothing. The price: on an event narrowed to a foreign type, `event.data` is `never`, which
+ * has no properties to read (the compiler says so) but is assignable to anything, so read it
+ * through `dataAsJson` rather than passing it on.
+ */
+export type ForeignEvent<T extends string = string> = EventEnvelope<T, never>;
+
+/**
+ * One entry of the append-only log. Without a type argument (or with `string`) it is the union of
+ * every {@link KnownSessionEvent} and {@link ForeignEvent}, so comparing `event.type` with a
+ * declared type (an `if`, a `switch`) narrows `event.data` to that type's data. With a declared
+ * type (`SessionEvent<'tool/result'>`) it is that type's member; with any other, a `ForeignEvent`.
+ *
+ * A comparison narrows `data` but leaves the `ForeignEvent` member in the event's own type (its
+ * `type` is any string); to hand the event on as a `SessionEvent<'tool/result'>`, narrow it with
+ * {@link isEventOfType}.
+ *
+ * @example
+ * ```ts
+ * import { dataAsJson, Session, type SessionEvent } from 'palimpsest';
+ *
+ * const session = Session.create({ id: 'narrowing-example' });
+ * session.append('turn/start', { turn: 1 });
+ * session.append('my-app/note', { text: 'kept verbatim' });
+ * const describe = (event: SessionEvent): string => {
+ *   switch (event.type) {
+ *     case 'turn/start':
+ *       return `turn ${event.data.turn}`; // data is TurnStartData
+ *     default:
+ *       return `${event.type} ${JSON.stringify(dataAsJson(event))}`;
+ *   }
+ * };
+ * const [start, note] = session.events.map(describe);
+ * console.log(start); // 'turn 1'
+ * console.log(note); // 'my-app/note {"text":"kept verbatim"}'
+ * ```
+ */
+export type SessionEvent<T extends string = string> = string extends T
+  ? KnownSessionEvent | ForeignEvent
+  : T extends KnownEventType
+    ? EventEnvelope<T, SessionEventMap[T]>
+    : ForeignEvent<T>;
+
+/**
+ * The data of any event as the JSON it is: how a {@link ForeignEvent}'s data is read, and how code
+ * that must not trust a log's shapes reads any event's (admission checks the fields the library
+ * relies on, not every field a data type declares).
+ */
+export function dataAsJson(event: SessionEvent): JsonValue {
+  return event.data;
+}
 
 /** True for the four types that must (and alone may) carry a `surfaceOp`. */
 export function isSurfaceEligibleType(type: string): type is SurfaceEventType {
@@ -393,7 +455,10 @@ export function replaceOpOf(event: SessionEvent): ReplaceOp | undefined {
   return typeof op === 'object' ? op : undefined;
 }
 
-/** Narrows an event to a type of the core vocabulary. */
+/**
+ * Narrows an event to a declared type: unlike comparing `event.type`, which narrows only `data`,
+ * it narrows the event itself to `SessionEvent<T>`.
+ */
 export function isEventOfType<T extends KnownEventType>(
   event: SessionEvent,
   type: T,

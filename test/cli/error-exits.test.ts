@@ -17,6 +17,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { rawEvent } from '../core/builders.js';
 import { binary, cli, tempStores } from './helpers.js';
 
 const stores = tempStores();
@@ -26,7 +27,9 @@ const pristine = join(stores.dir, 'pristine.db');
 beforeAll(async () => {
   const store = await openStore(`sqlite:${pristine}`);
   await store.create({ version: 1, id: 's', createdAt: 1 });
-  await store.append('s', [{ seq: 0, time: 1, type: 'app/x', data: {} }], { expectedSeq: 0 });
+  await store.append('s', [rawEvent({ seq: 0, time: 1, type: 'app/x', data: {} })], {
+    expectedSeq: 0,
+  });
   await store.close();
 });
 
@@ -126,7 +129,9 @@ describe.runIf(nobodyRuns)('a store in a directory its user cannot write', () =>
       const url = stores.urls[backend];
       const store = await openStore(url);
       await store.create({ version: 1, id: 'ro', createdAt: 1 });
-      await store.append('ro', [{ seq: 0, time: 5, type: 'app/x', data: {} }], { expectedSeq: 0 });
+      await store.append('ro', [rawEvent({ seq: 0, time: 5, type: 'app/x', data: {} })], {
+        expectedSeq: 0,
+      });
       await store.close();
       // The store's directory, given to an unprivileged user and made read-only for it.
       const dir =

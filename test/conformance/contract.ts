@@ -31,7 +31,14 @@ import {
   type SessionStore,
   WriterFailedError,
 } from '../../src/store/index.js';
-import { assistant, recordToolTurn, tickingClock, toolResult, user } from '../core/builders.js';
+import {
+  assistant,
+  rawEvent,
+  recordToolTurn,
+  tickingClock,
+  toolResult,
+  user,
+} from '../core/builders.js';
 import { describeDamagedListing } from './damage.js';
 import { describeListFilters } from './filters.js';
 import { rejection } from './helpers.js';
@@ -517,7 +524,12 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
 
       it('refuses to store a stub, which would replace a chunk by its marker for good', async () => {
         await store.create(header('stub'));
-        const stub = { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(10) };
+        const stub = rawEvent({
+          seq: 0,
+          time: 1,
+          type: 'assistant/chunk',
+          data: elidedChunkData(10),
+        });
         expect(await rejection(store.append('stub', [stub], { expectedSeq: 0 }))).toBeInstanceOf(
           InvalidStoreError,
         );

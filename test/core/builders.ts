@@ -3,7 +3,9 @@
  */
 import {
   type AssistantMessageData,
+  type EventEnvelope,
   elidedChunkData,
+  type JsonValue,
   Session,
   type SessionEvent,
   type ToolResultData,
@@ -178,4 +180,14 @@ export function elidedLoad(events: readonly SessionEvent[]): SessionEvent[] {
         }
       : (JSON.parse(JSON.stringify(event)) as SessionEvent),
   );
+}
+
+/**
+ * An event written as a store holds it, of any type and with any JSON data, for fixtures that
+ * build a log by hand. Unchecked: only admission gives an event its typed data, and a fixture may
+ * hold one admission refuses. (A literal of a type outside the vocabulary is no `SessionEvent`,
+ * whose foreign member's data is `never`.)
+ */
+export function rawEvent(fields: EventEnvelope<string, JsonValue>): SessionEvent {
+  return fields as SessionEvent;
 }

@@ -17,6 +17,7 @@ import {
   crashedMidStream,
   elidedLoad,
   finishedSeqs,
+  rawEvent,
   recordToolTurn,
   tickingClock,
   user,
@@ -135,7 +136,7 @@ describe('an ElidedLog', () => {
     log.pushElided(2, 7);
     log.pushElided(3, 8);
     expect(log.toEvents().map(isElidedChunk)).toEqual([false, true, true]);
-    const chunk: SessionEvent = { seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } };
+    const chunk = rawEvent({ seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } });
     log.restore(1, chunk);
     expect(log.peek(1)).toBe(chunk);
     expect(log.elidedCount).toBe(1);
@@ -207,9 +208,9 @@ describe('an ElidedLog', () => {
   it('keeps its map of elided seqs through restores, late elisions and truncation', () => {
     const log = new ElidedLog();
     log.pushElided(1, 1);
-    log.push({ seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } });
+    log.push(rawEvent({ seq: 1, time: 2, type: 'assistant/chunk', data: { x: 1 } }));
     log.pushElided(3, 1);
-    log.restore(0, { seq: 0, time: 1, type: 'assistant/chunk', data: { y: 1 } });
+    log.restore(0, rawEvent({ seq: 0, time: 1, type: 'assistant/chunk', data: { y: 1 } }));
     log.elide(1, 2, 7);
     expect(Array.from(log.elidedMap())).toEqual([0, 1, 1]);
     log.truncate(1);

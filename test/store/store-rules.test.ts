@@ -3,7 +3,7 @@
  * the list-options check, the error shell and the range coalescer.
  */
 import { describe, expect, it } from 'vitest';
-import { CitedSeqs, type SessionEvent } from '../../src/core/index.js';
+import { CitedSeqs } from '../../src/core/index.js';
 import {
   ClosedError,
   CorruptLogError,
@@ -20,6 +20,7 @@ import {
   DEFAULT_PAGE,
   decodeStoredHeader,
 } from '../../src/store/store-rules.js';
+import { rawEvent } from '../core/builders.js';
 
 const where = { file: '/x' };
 
@@ -89,9 +90,9 @@ describe('CitedSeqs', () => {
       type: 'assistant/message',
       data: {},
       sourceEventSeqs: [0, 4, 5, 9, -1, 1.5],
-    } as SessionEvent;
-    cited.cite(message);
-    cited.cite({ ...message, type: 'tool/result', sourceEventSeqs: [2] } as SessionEvent);
+    };
+    cited.cite(rawEvent(message));
+    cited.cite(rawEvent({ ...message, type: 'tool/result', sourceEventSeqs: [2] }));
     expect([0, 1, 2, 3, 4, 5, 9].filter((seq) => cited.has(seq))).toEqual([0, 4]);
   });
 });

@@ -141,12 +141,10 @@ async function convertOne(
 }
 
 function samePrefix(prefix: readonly SessionEvent[], events: readonly SessionEvent[]): boolean {
-  if (prefix.length > events.length) return false;
-  for (let i = 0; i < prefix.length; i++) {
-    if (!jsonEqual(prefix[i] as unknown as JsonValue, events[i] as unknown as JsonValue))
-      return false;
-  }
-  return true;
+  return (
+    prefix.length <= events.length &&
+    prefix.every((event, i) => jsonEqual(event, events[i] ?? null))
+  );
 }
 
 function failed(id: string, events: number, problem: string): Outcome {

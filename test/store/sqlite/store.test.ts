@@ -14,6 +14,7 @@ import {
   StoreBusyError,
 } from '../../../src/store/index.js';
 import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
+import { rawEvent } from '../../core/builders.js';
 import { events, header, raw, rejection, useTempDir, withRaw } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -37,19 +38,21 @@ async function fresh(): Promise<{ file: string; store: SqliteStore }> {
 describe('create, append and load', () => {
   it('stores surface ops and provenance as JSON text, NULL when absent, and rebuilds only present fields', async () => {
     const { file, store } = await fresh();
-    const log = [
-      { seq: 0, time: 10, type: 'app/note', data: { n: 0 } },
-      { seq: 1, time: 11, type: 'user/message', data: { t: 'u' }, surfaceOp: 'append' },
-      {
-        seq: 2,
-        time: 12,
-        type: 'user/message',
-        data: { t: 'summary' },
-        surfaceOp: { op: 'replace', start: 1, end: 1 },
-        sourceEventSeqs: [1, 0],
-      },
-      { seq: 3, time: 13, type: 'app/derived', data: null, sourceEventSeqs: [] },
-    ] as SessionEvent[];
+    const log = (
+      [
+        { seq: 0, time: 10, type: 'app/note', data: { n: 0 } },
+        { seq: 1, time: 11, type: 'user/message', data: { t: 'u' }, surfaceOp: 'append' },
+        {
+          seq: 2,
+          time: 12,
+          type: 'user/message',
+          data: { t: 'summary' },
+          surfaceOp: { op: 'replace', start: 1, end: 1 },
+          sourceEventSeqs: [1, 0],
+        },
+        { seq: 3, time: 13, type: 'app/derived', data: null, sourceEventSeqs: [] },
+      ] as const
+    ).map(rawEvent);
     await store.create(header('s'));
     await store.append('s', log, { expectedSeq: 0 });
     const loaded = await store.load('s');
@@ -362,7 +365,9 @@ describe('failures of the driver', () => {
     const second = await open(file);
     await first.create(header('s'));
     await second.create(header('t'));
-    const note = (type: string): SessionEvent[] => [{ seq: 0, time: 1, type, data: null }];
+    const note = (type: string): SessionEvent[] => [
+      rawEvent({ seq: 0, time: 1, type, data: null }),
+    ];
     expect(
       await rejection(first.append('s', note('app/first'), { expectedSeq: 0 })),
     ).toBeInstanceOf(StorageError);
