@@ -98,7 +98,7 @@ export function validateHeader(value: unknown, expectedId?: string): SessionHead
   ) {
     throw headerError(`expected metadata as an object, found ${kind(metadata)}`);
   }
-  return copy as unknown as SessionHeader;
+  return copy as SessionHeader;
 }
 
 function isNonNegativeInteger(value: unknown): value is number {
