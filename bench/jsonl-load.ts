@@ -21,7 +21,7 @@ const PAYLOAD = 256 * 1024;
 const PER_BATCH = 8;
 
 function event(seq: number, text: string): SessionEvent {
-  return { seq, time: 1_700_000_000_000 + seq, type: 'bench/blob', data: { text } };
+  return { seq, time: 1_700_000_000_000 + seq, type: 'bench/blob', data: { text } } as SessionEvent;
 }
 
 async function main(): Promise<void> {

@@ -185,8 +185,7 @@ function stopsTheQueue(reason: TurnEndReason): boolean {
 function describeLast(session: Session): string {
   for (let seq = session.seq - 1; seq >= 0; seq--) {
     const event = session.event(seq);
-    if (event?.type === 'turn/end')
-      return `turn ${(event.data as { turn: number }).turn} completed`;
+    if (event?.type === 'turn/end') return `turn ${event.data.turn} completed`;
   }
   return 'no turn';
 }

@@ -51,7 +51,7 @@ function headerFor(session: Session, stepStartSeq: number): RequestHeaderData | 
   for (let seq = stepStartSeq + 1; seq < session.seq; seq++) {
     const event = session.event(seq);
     if (event === undefined || event.type === 'assistant/chunk' || event.type === 'step/end') break;
-    if (event.type === 'request/header') return event.data as unknown as RequestHeaderData;
+    if (event.type === 'request/header') return event.data;
   }
   return requestHeaderAt(session, stepStartSeq - 1);
 }

@@ -25,10 +25,10 @@ export function resumableTurn(session: Session): ResumableTurn | undefined {
   for (let seq = session.seq - 1; seq >= 0; seq--) {
     const event = session.event(seq);
     if (event?.type === 'turn/start' && inside) {
-      return { turn: (event.data as { turn: number }).turn, reason: 'interrupted' };
+      return { turn: event.data.turn, reason: 'interrupted' };
     }
     if (event?.type === 'turn/end') {
-      const { turn, reason } = event.data as { turn: number; reason: TurnEndReason };
+      const { turn, reason } = event.data;
       return reason.kind === 'completed' ? undefined : { turn, reason: reason.kind };
     }
   }

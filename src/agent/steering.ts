@@ -136,7 +136,7 @@ function scan(session: Session): QueueState {
       case 'queue/steer':
       case 'queue/follow-up': {
         const kind: QueueKind = event.type === 'queue/steer' ? 'steer' : 'follow-up';
-        const queued = { kind, seq, message: event.data as unknown as UserMessage };
+        const queued = { kind, seq, message: event.data };
         (kind === 'steer' ? state.steers : state.followUps).set(seq, queued);
         break;
       }

@@ -75,10 +75,12 @@ function convert(value: unknown, depth: number): JsonValue | undefined {
 
 function errorJson(error: Error, depth: number): JsonObject {
   const out: Record<string, JsonValue> = { name: error.name, message: error.message };
-  for (const key of Object.keys(error)) {
+  // The error's own enumerable fields, as a copy its type can index (an Error declares none).
+  const fields: Readonly<Record<string, unknown>> = { ...error };
+  for (const key of Object.keys(fields)) {
     // Request bodies and full response bodies can be megabytes; the failure summary keeps the rest.
     if (key === 'requestBodyValues' || key === 'responseBody' || key === 'cause') continue;
-    const item = convert((error as unknown as Record<string, unknown>)[key], depth + 1);
+    const item = convert(fields[key], depth + 1);
     if (item !== undefined) defineData(out, key, item);
   }
   return out;

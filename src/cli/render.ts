@@ -4,6 +4,7 @@
  */
 import { messageAsText } from '../compaction/message-text.js';
 import {
+  dataAsJson,
   isElidedChunkData,
   type Message,
   type SessionEvent,
@@ -83,26 +84,24 @@ export function eventLine(event: SessionEvent, width = 100): string {
 }
 
 function dataSummary(event: SessionEvent): string {
-  const data = event.data as Record<string, unknown> | null;
-  if (data === null || typeof data !== 'object') return JSON.stringify(event.data);
   switch (event.type) {
     case 'assistant/chunk': {
       if (isElidedChunkData(event.data))
         return `(body not loaded: ${event.data.elided.bytes} bytes)`;
-      const chunk = data.chunk as Record<string, unknown> | undefined;
-      const delta = typeof chunk?.delta === 'string' ? ` ${JSON.stringify(chunk.delta)}` : '';
-      return `${String(chunk?.type)}${delta}`;
+      const { chunk } = event.data;
+      const delta = typeof chunk.delta === 'string' ? ` ${JSON.stringify(chunk.delta)}` : '';
+      return `${chunk.type}${delta}`;
     }
     case 'user/message':
     case 'context/message':
-      return JSON.stringify(messageText(data as unknown as Message));
+      return JSON.stringify(messageText(event.data));
     case 'assistant/message':
     case 'tool/result':
-      return JSON.stringify(messageText(data.message as Message));
+      return JSON.stringify(messageText(event.data.message));
     case 'turn/end':
-      return `turn ${String(data.turn)} ${JSON.stringify(data.reason)}`;
+      return `turn ${event.data.turn} ${JSON.stringify(event.data.reason)}`;
     default:
-      return JSON.stringify(data);
+      return JSON.stringify(dataAsJson(event));
   }
 }
 

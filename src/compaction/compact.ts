@@ -168,9 +168,7 @@ async function compactRange(
     error?: ProviderFailure,
   ) => {
     const tokensAfter = priceSurface(session).totalTokens;
-    // ProviderFailure and TokenUsage are JSON by construction; their interfaces just lack the
-    // index signature JsonObject asks for.
-    const data = {
+    const data: CompactionBracketData = {
       id,
       replaced: skipped === undefined,
       ...(skipped === undefined ? {} : { reason: skipped }),
@@ -178,7 +176,7 @@ async function compactRange(
       tokensBefore,
       tokensAfter,
       ...fields,
-    } as unknown as CompactionBracketData;
+    };
     const end = session.append('compaction/end', data);
     return { endSeq: end.seq, tokensAfter };
   };

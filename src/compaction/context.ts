@@ -7,7 +7,6 @@
  */
 
 import {
-  type AssistantMessageData,
   deriveEventMessage,
   estimateTokens,
   type RequestHeaderData,
@@ -32,7 +31,7 @@ export function contextTokens(session: Session): ContextTokens {
     if (event === undefined) continue;
     if (typeof event.surfaceOp === 'object') rewritten = true;
     if (event.type !== 'assistant/message') continue;
-    const usage = (event.data as unknown as AssistantMessageData).usage;
+    const usage = event.data.usage;
     if (rewritten || usage?.inputTokens === undefined) break;
     let tokens = usage.inputTokens + (usage.outputTokens ?? 0);
     // No replace since that message: what entered after it is the surface's tail, in seq order,

@@ -50,7 +50,7 @@ export function pruneToolResults(session: Session, options: PruneOptions = {}): 
   for (const entry of before.entries) {
     const { event } = entry;
     if (event.type !== 'tool/result' || event.surfaceOp !== 'append') continue;
-    const data = event.data as unknown as ToolResultData;
+    const data = event.data;
     if (typeof data.turn !== 'number' || data.turn >= oldestKeptTurn) continue;
     const chars = blockChars(data.message.content[0].content);
     if (chars > minChars && chars > headChars + tailChars)

@@ -19,6 +19,7 @@ import {
 } from './errors.js';
 import { checkLogData, checkSurfaceData, isSeqLike } from './event-shapes.js';
 import {
+  type EventEnvelope,
   isSurfaceEligibleType,
   isValidEventType,
   type SessionEvent,
@@ -282,7 +283,7 @@ function admitParsedFast(
     if (issue !== undefined) return undefined;
   }
   // Not branded: the session's log carries the mark (see markAdmittedLog).
-  return Object.freeze(record);
+  return admitted(record);
 }
 
 /**
@@ -325,7 +326,10 @@ function envelopeRank(key: string): number {
 }
 
 type Where = { -readonly [K in keyof SessionValidationDetails]: SessionValidationDetails[K] };
-type MutableEvent = { -readonly [K in keyof SessionEvent]: SessionEvent[K] };
+/** An event as admission builds it: JSON data, typed by its type only once it is admitted. */
+type MutableEvent = {
+  -readonly [K in keyof EventEnvelope<string, JsonValue>]: EventEnvelope<string, JsonValue>[K];
+};
 
 /**
  * The admission steps every path shares: data, surface op, provenance, data shape; then the
@@ -358,7 +362,7 @@ function finish(
   let data: JsonValue;
   if (isSharedElidedMarker(rawData)) {
     // Made by elidedChunkData: valid, frozen and shared; a snapshot would only duplicate it.
-    data = rawData as unknown as JsonValue;
+    data = rawData;
   } else {
     try {
       data =
@@ -421,7 +425,15 @@ function seal(
   if (surfaceOp !== undefined) event.surfaceOp = surfaceOp;
   if (sources !== undefined) event.sourceEventSeqs = sources;
   if (!seeded) AdmittedBrand.stamp(event);
-  return Object.freeze(event);
+  return admitted(event);
+}
+
+/**
+ * Freezes an event that passed admission and types it by its type: admission has checked the
+ * fields a core type's data must have, which is what makes the narrowing of `data` by `type` hold.
+ */
+function admitted(event: MutableEvent): SessionEvent {
+  return Object.freeze(event) as SessionEvent;
 }
 
 function admitSurfaceOp(type: string, raw: unknown, where: Where): SurfaceOp | undefined {

@@ -1,8 +1,8 @@
 /**
  * The projection from events to messages: the one rule every derivation path folds.
  */
-import type { AssistantMessageData, SessionEvent, ToolResultData } from './events.js';
-import type { Message, UserMessage } from './messages.js';
+import type { SessionEvent } from './events.js';
+import type { Message } from './messages.js';
 
 /**
  * The message an event contributes when it is on the surface, or `null`:
@@ -14,13 +14,13 @@ export function deriveEventMessage(event: SessionEvent): Message | null {
   switch (event.type) {
     case 'user/message':
     case 'context/message':
-      return event.data as unknown as UserMessage;
+      return event.data;
     case 'assistant/message': {
-      const message = (event.data as unknown as AssistantMessageData).message;
+      const message = event.data.message;
       return message.content.length === 0 ? null : message;
     }
     case 'tool/result':
-      return (event.data as unknown as ToolResultData).message;
+      return event.data.message;
     default:
       return null;
   }

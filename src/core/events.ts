@@ -17,11 +17,11 @@ import type {
 export type SurfaceOp = 'append' | ReplaceOp;
 
 /** An inclusive, positional replace of the surface range `start..end`. */
-export interface ReplaceOp {
+export type ReplaceOp = {
   readonly op: 'replace';
   readonly start: number;
   readonly end: number;
-}
+};
 
 /**
  * The third argument of `append` for a surface-eligible event: how it enters the surface and,
@@ -42,7 +42,7 @@ export interface ProvenanceIntent {
  * Token counts reported by a provider for one model call: every count the provider gave, and
  * its own usage object as it sent it (`raw`), for fields no neutral name covers.
  */
-export interface TokenUsage {
+export type TokenUsage = {
   readonly inputTokens?: number;
   readonly outputTokens?: number;
   readonly totalTokens?: number;
@@ -58,7 +58,7 @@ export interface TokenUsage {
   readonly noCacheTokens?: number;
   /** The provider's usage object as it reported it (not summed across steps). */
   readonly raw?: JsonObject;
-}
+};
 
 /** Why a model call stopped, in AI SDK terms (`'stop'`, `'length'`, `'tool-calls'`, ...). */
 export type FinishReason =
@@ -74,7 +74,7 @@ export type FinishReason =
 /**
  * A failure reported by a provider, bounded to what a reader needs, with credentials redacted.
  */
-export interface ProviderFailure {
+export type ProviderFailure = {
   readonly message: string;
   /** A stable class of the failure: the provider's error type (`invalid_request_error`), `NETWORK`... */
   readonly code?: string;
@@ -82,7 +82,7 @@ export interface ProviderFailure {
   readonly providerCode?: string;
   readonly status?: number;
   readonly requestId?: string;
-}
+};
 
 /** Why a turn ended. `interrupted` is written only by crash repair. */
 export type TurnEndReason =
@@ -113,43 +113,43 @@ export type TurnEndReason =
   | { readonly kind: 'interrupted' };
 
 /** `turn/start`: a turn (one user input and everything the agent does about it) begins. */
-export interface TurnStartData {
+export type TurnStartData = {
   readonly turn: number;
   /**
    * Present on a turn that continues an unfinished earlier turn without new user input
    * (`Agent.resume()`): the number of that turn.
    */
   readonly resumes?: number;
-}
+};
 
 /** `turn/end`: the turn is over. */
-export interface TurnEndData {
+export type TurnEndData = {
   readonly turn: number;
   readonly reason: TurnEndReason;
-}
+};
 
 /** `step/start` and `step/end`: one model call plus the tool executions it asked for. */
-export interface StepData {
+export type StepData = {
   readonly turn: number;
   readonly step: number;
-}
+};
 
 /** A tool's schema as sent to the model. */
-export interface ToolSchema {
+export type ToolSchema = {
   readonly name: string;
   readonly description?: string;
   readonly parameters: JsonObject;
-}
+};
 
 /** `request/header`: the non-history part of a request, logged when it changes. */
-export interface RequestHeaderData {
+export type RequestHeaderData = {
   readonly provider: string;
   readonly model: string;
   readonly system?: string;
   readonly tools?: readonly ToolSchema[];
   /** Call settings such as temperature or max output tokens. */
   readonly settings?: JsonObject;
-}
+};
 
 /** One raw stream part (`text-delta`, `reasoning-delta`, `tool-input-delta`, `finish`, ...). */
 export interface StreamChunk {
@@ -158,7 +158,7 @@ export interface StreamChunk {
 }
 
 /** `assistant/chunk`: one stream part, kept forever so a message can be traced to its stream. */
-export interface AssistantChunkData {
+export type AssistantChunkData = {
   readonly turn: number;
   readonly step: number;
   /**
@@ -167,10 +167,10 @@ export interface AssistantChunkData {
    */
   readonly attempt?: number;
   readonly chunk: StreamChunk;
-}
+};
 
 /** `assistant/message`: the assembled model output of one step. */
-export interface AssistantMessageData {
+export type AssistantMessageData = {
   readonly turn: number;
   readonly step: number;
   readonly message: AssistantMessage;
@@ -181,10 +181,10 @@ export interface AssistantMessageData {
   /** Present when the stream was cancelled; the message holds the text streamed until then. */
   readonly interrupted?: true;
   readonly providerMetadata?: JsonObject;
-}
+};
 
 /** `tool/call`: a tool execution started. */
-export interface ToolCallData {
+export type ToolCallData = {
   readonly turn: number;
   readonly step: number;
   readonly callId: string;
@@ -196,7 +196,7 @@ export interface ToolCallData {
   readonly arguments: string;
   /** What the writer's `beforeToolCall` hook decided, when it has one. */
   readonly decision?: ToolCallDecisionRecord;
-}
+};
 
 /**
  * A `beforeToolCall` decision as logged: on the `tool/call` of a call that runs (`allow`,
@@ -208,35 +208,35 @@ export type ToolCallDecisionRecord =
   | { readonly action: 'deny'; readonly reason: string };
 
 /** The result a tool produced, kept on a `tool/result` whose content an `afterToolCall` hook replaced. */
-export interface ReplacedToolResult {
+export type ReplacedToolResult = {
   readonly by: 'afterToolCall';
   readonly content: readonly ToolResultContentBlock[];
   readonly error?: ToolError;
-}
+};
 
 /**
  * What a thrown error was, for the developer: bounded copies of its name, message, stack and
  * cause chain (the model reads `message` only).
  */
-export interface ErrorDetails {
+export type ErrorDetails = {
   readonly name: string;
   readonly message: string;
   readonly stack?: string;
   /** The error's own `code` property, when it is a string (`ENOENT`...). */
   readonly code?: string;
   readonly cause?: ErrorDetails;
-}
+};
 
 /** A tool failure, in a form the model and the reader can act on. */
-export interface ToolError {
+export type ToolError = {
   readonly code: string;
   readonly message: string;
   /** When the tool threw: what it threw, for the developer. */
   readonly exception?: ErrorDetails;
-}
+};
 
 /** `tool/result`: the result of one tool call. */
-export interface ToolResultData {
+export type ToolResultData = {
   readonly turn: number;
   readonly step: number;
   readonly message: ToolMessage;
@@ -245,13 +245,13 @@ export interface ToolResultData {
   readonly decision?: ToolCallDecisionRecord;
   /** What the tool returned, when an `afterToolCall` hook replaced it with `message`'s content. */
   readonly replaced?: ReplacedToolResult;
-}
+};
 
 /**
  * `request/retry`: attempt `attempt` (1-based) of a step's model call failed with a retryable
  * `error`; the writer waits `delayMs` and calls again. Cites the failed attempt's chunks.
  */
-export interface RequestRetryData {
+export type RequestRetryData = {
   readonly turn: number;
   readonly step: number;
   readonly attempt: number;
@@ -259,7 +259,7 @@ export interface RequestRetryData {
   /** The wait the provider asked for (`retry-after`, `retry-after-ms`), when it did. */
   readonly retryAfterMs?: number;
   readonly error: ProviderFailure;
-}
+};
 
 /**
  * `request/overflow`: the step's model call was refused as longer than the context window
@@ -267,11 +267,11 @@ export interface RequestRetryData {
  * its `assistant/message`, before the loop asks its overflow handler to make room (a compaction
  * follows); the next step is the retry.
  */
-export interface RequestOverflowData {
+export type RequestOverflowData = {
   readonly turn: number;
   readonly step: number;
   readonly error: ProviderFailure;
-}
+};
 
 /**
  * `queue/steer` and `queue/follow-up`: a user message queued while a turn runs, recorded the
@@ -350,22 +350,84 @@ export type AppendData<T extends string> = T extends 'assistant/chunk'
   : EventData<T>;
 
 /**
- * One entry of the append-only log. `seq` equals its index in the log; `time` is integer epoch ms.
- * Accepted events are deeply frozen.
+ * The fields every entry of the append-only log has: `seq` equals its index in the log; `time` is
+ * integer epoch ms. Accepted events are deeply frozen.
  */
-export interface SessionEvent<T extends string = string> {
+export type EventEnvelope<T extends string, D> = {
   readonly seq: number;
   readonly time: number;
   readonly type: T;
-  readonly data: EventData<T>;
+  readonly data: D;
   /** Present exactly on surface-eligible events. */
   readonly surfaceOp?: SurfaceOp;
   /** Earlier events this one was derived from; absent means "not recorded". */
   readonly sourceEventSeqs?: readonly number[];
-}
+};
 
-/** An event of one of the core types, with its data narrowed by `type`. */
-export type KnownSessionEvent = { [K in KnownEventType]: SessionEvent<K> }[KnownEventType];
+/** An event of a type {@link SessionEventMap} declares, with its data narrowed by `type`. */
+export type KnownSessionEvent = {
+  [K in KnownEventType]: EventEnvelope<K, SessionEventMap[K]>;
+}[KnownEventType];
+
+/**
+ * An event of a type {@link SessionEventMap} does not declare: an application's own type, kept
+ * verbatim with any JSON data. Read its data with {@link dataAsJson}, or declare the type in
+ * `SessionEventMap` (declaration merging) to have it typed and narrowed like a core type.
+ *
+ * Its `data` is typed `never` on purpose. TypeScript cannot drop a member whose `type` is
+ * `string` when `event.type === 'tool/result'` narrows a union, so that member stays in every
+ * narrowed union; typed `never`, its data vanishes there and `event.data` is `ToolResultData`.
+ * Typed `JsonValue` or `unknown`, it would widen every narrowed `event.data` back to a type that
+ * says nothing. The price: on an event narrowed to a foreign type, `event.data` is `never`, which
+ * has no properties to read (the compiler says so) but is assignable to anything, so read it
+ * through `dataAsJson` rather than passing it on.
+ */
+export type ForeignEvent<T extends string = string> = EventEnvelope<T, never>;
+
+/**
+ * One entry of the append-only log. Without a type argument (or with `string`) it is the union of
+ * every {@link KnownSessionEvent} and {@link ForeignEvent}, so comparing `event.type` with a
+ * declared type (an `if`, a `switch`) narrows `event.data` to that type's data. With a declared
+ * type (`SessionEvent<'tool/result'>`) it is that type's member; with any other, a `ForeignEvent`.
+ *
+ * A comparison narrows `data` but leaves the `ForeignEvent` member in the event's own type (its
+ * `type` is any string); to hand the event on as a `SessionEvent<'tool/result'>`, narrow it with
+ * {@link isEventOfType}.
+ *
+ * @example
+ * ```ts
+ * import { dataAsJson, Session, type SessionEvent } from 'palimpsest';
+ *
+ * const session = Session.create({ id: 'narrowing-example' });
+ * session.append('turn/start', { turn: 1 });
+ * session.append('my-app/note', { text: 'kept verbatim' });
+ * const describe = (event: SessionEvent): string => {
+ *   switch (event.type) {
+ *     case 'turn/start':
+ *       return `turn ${event.data.turn}`; // data is TurnStartData
+ *     default:
+ *       return `${event.type} ${JSON.stringify(dataAsJson(event))}`;
+ *   }
+ * };
+ * const [start, note] = session.events.map(describe);
+ * console.log(start); // 'turn 1'
+ * console.log(note); // 'my-app/note {"text":"kept verbatim"}'
+ * ```
+ */
+export type SessionEvent<T extends string = string> = string extends T
+  ? KnownSessionEvent | ForeignEvent
+  : T extends KnownEventType
+    ? EventEnvelope<T, SessionEventMap[T]>
+    : ForeignEvent<T>;
+
+/**
+ * The data of any event as the JSON it is: how a {@link ForeignEvent}'s data is read, and how code
+ * that must not trust a log's shapes reads any event's (admission checks the fields the library
+ * relies on, not every field a data type declares).
+ */
+export function dataAsJson(event: SessionEvent): JsonValue {
+  return event.data;
+}
 
 /** True for the four types that must (and alone may) carry a `surfaceOp`. */
 export function isSurfaceEligibleType(type: string): type is SurfaceEventType {
@@ -393,7 +455,10 @@ export function replaceOpOf(event: SessionEvent): ReplaceOp | undefined {
   return typeof op === 'object' ? op : undefined;
 }
 
-/** Narrows an event to a type of the core vocabulary. */
+/**
+ * Narrows an event to a declared type: unlike comparing `event.type`, which narrows only `data`,
+ * it narrows the event itself to `SessionEvent<T>`.
+ */
 export function isEventOfType<T extends KnownEventType>(
   event: SessionEvent,
   type: T,

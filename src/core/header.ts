@@ -12,7 +12,7 @@ import { JsonIssue, type JsonObject, snapshotJson } from './json.js';
 export const SESSION_FORMAT_VERSION = 1;
 
 /** Metadata of a session. Deeply frozen once accepted. */
-export interface SessionHeader {
+export type SessionHeader = {
   readonly version: typeof SESSION_FORMAT_VERSION;
   readonly id: string;
   /** Integer epoch ms. */
@@ -23,7 +23,7 @@ export interface SessionHeader {
   readonly seedLength?: number;
   /** Free-form application metadata (title, working directory, tags...). */
   readonly metadata?: JsonObject;
-}
+};
 
 const HEADER_KEYS: ReadonlySet<string> = new Set([
   'version',
@@ -98,7 +98,7 @@ export function validateHeader(value: unknown, expectedId?: string): SessionHead
   ) {
     throw headerError(`expected metadata as an object, found ${kind(metadata)}`);
   }
-  return copy as unknown as SessionHeader;
+  return copy as SessionHeader;
 }
 
 function isNonNegativeInteger(value: unknown): value is number {

@@ -7,7 +7,7 @@ interface HostGlobals {
   readonly console?: { error(...values: unknown[]): void };
 }
 
-export const host = globalThis as unknown as HostGlobals;
+export const host = globalThis as HostGlobals;
 
 /** A random UUID (or, on hosts without `crypto.randomUUID`, 128 random bits in hex). */
 export function randomId(): string {

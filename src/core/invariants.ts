@@ -6,7 +6,7 @@ import { deriveEventMessage } from './derive.js';
 import { isElidedChunk } from './elided.js';
 import { SessionValidationError } from './errors.js';
 import { reasonNeedsError, TURN_END_KINDS } from './event-shapes.js';
-import type { SessionEvent } from './events.js';
+import { dataAsJson, type SessionEvent } from './events.js';
 import type { JsonValue } from './json.js';
 import { asObject } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
@@ -176,7 +176,7 @@ export function checkInvariants(
           report(event, 'STEP_ALREADY_OPEN', `turn ends while step ${openStep} is open`);
           closeStep(event);
         }
-        if (!isTurnEndReason(asObject(event.data as JsonValue)?.reason)) {
+        if (!isTurnEndReason(asObject(dataAsJson(event))?.reason)) {
           report(event, 'MALFORMED_DATA', `expected reason {kind: ${TURN_END_KINDS.join(' | ')}}`);
         }
         openTurn = undefined;
@@ -361,7 +361,7 @@ function checkDelivery(
   delivered: Map<number, number>,
   report: (event: SessionEvent, code: InvariantCode, message: string) => void,
 ): void {
-  const kind = asObject(asObject(event.data as JsonValue)?.source)?.kind;
+  const kind = asObject(asObject(dataAsJson(event))?.source)?.kind;
   const expected = typeof kind === 'string' ? QUEUE_OF_SOURCE[kind] : undefined;
   const cited = (event.sourceEventSeqs ?? []).filter((seq) =>
     byType.get(seq)?.startsWith('queue/'),

@@ -51,7 +51,7 @@ export function requestHeaderAt(session: Session, seq: number): RequestHeaderDat
   if (seq >= last) return tailHeader(session).header;
   for (let at = seq; at >= 0; at--) {
     const event = session.event(at);
-    if (event?.type === 'request/header') return event.data as unknown as RequestHeaderData;
+    if (event?.type === 'request/header') return event.data;
   }
   return undefined;
 }
@@ -80,7 +80,7 @@ function tailHeader(session: Session): HeaderLook {
     if (event?.type === 'request/header') {
       look = {
         scannedTo: end,
-        header: event.data as unknown as RequestHeaderData,
+        header: event.data,
         text: undefined,
       };
       break;

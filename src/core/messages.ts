@@ -5,45 +5,45 @@
 import type { JsonObject, JsonValue } from './json.js';
 
 /** Plain text. */
-export interface TextBlock {
+export type TextBlock = {
   readonly type: 'text';
   readonly text: string;
   /** Provider data that must travel back on the next request (opaque to palimpsest). */
   readonly providerMetadata?: JsonObject;
-}
+};
 
 /** Model reasoning ("thinking"), kept so providers that need it on the next request get it. */
-export interface ReasoningBlock {
+export type ReasoningBlock = {
   readonly type: 'reasoning';
   readonly text: string;
   /** For example an Anthropic thinking signature or redacted-thinking payload. */
   readonly providerMetadata?: JsonObject;
-}
+};
 
 /** An image, inline (base64 `data`) or by `url`; exactly one of the two is present. */
-export interface ImageBlock {
+export type ImageBlock = {
   readonly type: 'image';
   readonly mediaType: string;
   readonly data?: string;
   readonly url?: string;
-}
+};
 
 /** A tool call requested by the model. `arguments` is the raw JSON text the model produced. */
-export interface ToolCallBlock {
+export type ToolCallBlock = {
   readonly type: 'tool-call';
   readonly id: string;
   readonly name: string;
   readonly arguments: string;
   readonly providerMetadata?: JsonObject;
-}
+};
 
 /** The result of one tool call. */
-export interface ToolResultBlock {
+export type ToolResultBlock = {
   readonly type: 'tool-result';
   readonly toolCallId: string;
   readonly content: readonly ToolResultContentBlock[];
   readonly isError?: boolean;
-}
+};
 
 /** Blocks a tool result may hold. */
 export type ToolResultContentBlock = TextBlock | ImageBlock;
@@ -76,27 +76,27 @@ export interface ModelSource extends MessageSource {
 }
 
 /** A message in the user role (prompts, injected context, compaction summaries). */
-export interface UserMessage {
+export type UserMessage = {
   readonly id: string;
   readonly role: 'user';
   readonly content: readonly UserContentBlock[];
   readonly source: MessageSource;
-}
+};
 
 /** A message produced by the model. */
-export interface AssistantMessage {
+export type AssistantMessage = {
   readonly id: string;
   readonly role: 'assistant';
   readonly content: readonly AssistantContentBlock[];
   readonly source: ModelSource;
-}
+};
 
 /** The result of one tool call, as the model sees it. */
-export interface ToolMessage {
+export type ToolMessage = {
   readonly id: string;
   readonly role: 'tool';
   readonly content: readonly [ToolResultBlock];
-}
+};
 
 /** Any message the model sees. */
 export type Message = UserMessage | AssistantMessage | ToolMessage;

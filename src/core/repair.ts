@@ -7,11 +7,12 @@ import { ElidedLog } from './elided-log.js';
 import type {
   AssistantMessageData,
   SessionEvent,
+  SessionEventMap,
   StepData,
   ToolResultData,
   TurnEndData,
 } from './events.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject } from './json.js';
 import type { AssistantContentBlock, TextBlock } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
 
@@ -165,8 +166,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
       closer(
         seq++,
         time,
-        'assistant/message',
-        data,
+        { type: 'assistant/message', data },
         chunks.map((e) => e.seq),
       ),
     );
@@ -194,14 +194,16 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
       },
       error: { code, message: text },
     };
-    closers.push(closer(seq++, time, 'tool/result', data, [call.callSeq ?? call.requestSeq]));
+    closers.push(
+      closer(seq++, time, { type: 'tool/result', data }, [call.callSeq ?? call.requestSeq]),
+    );
   }
   if (openStep !== undefined) {
     const data: StepData = { turn, step: openStep };
-    closers.push(closer(seq++, time, 'step/end', data));
+    closers.push(closer(seq++, time, { type: 'step/end', data }));
   }
   const end: TurnEndData = { turn, reason: { kind: 'interrupted' } };
-  closers.push(closer(seq, time, 'turn/end', end));
+  closers.push(closer(seq, time, { type: 'turn/end', data: end }));
   return closers;
 }
 
@@ -236,15 +238,21 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === '' ? undefined : value;
 }
 
+/** The type and data of a closer, paired so that each type keeps its own data. */
+type Closing = {
+  [K in 'assistant/message' | 'tool/result' | 'step/end' | 'turn/end']: {
+    readonly type: K;
+    readonly data: SessionEventMap[K];
+  };
+}['assistant/message' | 'tool/result' | 'step/end' | 'turn/end'];
+
 function closer(
   seq: number,
   time: number,
-  type: string,
-  data: AssistantMessageData | ToolResultData | StepData | TurnEndData,
+  closing: Closing,
   sourceEventSeqs?: readonly number[],
 ): SessionEvent {
-  const json = data as unknown as JsonValue;
   return sourceEventSeqs === undefined
-    ? { seq, time, type, data: json }
-    : { seq, time, type, data: json, surfaceOp: 'append', sourceEventSeqs };
+    ? { seq, time, ...closing }
+    : { seq, time, ...closing, surfaceOp: 'append', sourceEventSeqs };
 }

@@ -11,7 +11,7 @@
  * the parent's file is imported; a parent already in the store serves as well.
  */
 import { resolve } from 'node:path';
-import { type JsonValue, jsonEqual, Session } from '../core/index.js';
+import { jsonEqual, Session } from '../core/index.js';
 import type { SessionStore } from '../store/index.js';
 import type { Harness } from './builder.js';
 import { ImportError } from './errors.js';
@@ -245,9 +245,7 @@ async function existingLength(
   const events = session.events;
   const differs =
     stored.length > events.length ||
-    stored.findIndex(
-      (event, i) => !jsonEqual(event as unknown as JsonValue, events[i] as unknown as JsonValue),
-    ) !== -1;
+    stored.some((event, i) => !jsonEqual(event, events[i] ?? null));
   if (differs) {
     throw new ImportError(
       'SOURCE_DIVERGED',

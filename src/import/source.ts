@@ -4,7 +4,6 @@
  */
 import {
   type JsonObject,
-  type JsonValue,
   jsonEqual,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
@@ -138,5 +137,5 @@ export function assemble(
 }
 
 function sameEvent(a: SessionEvent, b: SessionEvent): boolean {
-  return jsonEqual(a as unknown as JsonValue, b as unknown as JsonValue);
+  return jsonEqual(a, b);
 }

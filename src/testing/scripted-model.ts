@@ -137,7 +137,10 @@ export class ScriptedModel implements LanguageModelV3 {
     let finishReason: LanguageModelV3FinishReason = { unified: 'other', raw: undefined };
     let usage: LanguageModelV3Usage = usageOf(0, 0);
     const text = new Map<string, { type: 'text' | 'reasoning'; text: string }>();
-    for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) {
+    // A reader, which every ReadableStream has: async iteration of one is not on every runtime.
+    const reader = stream.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      const part = next.value;
       if (part.type === 'text-start' || part.type === 'reasoning-start') {
         const entry = {
           type: part.type === 'text-start' ? ('text' as const) : ('reasoning' as const),

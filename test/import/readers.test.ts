@@ -28,7 +28,7 @@ function dataOf<T>(event: SessionEvent | undefined): T {
 }
 
 function origin(event: SessionEvent): JsonObject {
-  return (event.data as { origin: JsonObject }).origin;
+  return dataOf<{ origin: JsonObject }>(event).origin;
 }
 
 /** Messages the source holds: every surface-eligible event but the results the builder made. */
@@ -70,10 +70,10 @@ describe('Claude Code', () => {
 
   it('merges the entries of one response (one message.id) into one assistant message', () => {
     const messages = active?.events.filter((e) => e.type === 'assistant/message') ?? [];
-    const first = messages[0]?.data as { message: { id: string; content: { type: string }[] } };
+    const first = dataOf<{ message: { id: string; content: { type: string }[] } }>(messages[0]);
     expect(first.message.id).toBe('msg_01');
     expect(first.message.content.map((b) => b.type)).toEqual(['reasoning', 'tool-call']);
-    expect(messages.map((m) => (m.data as { message: { id: string } }).message.id)).toEqual([
+    expect(messages.map((m) => dataOf<{ message: { id: string } }>(m).message.id)).toEqual([
       'msg_01',
       'msg_02',
       'msg_04',
@@ -117,10 +117,9 @@ describe('Claude Code', () => {
   });
 
   it('keeps thinking signatures and cache usage for the next request', () => {
-    const message = active?.events.find((e) => e.type === 'assistant/message')?.data as {
-      message: { content: JsonObject[] };
-      usage: JsonObject;
-    };
+    const message = dataOf<{ message: { content: JsonObject[] }; usage: JsonObject }>(
+      active?.events.find((e) => e.type === 'assistant/message'),
+    );
     expect(message.message.content[0]).toMatchObject({
       type: 'reasoning',
       providerMetadata: { anthropic: { signature: 'c2ln' } },
@@ -139,10 +138,10 @@ describe('Codex', () => {
   const events = session?.events ?? [];
 
   it('gathers the output items of one response (up to its token_count) into one message', () => {
-    const first = events.find((e) => e.type === 'assistant/message')?.data as {
+    const first = dataOf<{
       message: { content: { type: string; name?: string }[] };
       usage: JsonObject;
-    };
+    }>(events.find((e) => e.type === 'assistant/message'));
     expect(first.message.content.map((b) => b.name ?? b.type)).toEqual([
       'reasoning',
       'shell',
@@ -160,7 +159,7 @@ describe('Codex', () => {
   it('ends turns where task_complete and turn_aborted say, closing an unanswered call', () => {
     const ends = events
       .filter((e) => e.type === 'turn/end')
-      .map((e) => (e.data as { reason: JsonObject }).reason);
+      .map((e) => dataOf<{ reason: JsonObject }>(e).reason);
     expect(ends).toEqual([{ kind: 'completed' }, { kind: 'aborted', cause: 'interrupted' }]);
     const made = events.filter((e) => origin(e).made === 'no-result');
     expect(made).toHaveLength(1);
@@ -170,7 +169,7 @@ describe('Codex', () => {
   it('makes compacted a replacement of the whole surface by the history Codex kept', () => {
     const { replacements } = foldSurface(events);
     expect(replacements).toHaveLength(1);
-    const summary = events[replacements[0]?.seq ?? -1]?.data as { content: { text: string }[] };
+    const summary = dataOf<{ content: { text: string }[] }>(events[replacements[0]?.seq ?? -1]);
     expect(summary.content.map((b) => b.text)).toEqual([
       'Why does the build fail?',
       'Summary: the build failed on a string port.',
@@ -190,7 +189,7 @@ describe('Codex', () => {
       (e) =>
         e.type === 'tool/result' &&
         origin(e).made === undefined &&
-        (e.data as { message: { content: [{ isError: boolean }] } }).message.content[0].isError,
+        dataOf<{ message: { content: [{ isError: boolean }] } }>(e).message.content[0].isError,
     );
     expect(failed).toHaveLength(1);
   });
@@ -226,9 +225,9 @@ describe('pi', () => {
     const events = active?.events ?? [];
     const names = events
       .filter((e) => e.type === 'context/message')
-      .map((e) => (e.data as { source: { name: string } }).source.name);
+      .map((e) => dataOf<{ source: { name: string } }>(e).source.name);
     expect(names).toEqual(['bashExecution', 'custom_message', 'branch_summary', 'custom']);
-    const end = events.at(-1)?.data as { reason: JsonObject };
+    const end = dataOf<{ reason: JsonObject }>(events.at(-1));
     expect(end.reason).toEqual({ kind: 'error', error: { message: '429 rate limited' } });
   });
 

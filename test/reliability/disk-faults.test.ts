@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkInvariants, PalimpsestError, type SessionEvent } from '../../src/core/index.js';
 import { type LiveSession, openSession, type SessionStore } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
+import { rawEvent } from '../core/builders.js';
 import { errno, faultyFs } from '../store/jsonl/helpers.js';
 import { BACKENDS } from './lib/backends.js';
 import { mutantStore } from './lib/mutants.js';
@@ -368,7 +369,7 @@ async function facadeCases(
       const probe = (await openJsonlStore(dir)).load('io');
       const length = (await probe).events.length;
       const accepted = await store
-        .append('io', [{ seq: length, time: 1, type: 'app/probe', data: {} }], {
+        .append('io', [rawEvent({ seq: length, time: 1, type: 'app/probe', data: {} })], {
           expectedSeq: length,
         })
         .then(() => true)

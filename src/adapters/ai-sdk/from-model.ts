@@ -296,7 +296,7 @@ class MessageReader {
    * message is made plain JSON here, so the session takes it as it is.
    */
   private plain<M extends Message>(message: M): M {
-    return toLogJson(message) as unknown as M;
+    return toLogJson(message) as M;
   }
 
   private refuse(part: string, what: string): AiSdkError {
@@ -347,7 +347,7 @@ function stashedResult(
   return {
     type: 'tool-result',
     toolCallId,
-    content: content as unknown as ToolResultContentBlock[],
+    content: content as ToolResultContentBlock[],
     ...(stash?.isError === true ? { isError: true } : {}),
   };
 }

@@ -3,12 +3,7 @@
  * own between calls, so a middleware made per request (a server's route handler) continues the
  * turn an earlier one left open.
  */
-import type {
-  AssistantMessageData,
-  Session,
-  ToolCallBlock,
-  ToolResultData,
-} from '../../core/index.js';
+import type { Session, ToolCallBlock } from '../../core/index.js';
 
 /** A turn without its `turn/end`. */
 export interface OpenTurn {
@@ -33,14 +28,13 @@ export function openTurnOf(session: Session): OpenTurn | undefined {
   for (let seq = session.seq - 1; seq >= 0; seq--) {
     const event = session.event(seq);
     if (event === undefined) continue;
-    const data = event.data as { turn?: unknown; step?: unknown };
     switch (event.type) {
       case 'turn/end':
         return undefined;
       case 'turn/start': {
         const waiting = calls?.filter((call) => !answered.has(call.id));
         return {
-          turn: typeof data.turn === 'number' ? data.turn : 0,
+          turn: event.data.turn,
           step: step ?? 0,
           stepOpen,
           waiting: stepOpen ? waiting : undefined,
@@ -49,19 +43,19 @@ export function openTurnOf(session: Session): OpenTurn | undefined {
       case 'step/end':
       case 'step/start':
         if (step === undefined) {
-          step = typeof data.step === 'number' ? data.step : 0;
+          step = event.data.step;
           stepOpen = event.type === 'step/start';
         }
         break;
       case 'assistant/message':
         if (step === undefined && calls === undefined) {
-          const { message } = event.data as unknown as AssistantMessageData;
+          const { message } = event.data;
           calls = message.content.filter((block) => block.type === 'tool-call');
         }
         break;
       case 'tool/result':
         if (step === undefined) {
-          const { message } = event.data as unknown as ToolResultData;
+          const { message } = event.data;
           answered.add(message.content[0].toolCallId);
         }
         break;

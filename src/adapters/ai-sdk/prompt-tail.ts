@@ -65,13 +65,19 @@ class LogIndex {
     for (; this.scanned < this.session.seq; this.scanned++) {
       const event = this.session.event(this.scanned);
       if (event === undefined || event.surfaceOp === undefined) continue;
-      const data = event.data as unknown as { message?: Message };
-      const message = data.message ?? (data as unknown as Message);
-      if (typeof message.id === 'string') this.ids.add(message.id);
-      if (event.type === 'assistant/message') {
-        this.answers.add(wireText([message]));
-      } else if (event.type === 'tool/result' && message.role === 'tool') {
-        this.answered.add(message.content[0].toolCallId);
+      switch (event.type) {
+        case 'user/message':
+        case 'context/message':
+          this.ids.add(event.data.id);
+          break;
+        case 'assistant/message':
+          this.ids.add(event.data.message.id);
+          this.answers.add(wireText([event.data.message]));
+          break;
+        case 'tool/result':
+          this.ids.add(event.data.message.id);
+          this.answered.add(event.data.message.content[0].toolCallId);
+          break;
       }
     }
   }

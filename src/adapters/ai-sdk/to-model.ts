@@ -114,7 +114,7 @@ function resultPart(
     ? { id }
     : {
         id,
-        content: block.content as unknown as JsonObject[],
+        content: block.content,
         ...(block.isError === true ? { isError: true } : {}),
       };
   return {

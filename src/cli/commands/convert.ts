@@ -98,7 +98,7 @@ async function convertOne(
     let existing: readonly SessionEvent[] = [];
     try {
       const copy = await target.load(id);
-      if (!jsonEqual(copy.header as unknown as JsonValue, loaded.header as unknown as JsonValue)) {
+      if (!jsonEqual(copy.header, loaded.header)) {
         return failed(id, events, 'the target holds a different session under this id');
       }
       existing = copy.events;
@@ -141,12 +141,10 @@ async function convertOne(
 }
 
 function samePrefix(prefix: readonly SessionEvent[], events: readonly SessionEvent[]): boolean {
-  if (prefix.length > events.length) return false;
-  for (let i = 0; i < prefix.length; i++) {
-    if (!jsonEqual(prefix[i] as unknown as JsonValue, events[i] as unknown as JsonValue))
-      return false;
-  }
-  return true;
+  return (
+    prefix.length <= events.length &&
+    prefix.every((event, i) => jsonEqual(event, events[i] ?? null))
+  );
 }
 
 function failed(id: string, events: number, problem: string): Outcome {

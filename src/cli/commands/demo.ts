@@ -13,7 +13,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { defineTool, runTurn, type TurnResult } from '../../agent/index.js';
 import { compact } from '../../compaction/compact.js';
 import { pruneToolResults } from '../../compaction/prune.js';
-import { checkInvariants, type SessionEvent } from '../../core/index.js';
+import { checkInvariants, isElidedChunkData, type SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession, openStore } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
 import type { CliContext } from '../context.js';
@@ -152,11 +152,12 @@ async function turn(
     hooks: {
       onEvent: (event) => {
         if (event.type === 'tool/call') {
-          const call = event.data as { name: string; arguments: string };
+          const call = event.data;
           terminal.line(`${live ? '\n' : ''}   → ${safe(call.name)}(${safe(call.arguments)})`);
           if (live) terminal.out.write('   ');
         } else if (live && event.type === 'assistant/chunk') {
-          const chunk = (event.data as { chunk: { type: string; delta?: unknown } }).chunk;
+          if (isElidedChunkData(event.data)) return;
+          const { chunk } = event.data;
           if (chunk.type === 'text-delta' && typeof chunk.delta === 'string')
             terminal.out.write(safe(chunk.delta));
         }
@@ -183,8 +184,8 @@ function chunksBetween(session: LiveSession, result: TurnResult): number {
 }
 
 function describeRepair(event: SessionEvent): string {
-  const code = (event.data as { error?: { code?: string } }).error?.code;
-  if (event.type === 'tool/result' && code !== undefined) return `a tool/result ${code}`;
+  const code = event.type === 'tool/result' ? event.data.error?.code : undefined;
+  if (code !== undefined) return `a tool/result ${code}`;
   if (event.type === 'turn/end') return 'turn/end interrupted';
   return event.type;
 }

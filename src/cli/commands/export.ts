@@ -241,7 +241,7 @@ export function anthropicBody(
   return {
     ...(header === undefined ? {} : { model: header.model }),
     ...(header?.system === undefined ? {} : { system: header.system }),
-    messages: out as unknown as JsonValue,
+    messages: out,
     ...(header?.tools === undefined
       ? {}
       : {

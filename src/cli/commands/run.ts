@@ -5,7 +5,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { Agent, AgentError, type RetryInfo, type TurnResult } from '../../agent/index.js';
-import type { SessionEvent } from '../../core/index.js';
+import { isElidedChunkData, type SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
 import type { CliContext } from '../context.js';
@@ -260,26 +260,27 @@ async function conversation(
 function stream(context: CliContext, event: SessionEvent): void {
   const { terminal } = context;
   if (event.type === 'assistant/chunk') {
-    const chunk = (event.data as { chunk: { type: string; delta?: unknown } }).chunk;
+    // A live session's chunks are never elided stubs; the test keeps the type honest.
+    if (isElidedChunkData(event.data)) return;
+    const chunk = event.data.chunk;
     if (typeof chunk.delta !== 'string') return;
     if (chunk.type === 'text-delta') terminal.out.write(safe(chunk.delta));
     else if (chunk.type === 'reasoning-delta')
       terminal.err.write(terminal.style('dim', safe(chunk.delta)));
   } else if (event.type === 'user/message') {
-    const source = (event.data as { source: { kind: string } }).source;
-    if (source.kind === 'steer') {
-      const text = (event.data as { content: { type: string; text?: string }[] }).content
-        .map((block) => block.text ?? '')
+    if (event.data.source.kind === 'steer') {
+      const text = event.data.content
+        .map((block) => (block.type === 'text' ? block.text : ''))
         .join(' ');
       terminal.note(terminal.style('cyan', `\n↳ steering: ${safeLine(text, 160)}`));
     }
   } else if (event.type === 'tool/call') {
-    const call = event.data as { name: string; arguments: string };
+    const call = event.data;
     terminal.note(
       terminal.style('yellow', `\n→ ${safeLine(`${call.name}(${call.arguments})`, 160)}`),
     );
   } else if (event.type === 'tool/result') {
-    const error = (event.data as { error?: { message: string } }).error;
+    const error = event.data.error;
     if (error !== undefined)
       terminal.note(terminal.style('red', `← ${safeLine(error.message, 160)}`));
   }

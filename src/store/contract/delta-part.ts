@@ -23,11 +23,11 @@ export function hasKeys(value: object, keys: readonly string[]): boolean {
 }
 
 /** A part of the form a compact form may keep as its delta alone. */
-export interface DeltaPart {
+export type DeltaPart = {
   readonly type: string;
   readonly id: string;
   readonly delta: string;
-}
+};
 
 /** `chunk` itself when it is a delta part (`{type, id, delta}`, all strings), else `undefined`. */
 export function deltaPart(chunk: JsonValue): DeltaPart | undefined {
@@ -35,6 +35,6 @@ export function deltaPart(chunk: JsonValue): DeltaPart | undefined {
   if (!hasKeys(chunk, DELTA_KEYS)) return undefined;
   const { type, id, delta } = chunk as Record<string, JsonValue>;
   return typeof type === 'string' && typeof id === 'string' && typeof delta === 'string'
-    ? (chunk as unknown as DeltaPart)
+    ? (chunk as DeltaPart)
     : undefined;
 }

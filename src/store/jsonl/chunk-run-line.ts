@@ -158,7 +158,7 @@ function encodeRun(
     // Left to the element by element pass, which names the chunk that failed.
   }
   if (chunks === undefined || chunks.length - 1 > maxChars) {
-    return encodeRunWithin(events, start, elements, dts, maxChars, stringify, line);
+    return encodeRunWithin(events, start, first, elements, dts, maxChars, stringify, line);
   }
   line(runLine(head, first, dts, chunks), head.seq);
   return end;
@@ -171,6 +171,7 @@ function encodeRun(
 function encodeRunWithin(
   events: readonly SessionEvent[],
   start: number,
+  first: RunData,
   elements: readonly JsonValue[],
   dts: readonly number[],
   maxChars: number,
@@ -190,8 +191,7 @@ function encodeRunWithin(
     line(stringify(head, head.seq), head.seq);
     return start + 1;
   }
-  const data = head.data as unknown as RunData;
-  line(runLine(head, data, dts.slice(0, texts.length - 1), `[${texts.join(',')}]`), head.seq);
+  line(runLine(head, first, dts.slice(0, texts.length - 1), `[${texts.join(',')}]`), head.seq);
   return start + texts.length;
 }
 

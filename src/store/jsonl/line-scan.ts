@@ -201,7 +201,7 @@ function acceptLine(
   if ('problem' in decoded) return { kind: 'damage', problem: decoded.problem };
   const value = decoded.value;
   if (!isRecord(value)) return { kind: 'damage', problem: 'not a JSON object' };
-  let added: SessionEvent[] = [value as unknown as SessionEvent];
+  let added: SessionEvent[] = [value as SessionEvent];
   if (value.seq !== next) {
     const run = runOf(value, next);
     const chunks = run === undefined || typeof run === 'string' ? run : runEvents(run);

@@ -8,6 +8,7 @@ import {
   DEFAULT_JSON_LIMITS,
   deriveEventMessage,
   isElidedChunk,
+  isEventOfType,
   type JsonValue,
   type Message,
   type ProvenanceIntent,
@@ -168,7 +169,7 @@ export class ViewedSession {
   }
 
   /** The last `request/header` at or before `at`. */
-  headerAt(at: number): SessionEvent | undefined {
+  headerAt(at: number): SessionEvent<'request/header'> | undefined {
     const headerSeqs = this.indexed().headerSeqs;
     let low = 0;
     let high = headerSeqs.length - 1;
@@ -181,7 +182,8 @@ export class ViewedSession {
         low = middle + 1;
       } else high = middle - 1;
     }
-    return found === undefined ? undefined : this.session.event(found);
+    const event = found === undefined ? undefined : this.session.event(found);
+    return event !== undefined && isEventOfType(event, 'request/header') ? event : undefined;
   }
 
   /**

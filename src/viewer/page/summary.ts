@@ -2,11 +2,7 @@
  * The session's numbers (turns, events, bytes, rewrites, repairs, forks) and what time travel
  * says about a point in the log: the request header in force and the rewrite that shaped it.
  */
-import {
-  lastTurnNumber,
-  type RequestHeaderData,
-  type SurfaceReplacement,
-} from '../../core/index.js';
+import { lastTurnNumber, type SurfaceReplacement } from '../../core/index.js';
 import type { ViewedSession } from './state.js';
 import { bytes, count, counted, excerpt } from './text.js';
 
@@ -29,7 +25,7 @@ export function statsText(viewed: ViewedSession): string[] {
 export function headerText(viewed: ViewedSession, at: number): string {
   const event = viewed.headerAt(at);
   if (event === undefined) return 'no request header logged yet';
-  const header = event.data as unknown as RequestHeaderData;
+  const header = event.data;
   const tools = header.tools?.length ?? 0;
   const system =
     header.system === undefined ? 'no system prompt' : `system: ${excerpt(header.system, 120)}`;

@@ -16,6 +16,7 @@
 import { writeSync } from 'node:fs';
 import { PalimpsestError, type SessionEvent } from '../../../src/core/index.js';
 import { openSession, type SessionStore } from '../../../src/store/index.js';
+import { rawEvent } from '../../core/builders.js';
 import { mutantStore, STORE_MUTANTS, type StoreMutant } from './mutants.js';
 
 const [mode, backend, location = '', session = 's', writer = 'w', msArg = '1000'] =
@@ -54,12 +55,14 @@ function contended(error: unknown): void {
 
 function batch(from: number, n: number): SessionEvent[] {
   const size = 1 + (n % 5);
-  return Array.from({ length: size }, (_, i) => ({
-    seq: from + i,
-    time: Date.now(),
-    type: 'app/note',
-    data: { writer, batch: n, i, of: size },
-  }));
+  return Array.from({ length: size }, (_, i) =>
+    rawEvent({
+      seq: from + i,
+      time: Date.now(),
+      type: 'app/note',
+      data: { writer, batch: n, i, of: size },
+    }),
+  );
 }
 
 async function lockLoop(store: SessionStore): Promise<void> {

@@ -8,18 +8,19 @@ import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../src/core/index.js';
 import { NotFoundError } from '../../../src/store/contract/errors.js';
 import { type JsonlFailpoint, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { rawEvent } from '../../core/builders.js';
 import { tempDir } from './helpers.js';
 
 const script = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
 
 /** The events the child writes, as crash-writer.ts builds them. */
 function expected(seq: number): SessionEvent {
-  return {
+  return rawEvent({
     seq,
     time: 1_700_000_000_000 + seq,
     type: 'test/note',
     data: { text: `note ${seq}`.repeat(1 + (seq % 7)) },
-  };
+  });
 }
 
 interface Run {

@@ -13,6 +13,7 @@ import {
 } from '../../../src/core/index.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import type { FsFacade, FsFileHandle } from '../../../src/store/jsonl/index.js';
+import { rawEvent } from '../../core/builders.js';
 
 const created: string[] = [];
 
@@ -33,7 +34,7 @@ export function header(id: string, createdAt = 1_700_000_000_000): SessionHeader
 
 /** A log-only event; the store does not validate semantics beyond seq. */
 export function note(seq: number, text = `note ${seq}`): SessionEvent {
-  return { seq, time: 1_700_000_000_000 + seq, type: 'test/note', data: { text } };
+  return rawEvent({ seq, time: 1_700_000_000_000 + seq, type: 'test/note', data: { text } });
 }
 
 /** An `assistant/message` of turn 1 that cites `cites` (finishing the chunks among them). */

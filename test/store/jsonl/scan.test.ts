@@ -7,14 +7,19 @@
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isElidedChunk, type SessionEvent } from '../../../src/core/index.js';
+import {
+  type EventEnvelope,
+  isElidedChunk,
+  type JsonValue,
+  type SessionEvent,
+} from '../../../src/core/index.js';
 import { CorruptLogError } from '../../../src/store/contract/errors.js';
 import { batchText } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { scanLines } from '../../../src/store/jsonl/line-scan.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { type ScanResult, scanLog } from '../../../src/store/jsonl/scan.js';
-import { event } from '../../core/builders.js';
+import { event, rawEvent } from '../../core/builders.js';
 import { assistantMessage, header, note, tempDir } from './helpers.js';
 
 const MAX_LINE = 1024 * 1024;
@@ -88,14 +93,18 @@ function outcome(result: ScanResult | Error | unknown): unknown {
 
 const line = (event: SessionEvent): string => JSON.stringify(event);
 
-function chunk(seq: number, delta: string, extra: Partial<SessionEvent> = {}): SessionEvent {
-  return {
+function chunk(
+  seq: number,
+  delta: string,
+  extra: Partial<EventEnvelope<string, JsonValue>> = {},
+): SessionEvent {
+  return rawEvent({
     seq,
     time: 1_700_000_000_000 + seq,
     type: 'assistant/chunk',
     data: { turn: 1, step: 1, chunk: { type: 'text-delta', id: 't0', delta } },
     ...extra,
-  };
+  });
 }
 
 const message = (seq: number, cites: readonly number[]): SessionEvent =>

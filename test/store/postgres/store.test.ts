@@ -6,7 +6,12 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Session, type SessionEvent, TOOL_OUTCOME_UNKNOWN } from '../../../src/core/index.js';
+import {
+  dataAsJson,
+  Session,
+  type SessionEvent,
+  TOOL_OUTCOME_UNKNOWN,
+} from '../../../src/core/index.js';
 import {
   ConflictError,
   CorruptLogError,
@@ -223,7 +228,7 @@ describePg('leases', () => {
     expect((fenced as LeaseLostError).holder?.pid).toBe(process.pid);
     await second.append('s', notes(2, 1, 'new holder'), { expectedSeq: 2 });
     const events = (await second.load('s')).events;
-    expect(events.map((event) => (event.data as { text: string }).text)).toEqual([
+    expect(events.map((event) => (dataAsJson(event) as { text: string }).text)).toEqual([
       'note',
       'note',
       'new holder',

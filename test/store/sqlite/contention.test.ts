@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { dataAsJson } from '../../../src/core/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
 import { useTempDir } from './helpers.js';
 
@@ -71,7 +72,7 @@ describe('SQLite writers in several processes', () => {
     const store = await openSqliteStore(file, { readOnly: true });
     for (const n of [0, 1, 2, 3]) {
       const { events } = await store.load(`w${n}`);
-      expect(events.map((event) => (event.data as { i: number }).i)).toEqual(
+      expect(events.map((event) => (dataAsJson(event) as { i: number }).i)).toEqual(
         Array.from({ length: count }, (_, i) => i),
       );
     }

@@ -14,7 +14,7 @@ import {
   StoreBusyError,
 } from '../../../src/store/index.js';
 import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/index.js';
-import { event } from '../../core/builders.js';
+import { event, rawEvent } from '../../core/builders.js';
 import { events, header, raw, rejection, useTempDir, withRaw } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -359,7 +359,9 @@ describe('failures of the driver', () => {
     const second = await open(file);
     await first.create(header('s'));
     await second.create(header('t'));
-    const note = (type: string): SessionEvent[] => [{ seq: 0, time: 1, type, data: null }];
+    const note = (type: string): SessionEvent[] => [
+      rawEvent({ seq: 0, time: 1, type, data: null }),
+    ];
     expect(
       await rejection(first.append('s', note('app/first'), { expectedSeq: 0 })),
     ).toBeInstanceOf(StorageError);
