@@ -90,7 +90,7 @@ export function sessionMiddleware(
   session: Session,
   options: SessionMiddlewareOptions = {},
 ): SessionMiddleware {
-  const recorder = new Recorder(session, options);
+  const recorder = new SdkCallRecorder(session, options);
   return {
     specificationVersion: 'v3',
     session,
@@ -114,7 +114,12 @@ interface Call {
 /** Sessions a call is recording into, whichever middleware records it: one writer per session. */
 const recording = new WeakSet<Session>();
 
-class Recorder {
+/**
+ * Records the calls the AI SDK makes through one middleware, and the messages its loop adds
+ * between them, into the session. Not the store's `Recorder` (`palimpsest/store`), which writes
+ * a live session's appends to a store.
+ */
+class SdkCallRecorder {
   constructor(
     private readonly session: Session,
     private readonly options: SessionMiddlewareOptions,
