@@ -2,19 +2,14 @@
  * Human renderings of messages and events, for show, surface, log and why. Everything from the
  * log passes through `safe`/`safeLine` before it reaches the terminal.
  */
-import { messageAsText } from '../compaction/message-text.js';
 import {
+  formatMessage,
   isElidedChunkData,
   type Message,
   type SessionEvent,
   type TranscriptEntry,
 } from '../core/index.js';
 import { safe, safeLine, type Terminal } from './terminal.js';
-
-/** The text of a message, block by block (tool calls and results shown as arrows). */
-export function messageText(message: Message): string {
-  return messageAsText(message);
-}
 
 const ROLE_STYLE = { user: 'cyan', assistant: 'green', tool: 'yellow' } as const;
 
@@ -26,7 +21,7 @@ export function messageBlock(
   maxLines = 0,
 ): string {
   const label = terminal.style(ROLE_STYLE[message.role], message.role.padEnd(9));
-  const lines = clipped(safe(`${queuedMark(message)}${messageText(message)}`), maxLines);
+  const lines = clipped(safe(`${queuedMark(message)}${formatMessage(message)}`), maxLines);
   const indent = ' '.repeat(8 + 10);
   return `${terminal.style('dim', `#${seq}`.padEnd(8))}${label} ${lines.join(`\n${indent}`)}`;
 }
@@ -95,10 +90,10 @@ function dataSummary(event: SessionEvent): string {
     }
     case 'user/message':
     case 'context/message':
-      return JSON.stringify(messageText(data as unknown as Message));
+      return JSON.stringify(formatMessage(data as unknown as Message));
     case 'assistant/message':
     case 'tool/result':
-      return JSON.stringify(messageText(data.message as Message));
+      return JSON.stringify(formatMessage(data.message as Message));
     case 'turn/end':
       return `turn ${String(data.turn)} ${JSON.stringify(data.reason)}`;
     default:

@@ -15,7 +15,6 @@ export {
 } from './compact.js';
 export { type ContextTokens, contextTokens } from './context.js';
 export { CompactionError, type CompactionErrorCode } from './errors.js';
-export { type MessageTextOptions, messageAsText } from './message-text.js';
 export {
   type AutoCompactionAction,
   type AutoCompactionOptions,
