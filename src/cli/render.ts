@@ -2,9 +2,9 @@
  * Human renderings of messages and events, for show, surface, log and why. Everything from the
  * log passes through `safe`/`safeLine` before it reaches the terminal.
  */
+import { isElidedChunkData } from '../core/elided.js';
 import {
   formatMessage,
-  isElidedChunkData,
   type Message,
   type SessionEvent,
   type TranscriptEntry,

@@ -5,7 +5,9 @@
  * the seq, never a silently different session). How one row of `events` decodes is the
  * backend's, given as a {@link RowCodec}.
  */
-import { CitedSeqs, ElidedLog, type SessionEvent } from '../core/index.js';
+import { CitedSeqs } from '../core/elided.js';
+import { ElidedLog } from '../core/elided-log.js';
+import type { SessionEvent } from '../core/index.js';
 import {
   envelopeChecksum,
   RUN_TYPE,

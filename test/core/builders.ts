@@ -1,9 +1,9 @@
 /**
  * Small builders for event data used across the core tests.
  */
+import { elidedChunkData } from '../../src/core/backend.js';
 import {
   type AssistantMessageData,
-  elidedChunkData,
   Session,
   type SessionEvent,
   type ToolResultData,

@@ -5,12 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ElidedLog,
-  Session,
-  type SessionEvent,
-  SessionValidationError,
-} from '../../src/core/index.js';
+import { ElidedLog } from '../../src/core/backend.js';
+import { Session, type SessionEvent, SessionValidationError } from '../../src/core/index.js';
 import { pushRunTexts } from '../../src/store/run-texts.js';
 import { HOSTILE_TEXTS } from './chunk-run-events.js';
 

@@ -21,12 +21,9 @@
  * cited.
  */
 import { isUtf8 } from 'node:buffer';
-import {
-  CitedSeqs,
-  type ElidedLog,
-  type SessionEvent,
-  type SessionHeader,
-} from '../../core/index.js';
+import { CitedSeqs } from '../../core/elided.js';
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import type { TornTail } from '../contract.js';
 import { crc32 } from '../crc32.js';
 import { CorruptLogError } from '../errors.js';
