@@ -4,12 +4,10 @@
  */
 import {
   type FinishReason,
-  type ReplacedToolResult,
   type Session,
   type SessionEvent,
   SessionValidationError,
   type ToolCallBlock,
-  type ToolCallDecisionRecord,
   type ToolMessage,
   type ToolResultContentBlock,
   type ToolResultData,
@@ -17,6 +15,10 @@ import {
 import {
   errorRun,
   excerptBlocks,
+  type ResultNotes,
+  type ResultPosition,
+  recordToolCall,
+  recordToolResult,
   TOOL_ERROR,
   type ToolRun,
   textChars,
@@ -71,14 +73,7 @@ export async function runTools(
   for (const [index, call] of calls.entries()) {
     const plan = plans[index] as CallPlan;
     if (plan.kind === 'answer') continue;
-    const event = session.append('tool/call', {
-      turn,
-      step,
-      callId: call.id,
-      name: call.name,
-      arguments: plan.arguments,
-      ...(plan.decision === undefined ? {} : { decision: plan.decision }),
-    });
+    const event = recordToolCall(session, { turn, step }, call, plan.arguments, plan.decision);
     onEvent?.(event);
     running.push({ index, call, arguments: plan.arguments, seq: event.seq });
   }
@@ -153,17 +148,8 @@ export function refuseTools(
 }
 
 /** What a result records besides its outcome, and the output limit that applies to it. */
-export interface ResultExtra {
-  readonly decision?: ToolCallDecisionRecord | undefined;
-  readonly replaced?: ReplacedToolResult | undefined;
+interface ResultExtra extends ResultNotes {
   readonly limit?: number;
-}
-
-/** Where a result goes: its step, and the seq it cites. */
-export interface ResultPosition {
-  readonly turn: number;
-  readonly step: number;
-  readonly sourceSeq: number;
 }
 
 /**
@@ -185,7 +171,7 @@ function recordResult(
   let outcome = run;
   let event: SessionEvent<'tool/result'>;
   try {
-    event = appendResult(session, position, call, outcome, extra);
+    event = recordToolResult(session, position, call, outcome, extra);
   } catch (error) {
     if (!SessionValidationError.isInstance(error)) throw error;
     outcome =
@@ -195,7 +181,7 @@ function recordResult(
             TOOL_ERROR.failed,
             `Tool '${call.name}' returned content the session log cannot hold: ${error.message}`,
           );
-    event = appendResult(session, position, call, outcome, extra);
+    event = recordToolResult(session, position, call, outcome, extra);
   }
   listeners.onEvent?.(event);
   let message = event.data.message;
@@ -265,44 +251,4 @@ function tooLargeRun(call: ToolCallBlock, run: ToolRun, reason: string, limit: n
     content: [{ type: 'text', text: message }, ...content],
     error: { code: TOOL_ERROR.outputTooLarge, message },
   };
-}
-
-/**
- * Appends the `tool/result` of one call, citing `position.sourceSeq` (its `tool/call`, or the
- * message that requested it when it never started). The AI SDK middleware records the results
- * the SDK's own loop produced through this too.
- */
-export function appendResult(
-  session: Session,
-  position: ResultPosition,
-  call: ToolCallBlock,
-  outcome: ToolRun,
-  extra: ResultExtra,
-): SessionEvent<'tool/result'> {
-  const { decision, replaced } = extra;
-  const { turn, step, sourceSeq } = position;
-  const message: ToolMessage = {
-    id: crypto.randomUUID(),
-    role: 'tool',
-    content: [
-      {
-        type: 'tool-result',
-        toolCallId: call.id,
-        content: outcome.content,
-        ...(outcome.error === undefined ? {} : { isError: true }),
-      },
-    ],
-  };
-  return session.append(
-    'tool/result',
-    {
-      turn,
-      step,
-      message,
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      ...(decision === undefined ? {} : { decision }),
-      ...(replaced === undefined ? {} : { replaced }),
-    },
-    { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
-  );
 }

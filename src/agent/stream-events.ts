@@ -3,6 +3,7 @@
  * just appended: the stream is a view of the log, so the two cannot disagree, and a stored
  * session replays into the same events (`turnStreamEvent` over `session.events`).
  */
+import { isElidedChunkData } from '../core/elided.js';
 import type {
   AssistantMessage,
   FinishReason,
@@ -16,7 +17,7 @@ import type {
   TurnEndReason,
   UserMessage,
 } from '../core/index.js';
-import { isElidedChunkData, isEventOfType } from '../core/index.js';
+import { isEventOfType } from '../core/index.js';
 
 /** Where an event happened: every stream event names its log event (`seq`). */
 interface At {

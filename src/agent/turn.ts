@@ -27,10 +27,14 @@ import {
   buildCallOptions,
   buildHeader,
   callModel,
+  intentOf,
   knownSecrets,
   type RetryNotice,
   type RetryPolicy,
+  recordAssistantMessage,
+  recordChunk,
   retryPolicy,
+  StepStream,
   type Tool,
   type UsageCounts,
 } from '../model/index.js';
@@ -39,8 +43,6 @@ import { AgentError } from './errors.js';
 import { type ContextOverflowHandler, handleOverflow, isContextOverflow } from './overflow.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { deliverSteers, hasPendingSteers } from './steering.js';
-import { intentOf, recordAssistantMessage, recordChunk } from './step-record.js';
-import { StepStream } from './step-stream.js';
 import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
 import {

@@ -2,20 +2,15 @@
  * Human renderings of messages and events, for show, surface, log and why. Everything from the
  * log passes through `safe`/`safeLine` before it reaches the terminal.
  */
-import { messageAsText } from '../compaction/message-text.js';
+import { isElidedChunkData } from '../core/elided.js';
 import {
   dataAsJson,
-  isElidedChunkData,
+  formatMessage,
   type Message,
   type SessionEvent,
   type TranscriptEntry,
 } from '../core/index.js';
 import { safe, safeLine, type Terminal } from './terminal.js';
-
-/** The text of a message, block by block (tool calls and results shown as arrows). */
-export function messageText(message: Message): string {
-  return messageAsText(message);
-}
 
 const ROLE_STYLE = { user: 'cyan', assistant: 'green', tool: 'yellow' } as const;
 
@@ -27,7 +22,7 @@ export function messageBlock(
   maxLines = 0,
 ): string {
   const label = terminal.style(ROLE_STYLE[message.role], message.role.padEnd(9));
-  const lines = clipped(safe(`${queuedMark(message)}${messageText(message)}`), maxLines);
+  const lines = clipped(safe(`${queuedMark(message)}${formatMessage(message)}`), maxLines);
   const indent = ' '.repeat(8 + 10);
   return `${terminal.style('dim', `#${seq}`.padEnd(8))}${label} ${lines.join(`\n${indent}`)}`;
 }
@@ -94,10 +89,10 @@ function dataSummary(event: SessionEvent): string {
     }
     case 'user/message':
     case 'context/message':
-      return JSON.stringify(messageText(event.data));
+      return JSON.stringify(formatMessage(event.data));
     case 'assistant/message':
     case 'tool/result':
-      return JSON.stringify(messageText(event.data.message));
+      return JSON.stringify(formatMessage(event.data.message));
     case 'turn/end':
       return `turn ${event.data.turn} ${JSON.stringify(event.data.reason)}`;
     default:

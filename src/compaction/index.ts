@@ -1,11 +1,12 @@
 /**
  * palimpsest/compaction — summary compaction, tool-result pruning, the automatic policy for the
  * agent loop, and the recall tool. Everything here is an ordinary replace append through the
- * `Session`: the surface is rewritten for the model, the log keeps every original event.
+ * `Session`: the surface is rewritten for the model, the log keeps every original event. The
+ * token estimates the policies count with (`estimateTokens`...) are core's, exported once, from
+ * `palimpsest`.
  *
  * @packageDocumentation
  */
-export { estimateMessagesTokens, estimateMessageTokens, estimateTokens } from '../core/index.js';
 export {
   type CompactionResult,
   type CompactionSkip,
@@ -14,7 +15,6 @@ export {
 } from './compact.js';
 export { type ContextTokens, contextTokens } from './context.js';
 export { CompactionError, type CompactionErrorCode } from './errors.js';
-export { type MessageTextOptions, messageAsText } from './message-text.js';
 export {
   type AutoCompactionAction,
   type AutoCompactionOptions,

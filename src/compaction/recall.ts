@@ -3,10 +3,9 @@
  * names the range of log events it replaced; the tool returns the original messages of that
  * range from the log, which never loses them.
  */
-import { deriveEventMessage, type JsonObject, type Session } from '../core/index.js';
+import { deriveEventMessage, formatMessage, type JsonObject, type Session } from '../core/index.js';
 import { parseToolArguments, TOOL_NAME, type Tool } from '../model/index.js';
 import { CompactionError } from './errors.js';
-import { messageAsText } from './message-text.js';
 
 /** Options of {@link recallTool}. */
 export interface RecallOptions {
@@ -62,7 +61,7 @@ function recall(args: JsonObject, session: Session, maxChars: number): string {
     const event = session.event(seq);
     const message = event === undefined ? null : deriveEventMessage(event);
     if (message === null) continue;
-    const line = `#${seq} ${message.role}: ${messageAsText(message, { callIds: true })}`;
+    const line = `#${seq} ${message.role}: ${formatMessage(message, { callIds: true })}`;
     if (length + line.length > maxChars) {
       lines.push(
         `[… cut at ${maxChars.toLocaleString('en-US')} characters; ask for a range starting at #${seq} …]`,

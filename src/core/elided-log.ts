@@ -36,7 +36,7 @@ const HELD = 2;
  *
  * @example
  * ```ts
- * import { ElidedLog, Session } from 'palimpsest';
+ * import { ElidedLog } from 'palimpsest/backend';
  *
  * const log = new ElidedLog();
  * log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
@@ -151,7 +151,7 @@ export class ElidedLog {
    *
    * @example
    * ```ts
-   * import { ElidedLog } from 'palimpsest';
+   * import { ElidedLog } from 'palimpsest/backend';
    *
    * const log = new ElidedLog();
    * log.pushDeltaRun({ turn: 1, step: 1, type: 'text-delta', id: 't', deltas: ['Hel', 'lo'], times: [5, 6] });

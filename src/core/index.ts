@@ -2,21 +2,15 @@
  * palimpsest — event-sourced LLM agent sessions.
  *
  * The core: the event log, its surface (the ordered view the model sees), derived messages,
- * transcript, crash repair, fork and the log linter. Free of Node-specific imports, so it runs
- * in browsers too.
+ * transcript, crash repair, fork, the log linter and token estimates. Free of Node-specific
+ * imports, so it runs in browsers too. What only a store backend needs (elided chunks, the
+ * compact loaded log, header checks, usage from a few events) is in `palimpsest/backend`.
  *
  * @packageDocumentation
  */
 export { deriveEventMessage } from './derive.js';
 export { type Durable, isDurable } from './durable.js';
-export {
-  CitedSeqs,
-  elidedChunk,
-  elidedChunkData,
-  isElidedChunk,
-  isElidedChunkData,
-} from './elided.js';
-export { ElidedLog } from './elided-log.js';
+export { isElidedChunk } from './elided.js';
 export {
   ForkError,
   type ForkErrorCode,
@@ -73,8 +67,7 @@ export {
   type TurnStartData,
 } from './events.js';
 export { type ForkOptions, forkSession } from './fork.js';
-export { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './header.js';
-export type { DeltaRun } from './held-deltas.js';
+export { SESSION_FORMAT_VERSION, type SessionHeader } from './header.js';
 export {
   checkInvariants,
   type InvariantCode,
@@ -97,23 +90,23 @@ export {
   lastTurnNumber,
   requestHeaderAt,
 } from './log-queries.js';
-export {
-  type AssistantContentBlock,
-  type AssistantMessage,
-  type ContentBlock,
-  type ImageBlock,
-  type Message,
-  type MessageSource,
-  type ModelSource,
-  messageText,
-  type ReasoningBlock,
-  type TextBlock,
-  type ToolCallBlock,
-  type ToolMessage,
-  type ToolResultBlock,
-  type ToolResultContentBlock,
-  type UserContentBlock,
-  type UserMessage,
+export { type FormatMessageOptions, formatMessage, messageText } from './message-text.js';
+export type {
+  AssistantContentBlock,
+  AssistantMessage,
+  ContentBlock,
+  ImageBlock,
+  Message,
+  MessageSource,
+  ModelSource,
+  ReasoningBlock,
+  TextBlock,
+  ToolCallBlock,
+  ToolMessage,
+  ToolResultBlock,
+  ToolResultContentBlock,
+  UserContentBlock,
+  UserMessage,
 } from './messages.js';
 export {
   type InterruptionKind,
@@ -134,9 +127,7 @@ export {
   type SessionUsage,
   type SessionUsageOptions,
   sessionUsage,
-  USAGE_EVENT_TYPES,
   type UsageTotals,
-  usageTotals,
 } from './session-usage.js';
 export {
   foldSurface,

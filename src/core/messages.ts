@@ -259,15 +259,3 @@ function show(value: JsonValue | undefined): string {
   if (Array.isArray(value)) return 'an array';
   return value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value);
 }
-
-/** All text of a message's text blocks (and tool-result text), joined by newlines. */
-export function messageText(message: Message): string {
-  const parts: string[] = [];
-  for (const block of message.content) {
-    if (block.type === 'text') parts.push(block.text);
-    else if (block.type === 'tool-result') {
-      for (const inner of block.content) if (inner.type === 'text') parts.push(inner.text);
-    }
-  }
-  return parts.join('\n');
-}

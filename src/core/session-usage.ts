@@ -123,7 +123,7 @@ export const USAGE_EVENT_TYPES: readonly string[] = ['assistant/message', 'compa
  *
  * @example
  * ```ts
- * import { usageTotals } from 'palimpsest';
+ * import { usageTotals } from 'palimpsest/backend';
  *
  * const totals = usageTotals([
  *   { type: 'assistant/message', data: { usage: { inputTokens: 10, outputTokens: 2 } } },

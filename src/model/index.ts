@@ -1,6 +1,7 @@
 /**
  * The model-call layer: everything between a caller that wants one model call (the agent loop,
- * compaction) and an AI SDK language model. Internal: `palimpsest/agent` re-exports the names
+ * compaction) and an AI SDK language model, and how a call is recorded in a session (the rule
+ * the loop and the AI SDK middleware share, `call-record.ts`). Internal: `palimpsest/agent` re-exports the names
  * users need.
  */
 export { sleep, untilAborted } from './abort.js';
@@ -11,6 +12,17 @@ export {
   type RetryNotice,
   readStream,
 } from './call.js';
+export {
+  intentOf,
+  type MessageModel,
+  type RecordedMessage,
+  type ResultNotes,
+  type ResultPosition,
+  recordAssistantMessage,
+  recordChunk,
+  recordToolCall,
+  recordToolResult,
+} from './call-record.js';
 export { codePoints, type ExcerptOptions, excerptBlocks, textChars } from './excerpt.js';
 export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
 export {
@@ -30,6 +42,7 @@ export {
   toolCallInput,
   toolOutput,
 } from './request.js';
+export { StepStream } from './step-stream.js';
 export {
   errorDetails,
   errorRun,
@@ -41,3 +54,4 @@ export {
   type ToolRun,
 } from './tool.js';
 export { addUsage, mapUsage, type UsageCounts } from './usage.js';
+export { toChunk, toLogJson } from './wire-json.js';

@@ -4,9 +4,9 @@
  * and a way to reopen the same location from a new store instance (a restart).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { elidedChunkData } from '../../src/core/backend.js';
 import {
   checkInvariants,
-  elidedChunkData,
   isElidedChunk,
   lastTurnNumber,
   SESSION_FORMAT_VERSION,

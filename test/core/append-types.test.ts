@@ -4,10 +4,10 @@
  * `npm run typecheck`; each such call is also run to show the runtime check behind it.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { elidedChunkData } from '../../src/core/backend.js';
 import {
   type AssistantChunkData,
   type ElidedChunkData,
-  elidedChunkData,
   type KnownEventType,
   Session,
   type SessionEvent,

@@ -2,11 +2,11 @@
  * Small builders for events and their data, used across the tests: `event` for a stored event
  * made by hand, the message builders for its data, and whole turns recorded through a Session.
  */
+import { elidedChunkData } from '../../src/core/backend.js';
 import {
   type AssistantMessageData,
   type EventData,
   type EventEnvelope,
-  elidedChunkData,
   type JsonValue,
   Session,
   type SessionEvent,

@@ -4,8 +4,8 @@
  * applies the same rules.
  */
 import { describe, expect, it } from 'vitest';
+import { ElidedLog } from '../../src/core/backend.js';
 import {
-  ElidedLog,
   InvalidArgumentError,
   isElidedChunk,
   planRepair,

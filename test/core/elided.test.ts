@@ -4,16 +4,15 @@
  * fork and a stub nothing cites are refused; everything that reads a log works on stubs.
  */
 import { describe, expect, it } from 'vitest';
+import { elidedChunkData, isElidedChunkData } from '../../src/core/backend.js';
 import {
   checkInvariants,
   type ElidedChunkData,
-  elidedChunkData,
   ForkError,
   foldSurface,
   forkSession,
   InvalidArgumentError,
   isElidedChunk,
-  isElidedChunkData,
   planRepair,
   Session,
   type SessionEvent,

@@ -3,8 +3,8 @@
  * found. The `Record` types make this file fail to compile when a code is added without a case.
  */
 import { describe, expect, it } from 'vitest';
+import { elidedChunkData } from '../../src/core/backend.js';
 import {
-  elidedChunkData,
   ForkError,
   type ForkErrorCode,
   forkSession,

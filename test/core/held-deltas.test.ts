@@ -5,9 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type DeltaRun, ElidedLog } from '../../src/core/backend.js';
 import {
-  type DeltaRun,
-  ElidedLog,
   InvalidArgumentError,
   type JsonLimits,
   planRepair,

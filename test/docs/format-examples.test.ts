@@ -29,6 +29,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { validateHeader } from '../../src/core/backend.js';
 import {
   checkInvariants,
   foldSurface,
@@ -38,7 +39,6 @@ import {
   type SessionEvent,
   type SessionHeader,
   SessionValidationError,
-  validateHeader,
 } from '../../src/core/index.js';
 
 const DOC_PATH = new URL('../../docs/format.md', import.meta.url);

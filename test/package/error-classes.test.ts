@@ -8,6 +8,7 @@ import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
+import * as backend from '../../src/core/backend.js';
 import * as core from '../../src/core/index.js';
 import * as importer from '../../src/import/index.js';
 import * as store from '../../src/store/index.js';
@@ -19,6 +20,7 @@ import * as viewer from '../../src/viewer/index.js';
 
 const entryPoints = {
   '.': core,
+  './backend': backend,
   './store': store,
   './jsonl': jsonl,
   './sqlite': sqlite,

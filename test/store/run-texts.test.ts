@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ElidedLog } from '../../src/core/backend.js';
 import {
-  ElidedLog,
   type JsonValue,
   Session,
   type SessionEvent,

@@ -3,7 +3,8 @@
  * the list-options check, the error shell and the range coalescer.
  */
 import { describe, expect, it } from 'vitest';
-import { CitedSeqs, type SessionEvent } from '../../src/core/index.js';
+import { CitedSeqs } from '../../src/core/backend.js';
+import type { SessionEvent } from '../../src/core/index.js';
 import {
   ClosedError,
   CorruptLogError,

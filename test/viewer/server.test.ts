@@ -6,7 +6,8 @@
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isElidedChunkData, Session, type SessionEvent } from '../../src/core/index.js';
+import { isElidedChunkData } from '../../src/core/backend.js';
+import { Session, type SessionEvent } from '../../src/core/index.js';
 import { openStore, type SessionStore } from '../../src/store/index.js';
 import { startViewerServer, ViewerError, type ViewerServer } from '../../src/viewer/index.js';
 import {

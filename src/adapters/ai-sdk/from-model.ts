@@ -6,7 +6,6 @@
  */
 import type { LanguageModelV3Message } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
-import { toLogJson } from '../../agent/wire-json.js';
 import type {
   AssistantContentBlock,
   ImageBlock,
@@ -20,7 +19,7 @@ import type {
   ToolResultContentBlock,
   UserContentBlock,
 } from '../../core/index.js';
-import { toolCallInput } from '../../model/index.js';
+import { toLogJson, toolCallInput } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 import { asObject, stashOf, withoutStash } from './stash.js';
 

@@ -3,9 +3,8 @@
  * `buildCallOptions`, so the header logged for a call rebuilds the call's options.
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
-import { toLogJson } from '../../agent/wire-json.js';
 import type { JsonObject, JsonValue, RequestHeaderData, ToolSchema } from '../../core/index.js';
-import { NUMBER_SETTINGS } from '../../model/index.js';
+import { NUMBER_SETTINGS, toLogJson } from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The recording middleware: every model call the AI SDK makes through `wrapLanguageModel` is
- * written to a palimpsest session by the loop's own rules (DESIGN §7), and the messages the
- * SDK's loop adds between calls (user input, tool results) are read from the next call's
- * prompt.
+ * written to a palimpsest session by the loop's own rule (`model/call-record.ts`, DESIGN §7),
+ * and the messages the SDK's loop adds between calls (user input, tool results) are read from
+ * the next call's prompt.
  */
 import type {
   LanguageModelV3,
@@ -14,9 +14,6 @@ import type {
 } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
 import type { StepContext } from '../../agent/index.js';
-import { appendResult } from '../../agent/run-tools.js';
-import { intentOf, recordAssistantMessage, recordChunk } from '../../agent/step-record.js';
-import { StepStream } from '../../agent/step-stream.js';
 import type {
   Message,
   Session,
@@ -26,7 +23,18 @@ import type {
   TurnEndReason,
 } from '../../core/index.js';
 import { isDurable, isHeaderInEffect, lastTurnNumber, planRepair } from '../../core/index.js';
-import { buildPrompt, classifyFailure, knownSecrets, TOOL_ERROR } from '../../model/index.js';
+import {
+  buildPrompt,
+  classifyFailure,
+  intentOf,
+  knownSecrets,
+  recordAssistantMessage,
+  recordChunk,
+  recordToolCall,
+  recordToolResult,
+  StepStream,
+  TOOL_ERROR,
+} from '../../model/index.js';
 import { AiSdkError } from './errors.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 import { generatedParts } from './generate-parts.js';
@@ -90,7 +98,7 @@ export function sessionMiddleware(
   session: Session,
   options: SessionMiddlewareOptions = {},
 ): SessionMiddleware {
-  const recorder = new Recorder(session, options);
+  const recorder = new SdkCallRecorder(session, options);
   return {
     specificationVersion: 'v3',
     session,
@@ -114,7 +122,12 @@ interface Call {
 /** Sessions a call is recording into, whichever middleware records it: one writer per session. */
 const recording = new WeakSet<Session>();
 
-class Recorder {
+/**
+ * Records the calls the AI SDK makes through one middleware, and the messages its loop adds
+ * between them, into the session. Not the store's `Recorder` (`palimpsest/store`), which writes
+ * a live session's appends to a store.
+ */
+class SdkCallRecorder {
   constructor(
     private readonly session: Session,
     private readonly options: SessionMiddlewareOptions,
@@ -293,14 +306,9 @@ class Recorder {
     const callSeqs = new Map<string, number>();
     for (const call of waiting) {
       if (!answered.has(call.id)) continue;
-      const event = this.session.append('tool/call', {
-        turn,
-        step,
-        callId: call.id,
-        name: call.name,
-        arguments: call.arguments,
-      });
-      this.emit(event);
+      const event = this.emit(
+        recordToolCall(this.session, { turn, step }, call, call.arguments, undefined),
+      );
       callSeqs.set(call.id, event.seq);
     }
     for (const result of results) {
@@ -312,7 +320,7 @@ class Recorder {
         ...(block.isError === true ? { error: { code: TOOL_ERROR.failed, message: text } } : {}),
       };
       const sourceSeq = callSeqs.get(call.id) as number;
-      this.emit(appendResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
+      this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
     }
   }
 

@@ -7,6 +7,7 @@
 import { toolCallInput } from '../../agent/index.js';
 import {
   type ContentBlock,
+  formatMessage,
   type JsonValue,
   type Message,
   type RequestHeaderData,
@@ -19,7 +20,7 @@ import { exportHtml } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { codeBlock, inertProse } from '../markdown.js';
-import { messageText, timeText } from '../render.js';
+import { timeText } from '../render.js';
 import { jsonText, safe } from '../terminal.js';
 
 const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html'] as const;
@@ -96,7 +97,7 @@ function markdown(session: Session): string {
         `> **${what}** at #${entry.seq} (replaces ${entry.shadowedSeqs.length} entries)`,
         '',
       );
-      if (entry.message !== null) lines.push(quote(inertProse(messageText(entry.message))), '');
+      if (entry.message !== null) lines.push(quote(inertProse(formatMessage(entry.message))), '');
       continue;
     }
     const role = { user: 'User', assistant: 'Assistant', tool: 'Tool' }[entry.message.role];
@@ -104,8 +105,8 @@ function markdown(session: Session): string {
       `### ${role} · #${entry.seq}`,
       '',
       entry.message.role === 'tool'
-        ? codeBlock(messageText(entry.message))
-        : inertProse(messageText(entry.message)),
+        ? codeBlock(formatMessage(entry.message))
+        : inertProse(formatMessage(entry.message)),
       '',
     );
   }

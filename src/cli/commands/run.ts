@@ -5,7 +5,8 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { Agent, AgentError, type RetryInfo, type TurnResult } from '../../agent/index.js';
-import { isElidedChunkData, type SessionEvent } from '../../core/index.js';
+import { isElidedChunkData } from '../../core/elided.js';
+import type { SessionEvent } from '../../core/index.js';
 import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
 import type { CliContext } from '../context.js';

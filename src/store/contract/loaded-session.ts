@@ -2,7 +2,10 @@
  * How a backend hands over a load it built as an {@link ElidedLog}: with the compact log for
  * sessions to seed from, and `events` built from it only when someone reads them.
  */
-import { ElidedLog, type SessionEvent, type SessionHeader } from '../../core/index.js';
+
+import { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+
 import type { LoadedSession } from './session-store.js';
 
 /** What a load may carry besides its header and events. */

@@ -1,7 +1,9 @@
 /**
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
-import type { ElidedLog, SessionEvent, SessionHeader, UsageTotals } from '../../core/index.js';
+
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent, SessionHeader, UsageTotals } from '../../core/index.js';
 import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
 
 /**

@@ -3,6 +3,7 @@
  * shape, stored headers, list pagination, torn-tail arguments, the closed state and error
  * wrapping of an operation, and the read-back of unfinished chunks in coalesced ranges.
  */
+import { validateHeader } from '../../core/header.js';
 import {
   isElidedChunk,
   type JsonValue,
@@ -10,10 +11,8 @@ import {
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
-  USAGE_EVENT_TYPES,
-  usageTotals,
-  validateHeader,
 } from '../../core/index.js';
+import { USAGE_EVENT_TYPES, usageTotals } from '../../core/session-usage.js';
 import {
   ClosedError,
   type CorruptionSite,

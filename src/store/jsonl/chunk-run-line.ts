@@ -25,7 +25,9 @@
  * `sourceEventSeqs`, no other data keys, keys in the order above); anything else stays a line of
  * its own. Batches are framed and checksummed as before: a run line is one of a batch's lines.
  */
-import type { ElidedLog, JsonValue, SessionEvent } from '../../core/index.js';
+
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { CHUNK_DATA_KEYS, deltaPart, hasKeys } from '../contract/delta-part.js';
 
 /** The key of a run line: `{"run":{...}}`. */

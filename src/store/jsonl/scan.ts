@@ -21,12 +21,10 @@
  * cited.
  */
 import { isUtf8 } from 'node:buffer';
-import {
-  CitedSeqs,
-  type ElidedLog,
-  type SessionEvent,
-  type SessionHeader,
-} from '../../core/index.js';
+import { CitedSeqs } from '../../core/elided.js';
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+
 import { crc32 } from '../contract/crc32.js';
 import { CorruptLogError } from '../contract/errors.js';
 import { logSizedFor } from '../contract/loaded-session.js';

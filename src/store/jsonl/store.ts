@@ -10,7 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { type SessionEvent, type SessionHeader, validateHeader } from '../../core/index.js';
+import { validateHeader } from '../../core/header.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+
 import {
   AlreadyExistsError,
   InvalidStoreError,

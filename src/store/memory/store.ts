@@ -3,13 +3,11 @@
  * applications that do not need durability. Events are kept serialized, as a real store would
  * keep them, so every load returns fresh objects.
  */
-import {
-  CitedSeqs,
-  elidedChunk,
-  type SessionEvent,
-  type SessionHeader,
-  validateHeader,
-} from '../../core/index.js';
+
+import { CitedSeqs, elidedChunk } from '../../core/elided.js';
+import { validateHeader } from '../../core/header.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+
 import {
   AlreadyExistsError,
   ConflictError,

@@ -5,7 +5,9 @@
  * The runs of finished chunks (`chunk_runs`, see `../chunk-runs.ts`) are merged in by seq with
  * the merge the SQLite store uses (`../run-rows.ts`).
  */
-import type { ElidedLog, SessionEvent } from '../../core/index.js';
+
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent } from '../../core/index.js';
 import { CorruptLogError } from '../contract/errors.js';
 import {
   type DecodeOptions,

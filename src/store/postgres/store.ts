@@ -15,12 +15,10 @@
  * - Every committed append notifies `palimpsest_<schema>` with the session and its new length,
  *   for `watch`.
  */
-import {
-  type JsonValue,
-  type SessionEvent,
-  type SessionHeader,
-  validateHeader,
-} from '../../core/index.js';
+
+import { validateHeader } from '../../core/header.js';
+import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
+
 import {
   AlreadyExistsError,
   ConflictError,

@@ -1,9 +1,9 @@
 /**
  * Live sessions bound to a store: open (load, repair, lock), record, flush, close.
  */
+import type { ElidedLog } from '../../core/elided-log.js';
 import {
   type Durable,
-  type ElidedLog,
   type JsonLimits,
   planRepair,
   SESSION_FORMAT_VERSION,

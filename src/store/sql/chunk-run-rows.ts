@@ -5,7 +5,11 @@
  * the seq, never a silently different session). How one row of `events` decodes is the
  * backend's, given as a {@link RowCodec}.
  */
-import { CitedSeqs, ElidedLog, type SessionEvent } from '../../core/index.js';
+
+import { CitedSeqs } from '../../core/elided.js';
+import { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent } from '../../core/index.js';
+
 import { CorruptLogError } from '../contract/errors.js';
 import { logSizedFor } from '../contract/loaded-session.js';
 import { checkRowPosition, checkRowsComplete } from '../contract/store-rules.js';

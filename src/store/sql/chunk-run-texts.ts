@@ -12,7 +12,9 @@
  * Such a text can only parse to `{turn, step, chunk: {type, id, delta}}` with the span's values:
  * the held chunk is the chunk the text holds. Every other text is parsed in full.
  */
-import type { ElidedLog, JsonValue, SessionEvent } from '../../core/index.js';
+
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { CHUNK_DATA_KEYS, deltaPart, hasKeys } from '../contract/delta-part.js';
 import { RUN_TYPE } from './chunk-runs.js';
 

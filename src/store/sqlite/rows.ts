@@ -4,7 +4,9 @@
  * `CorruptLogError`, never a silently different session), with the runs of finished chunks
  * (see `chunk-runs.ts`) merged in by seq (`run-rows.ts`, shared with PostgreSQL).
  */
-import type { ElidedLog, SessionEvent, SessionHeader } from '../../core/index.js';
+
+import type { ElidedLog } from '../../core/elided-log.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import { crc32Text } from '../contract/crc32.js';
 import { CorruptLogError } from '../contract/errors.js';
 import { decodeStoredHeader } from '../contract/store-rules.js';

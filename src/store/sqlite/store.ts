@@ -2,12 +2,10 @@
  * The SQLite store: statements, one transaction per append (which checks the expected seq
  * before writing) and per load, the cache of event type codes, and the writer locks.
  */
-import {
-  type JsonValue,
-  type SessionEvent,
-  type SessionHeader,
-  validateHeader,
-} from '../../core/index.js';
+
+import { validateHeader } from '../../core/header.js';
+import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
+
 import {
   AlreadyExistsError,
   ConflictError,

@@ -3,7 +3,7 @@
  * event when the row scrolls into sight (never for all 100,000 rows at once).
  */
 import { estimateMessageTokens, replaceOpOf } from '../../core/index.js';
-import { messageAsText } from '../../core/message-text.js';
+import { formatMessage } from '../../core/message-text.js';
 import type { Row, ViewedSession } from './state.js';
 import { excerpt, seqRange } from './text.js';
 
@@ -64,19 +64,19 @@ export function rowText(viewed: ViewedSession, row: Row): RowText {
     const what = event.type === 'tool/result' ? 'tool result rewritten' : 'history replaced';
     return {
       label: what,
-      text: message === null ? '' : excerpt(messageAsText(message)),
+      text: message === null ? '' : excerpt(formatMessage(message)),
       ...noted(replacementNote(viewed, row.seq)),
     };
   }
   if (message === null || row.kind === 'event') {
     return {
       label: event.type,
-      text: message === null ? eventSummary(viewed, row.seq) : excerpt(messageAsText(message)),
+      text: message === null ? eventSummary(viewed, row.seq) : excerpt(formatMessage(message)),
     };
   }
   return {
     label: message.role,
-    text: excerpt(messageAsText(message)),
+    text: excerpt(formatMessage(message)),
     tokens: estimateMessageTokens(message),
     ...noted(replacementNote(viewed, row.seq)),
   };

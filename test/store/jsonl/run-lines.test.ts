@@ -8,8 +8,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { ElidedLog } from '../../../src/core/backend.js';
 import {
-  type ElidedLog,
   isElidedChunk,
   Session,
   type SessionEvent,

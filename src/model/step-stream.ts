@@ -12,7 +12,7 @@ import type {
   TokenUsage,
   ToolCallBlock,
 } from '../core/index.js';
-import { mapUsage } from '../model/usage.js';
+import { mapUsage } from './usage.js';
 import { toLogJson } from './wire-json.js';
 
 type Slot =

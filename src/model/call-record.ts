@@ -1,21 +1,27 @@
 /**
  * How one model call is written to the log: each stream part as an `assistant/chunk`, then one
- * `assistant/message` citing exactly the chunks of its attempt. The loop and the AI SDK
- * middleware both record through these functions, so a call gives the same events whoever
- * drives it.
+ * `assistant/message` citing exactly the chunks of its attempt, then a `tool/call` for each call
+ * that runs and a `tool/result` citing it. The agent loop and the AI SDK middleware both record
+ * through these functions, so a call gives the same events whoever drives it; they live on the
+ * model floor so that an adapter shares the rule without importing the loop's files.
  */
 import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type {
   AssistantMessage,
   FinishReason,
   ProvenanceIntent,
+  ReplacedToolResult,
   Session,
   SessionEvent,
   SurfaceIntent,
+  ToolCallBlock,
+  ToolCallDecisionRecord,
+  ToolMessage,
 } from '../core/index.js';
 import { interruptionMarker } from '../core/index.js';
-import { redactJson } from '../model/index.js';
+import { redactJson } from './redact.js';
 import type { StepStream } from './step-stream.js';
+import type { ToolRun } from './tool.js';
 import { toChunk } from './wire-json.js';
 
 /**
@@ -110,4 +116,77 @@ export function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent 
   return event.sourceEventSeqs === undefined
     ? undefined
     : { sourceEventSeqs: event.sourceEventSeqs };
+}
+
+/**
+ * Appends the `tool/call` of one call about to run, with the arguments it runs with (a hook may
+ * have rewritten the model's) and the decision that let it run, if one was asked for.
+ */
+export function recordToolCall(
+  session: Session,
+  position: { readonly turn: number; readonly step: number },
+  call: ToolCallBlock,
+  args: string,
+  decision: ToolCallDecisionRecord | undefined,
+): SessionEvent<'tool/call'> {
+  return session.append('tool/call', {
+    turn: position.turn,
+    step: position.step,
+    callId: call.id,
+    name: call.name,
+    arguments: args,
+    ...(decision === undefined ? {} : { decision }),
+  });
+}
+
+/** Where a tool result goes: its step, and the seq it cites. */
+export interface ResultPosition {
+  readonly turn: number;
+  readonly step: number;
+  readonly sourceSeq: number;
+}
+
+/** What a tool result records besides its outcome: the decision behind it, the result it replaced. */
+export interface ResultNotes {
+  readonly decision?: ToolCallDecisionRecord | undefined;
+  readonly replaced?: ReplacedToolResult | undefined;
+}
+
+/**
+ * Appends the `tool/result` of one call, citing `position.sourceSeq` (its `tool/call`, or the
+ * message that requested it when it never started).
+ */
+export function recordToolResult(
+  session: Session,
+  position: ResultPosition,
+  call: ToolCallBlock,
+  outcome: ToolRun,
+  notes: ResultNotes,
+): SessionEvent<'tool/result'> {
+  const { decision, replaced } = notes;
+  const { turn, step, sourceSeq } = position;
+  const message: ToolMessage = {
+    id: crypto.randomUUID(),
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: call.id,
+        content: outcome.content,
+        ...(outcome.error === undefined ? {} : { isError: true }),
+      },
+    ],
+  };
+  return session.append(
+    'tool/result',
+    {
+      turn,
+      step,
+      message,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      ...(decision === undefined ? {} : { decision }),
+      ...(replaced === undefined ? {} : { replaced }),
+    },
+    { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
+  );
 }
