@@ -4,6 +4,7 @@
 import {
   type Durable,
   type ElidedLog,
+  InvalidArgumentError,
   type JsonLimits,
   planRepair,
   SESSION_FORMAT_VERSION,
@@ -13,7 +14,7 @@ import {
   type SessionOptions,
 } from '../core/index.js';
 import type { LoadedSession, LoadOptions, SessionLock, SessionStore } from './contract.js';
-import { InvalidStoreError, NotFoundError } from './errors.js';
+import { NotFoundError } from './errors.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */
@@ -248,5 +249,5 @@ function repairedSeed(
 function loadOptions(chunks: ChunkLoading | undefined): LoadOptions {
   if (chunks === undefined || chunks === 'full') return {};
   if (chunks === 'elide') return { elideFinishedChunks: true };
-  throw new InvalidStoreError(`chunks must be 'full' or 'elide', found ${String(chunks)}`);
+  throw new InvalidArgumentError(`chunks must be 'full' or 'elide', found ${String(chunks)}`);
 }

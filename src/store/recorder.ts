@@ -4,9 +4,9 @@
  * into one store append (one write and one fsync), so a streamed turn costs a few syncs instead
  * of one per chunk.
  */
-import type { SessionEvent } from '../core/index.js';
+import { InvalidArgumentError, type SessionEvent } from '../core/index.js';
 import type { SessionStore } from './contract.js';
-import { ClosedError, InvalidStoreError, WriterFailedError } from './errors.js';
+import { ClosedError, WriterFailedError } from './errors.js';
 import { isRetryable } from './store-rules.js';
 
 /** How appends become durable. */
@@ -67,7 +67,7 @@ export class Recorder {
     this.durable = nextSeq;
     this.windowMs = durability.mode === 'each' ? 0 : (durability.windowMs ?? DEFAULT_WINDOW_MS);
     if (!Number.isFinite(this.windowMs) || this.windowMs < 0) {
-      throw new InvalidStoreError(
+      throw new InvalidArgumentError(
         `durability windowMs must be a non-negative number, found ${this.windowMs}`,
       );
     }

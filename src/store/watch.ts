@@ -6,9 +6,9 @@
  * poll) or miss a wake-up (a dropped connection): every wake-up ends in a read from the next seq,
  * so neither loses or repeats an event.
  */
-import type { SessionEvent } from '../core/index.js';
+import { InvalidArgumentError, type SessionEvent } from '../core/index.js';
 import type { WatchOptions } from './contract.js';
-import { CorruptLogError, InvalidStoreError } from './errors.js';
+import { CorruptLogError } from './errors.js';
 
 /** What a backend provides to follow one session. */
 export interface LogSource {
@@ -20,11 +20,11 @@ export interface LogSource {
   close(): Promise<void>;
 }
 
-/** Checks `watch` options before anything is opened; `InvalidStoreError` for a bad `fromSeq`. */
+/** Checks `watch` options before anything is opened; `InvalidArgumentError` for a bad `fromSeq`. */
 export function checkWatchOptions(options: WatchOptions): number {
   const from = options.fromSeq ?? 0;
   if (!Number.isSafeInteger(from) || from < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `watch fromSeq must be a non-negative integer, found ${String(from)}`,
     );
   }

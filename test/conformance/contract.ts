@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   checkInvariants,
   elidedChunkData,
+  InvalidArgumentError,
   isElidedChunk,
   lastTurnNumber,
   SESSION_FORMAT_VERSION,
@@ -302,7 +303,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await store.create(header('g'));
         const gap = [events[0], events[2]] as SessionEvent[];
         expect(await rejection(store.append('g', gap, { expectedSeq: 0 }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         expect((await store.load('g')).events).toEqual([]);
       });
@@ -342,9 +343,9 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
 
       it('refuses a list cursor it did not issue and a limit below one', async () => {
         expect(await rejection(store.list({ cursor: 'garbage' }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
-        expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidStoreError);
+        expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidArgumentError);
       });
 
       it('deletes a session, but not while a writer holds it', async () => {
@@ -519,7 +520,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await store.create(header('stub'));
         const stub = { seq: 0, time: 1, type: 'assistant/chunk', data: elidedChunkData(10) };
         expect(await rejection(store.append('stub', [stub], { expectedSeq: 0 }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         expect((await store.load('stub')).events).toEqual([]);
       });
@@ -589,11 +590,11 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         expect((await store.load('tail')).events).toEqual(events);
         const other = await store.lock('other');
         expect(await rejection(store.discardTornTail('tail', tail, other))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         const bad = { committedSeq: -1, reason: 'bad' };
         expect(await rejection(store.discardTornTail('tail', bad, lock))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         await lock.release();
         expect(await rejection(store.discardTornTail('tail', tail, lock))).toBeInstanceOf(

@@ -4,8 +4,8 @@
  * exactly once; from a seq; until aborted.
  */
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../src/core/index.js';
-import { InvalidStoreError, NotFoundError, type SessionStore } from '../../src/store/index.js';
+import { InvalidArgumentError, type SessionEvent } from '../../src/core/index.js';
+import { NotFoundError, type SessionStore } from '../../src/store/index.js';
 import { rejection } from './helpers.js';
 
 function notes(from: number, count: number): SessionEvent[] {
@@ -99,7 +99,7 @@ export function describeWatch(
       expect(await rejection(missing.next())).toBeInstanceOf(NotFoundError);
       await s.create({ version: 1, id: 'w', createdAt: 1 });
       const bad = s.watch('w', { fromSeq: -1 })[Symbol.asyncIterator]();
-      expect(await rejection(bad.next())).toBeInstanceOf(InvalidStoreError);
+      expect(await rejection(bad.next())).toBeInstanceOf(InvalidArgumentError);
     });
   });
 }

@@ -3,12 +3,11 @@
  * the list-options check, the error shell and the range coalescer.
  */
 import { describe, expect, it } from 'vitest';
-import { CitedSeqs, type SessionEvent } from '../../src/core/index.js';
+import { CitedSeqs, InvalidArgumentError, type SessionEvent } from '../../src/core/index.js';
 import {
   ClosedError,
   CorruptLogError,
   FormatVersionError,
-  InvalidStoreError,
   NotFoundError,
   StorageError,
 } from '../../src/store/errors.js';
@@ -46,8 +45,8 @@ describe('decodeStoredHeader', () => {
 describe('checkListOptions', () => {
   it('defaults the page and refuses a bad limit or cursor', () => {
     expect(checkListOptions({})).toEqual({ limit: DEFAULT_PAGE, after: undefined, filter: {} });
-    expect(() => checkListOptions({ limit: 0 })).toThrow(InvalidStoreError);
-    expect(() => checkListOptions({ cursor: 'nope' })).toThrow(InvalidStoreError);
+    expect(() => checkListOptions({ limit: 0 })).toThrow(InvalidArgumentError);
+    expect(() => checkListOptions({ cursor: 'nope' })).toThrow(InvalidArgumentError);
   });
 });
 

@@ -89,7 +89,8 @@ const LIST_CONCURRENCY = 16;
 /**
  * Opens (creating it, mode 0700, if needed) a directory of JSONL session logs.
  *
- * @throws InvalidStoreError when the path exists but is not a directory, or an option is invalid.
+ * @throws InvalidStoreError when the path exists but is not a directory; InvalidArgumentError
+ *   when an option is invalid.
  */
 export async function openJsonlStore(
   directory: string,

@@ -8,6 +8,7 @@
  *
  * The caller serializes the operations of one session and holds its lock.
  */
+import { InvalidArgumentError } from '../../core/index.js';
 import type { TornBytes } from '../contract.js';
 import { ConflictError, InvalidStoreError, StorageError } from '../errors.js';
 import { shortId } from '../store-rules.js';
@@ -106,8 +107,8 @@ export class JsonlWriter {
 
   /**
    * Truncates the log `file` back to `tail.offset` if it still ends exactly with the tail and
-   * `tail.offset` ends a committed batch of `committedSeq` events (else `InvalidStoreError`: the
-   * tail is not one a load of this log reported). A log that changed since is left alone.
+   * `tail.offset` ends a committed batch of `committedSeq` events (else `InvalidArgumentError`:
+   * the tail is not one a load of this log reported). A log that changed since is left alone.
    */
   async discardTail(
     id: string,
@@ -321,7 +322,7 @@ export class JsonlWriter {
             : undefined;
       if (count === committedSeq) return;
     }
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `the torn tail passed for ${file} does not start where a committed batch of ${committedSeq} events ends; load the session again`,
     );
   }

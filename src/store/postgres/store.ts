@@ -16,6 +16,7 @@
  *   for `watch`.
  */
 import {
+  InvalidArgumentError,
   type JsonValue,
   type SessionEvent,
   type SessionHeader,
@@ -708,7 +709,7 @@ export class PostgresStore implements SessionStore {
 function encode(event: SessionEvent): EncodedEvent {
   const data = JSON.stringify(event.data) as string | undefined;
   if (data === undefined) {
-    throw new InvalidStoreError(`event ${event.seq} (${event.type}) has no JSON data`);
+    throw new InvalidArgumentError(`event ${event.seq} (${event.type}) has no JSON data`);
   }
   return {
     seq: event.seq,

@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { PalimpsestError } from '../../core/index.js';
+import { InvalidArgumentError, PalimpsestError } from '../../core/index.js';
 import { CorruptLogError, InvalidStoreError, StorageError, StoreBusyError } from '../errors.js';
 import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../store-rules.js';
 import { LEDGER_SUFFIX } from './ledger.js';
@@ -105,24 +105,26 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   const synchronous = options.synchronous ?? 'full';
   if (synchronous !== 'full' && synchronous !== 'normal') {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option synchronous must be 'full' or 'normal', found ${String(synchronous)}`,
     );
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option busyTimeoutMs must be a non-negative integer, found ${String(busyTimeoutMs)}`,
     );
   }
   const busyRetryMs = options.busyRetryMs ?? DEFAULT_BUSY_RETRY_MS;
   if (!Number.isSafeInteger(busyRetryMs) || busyRetryMs < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option busyRetryMs must be a non-negative integer, found ${String(busyRetryMs)}`,
     );
   }
   if (typeof file !== 'string' || file === '') {
-    throw new InvalidStoreError('sqlite store needs a database file path');
+    throw new InvalidArgumentError(
+      `sqlite store needs a database file path, found ${typeof file === 'string' ? 'an empty string' : typeof file}`,
+    );
   }
   const path = resolve(file);
   const readOnly = options.readOnly === true;

@@ -3,6 +3,7 @@
  * before writing) and per load, the cache of event type codes, and the writer locks.
  */
 import {
+  InvalidArgumentError,
   type JsonValue,
   type SessionEvent,
   type SessionHeader,
@@ -580,7 +581,7 @@ export class SqliteStore implements SessionStore {
       if (runs.joins(event.seq)) continue;
       const data = JSON.stringify(event.data) as string | undefined;
       if (data === undefined) {
-        throw new InvalidStoreError(
+        throw new InvalidArgumentError(
           `append to session '${id}': event ${event.seq} (${event.type}) has no JSON data`,
         );
       }

@@ -5,7 +5,7 @@
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Session } from '../../../src/core/index.js';
+import { InvalidArgumentError, Session } from '../../../src/core/index.js';
 import { CorruptLogError, InvalidStoreError, LockedError } from '../../../src/store/errors.js';
 import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
@@ -316,7 +316,7 @@ describe('discardTornTail', () => {
     const tail = tornTail as NonNullable<typeof tornTail>;
     const otherLock = await store.lock('other');
     expect(await rejection(store.discardTornTail('s1', tail, otherLock))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     const lock = await store.lock('s1');
     await lock.release();
@@ -335,7 +335,7 @@ describe('discardTornTail', () => {
       reason: 'bogus',
     };
     expect(await rejection(store.discardTornTail('s1', bogus, fresh))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     expect(await readFile(file)).toEqual(Buffer.concat([bytes, Buffer.from('torn')]));
     await store.close();

@@ -7,7 +7,8 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConflictError, InvalidStoreError, StorageError } from '../../../src/store/errors.js';
+import { InvalidArgumentError } from '../../../src/core/index.js';
+import { ConflictError, StorageError } from '../../../src/store/errors.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeBatch } from '../../../src/store/jsonl/format.js';
 import type { FsFacade } from '../../../src/store/jsonl/fs.js';
 import { encodeHeaderLine } from '../../../src/store/jsonl/header.js';
@@ -147,7 +148,7 @@ describe('JsonlWriter', () => {
     await writeFile(file, Buffer.concat([committed, Buffer.from('{"seq":2,"ti')]));
     const span = { offset: committed.length, size: 12 };
     expect(await rejection(writer.discardTail('s1', file, 1, span))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     await writer.discardTail('s1', file, 2, { offset: 3, size: 1 }); // not this log's end: a no-op
     expect((await stat(file)).size).toBe(committed.length + 12);
