@@ -26,6 +26,7 @@ export {
   CorruptLogError,
   FormatVersionError,
   InvalidSessionIdError,
+  type InvalidStoreCode,
   InvalidStoreError,
   LeaseLostError,
   LimitExceededError,

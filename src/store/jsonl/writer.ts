@@ -10,7 +10,7 @@
  */
 import { InvalidArgumentError } from '../../core/index.js';
 import type { TornBytes } from '../contract.js';
-import { ConflictError, InvalidStoreError, StorageError } from '../errors.js';
+import { ConflictError, CorruptLogError, InvalidStoreError, StorageError } from '../errors.js';
 import { shortId } from '../store-rules.js';
 import { commitBefore } from './format.js';
 import {
@@ -192,7 +192,7 @@ export class JsonlWriter {
       if (first === undefined) {
         // Scanning gives the precise error (empty file, incomplete header, over-long line).
         await scanLog(handle, { file, expectedId: id, maxLineBytes });
-        throw new InvalidStoreError(`the log ${file} has no complete header line`);
+        throw new CorruptLogError({ file, reason: 'the log has no complete header line' });
       }
       parseHeaderLine(first.bytes, file, id);
       const writer: WriterState = {
@@ -229,6 +229,7 @@ export class JsonlWriter {
     });
     if (scan.tornTail !== undefined) {
       throw new InvalidStoreError(
+        'TORN_TAIL',
         `the log of session '${shortId(id)}' ends with a torn tail (${scan.tornTail.reason}); open it with openSession to repair it first`,
       );
     }

@@ -179,6 +179,7 @@ async function checkVersion(
   }
   if (!found.includes('meta')) {
     throw new InvalidStoreError(
+      'NOT_A_STORE',
       `schema '${schema}' of ${location} holds tables (${found.slice(0, 5).join(', ')}) but no palimpsest version; pick another schema`,
     );
   }
@@ -188,6 +189,7 @@ async function checkVersion(
   const version = Number(rows[0]?.value);
   if (!Number.isSafeInteger(version)) {
     throw new InvalidStoreError(
+      'NOT_A_STORE',
       `schema '${schema}' of ${location} has no valid palimpsest schema version`,
     );
   }

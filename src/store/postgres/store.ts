@@ -701,7 +701,10 @@ export class PostgresStore implements SessionStore {
   #assertWritable(): void {
     this.#assertOpen();
     if (this.settings.readOnly) {
-      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+      throw new InvalidStoreError(
+        'READ_ONLY',
+        `${this.location} was opened read-only; writes are refused`,
+      );
     }
   }
 }

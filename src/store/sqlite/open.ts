@@ -145,6 +145,7 @@ export async function openDatabase(
         opened.transaction(() => {
           if (classify(readIdentity(opened), path) === 'pristine') {
             throw new InvalidStoreError(
+              'NOT_A_STORE',
               `${path} holds no palimpsest database yet (opened read-only)`,
             );
           }
@@ -315,7 +316,8 @@ function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'curren
       throw new StorageError(`cannot create ${path}`, { cause: error });
     }
   }
-  if (!statSync(path).isFile()) throw new InvalidStoreError(`${path} is not a regular file`);
+  if (!statSync(path).isFile())
+    throw new InvalidStoreError('WRONG_FILE_TYPE', `${path} is not a regular file`);
   const identity = readFileIdentity(path);
   if (identity === undefined) return 'pristine';
   if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
@@ -337,10 +339,13 @@ function identifyReadOnly(Database: SqliteDriver, path: string): 'pristine' | 'c
       cause: error,
     });
   }
-  if (!isFile) throw new InvalidStoreError(`${path} is not a regular file`);
+  if (!isFile) throw new InvalidStoreError('WRONG_FILE_TYPE', `${path} is not a regular file`);
   const identity = readFileIdentity(path);
   if (identity === undefined) {
-    throw new InvalidStoreError(`${path} holds no palimpsest database yet (opened read-only)`);
+    throw new InvalidStoreError(
+      'NOT_A_STORE',
+      `${path} holds no palimpsest database yet (opened read-only)`,
+    );
   }
   if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
     const objects = nameObjects(Database, path);
@@ -385,12 +390,17 @@ export function driverCall<T>(path: string, action: string, call: () => T): T {
       );
     }
     if (code === 'SQLITE_NOTADB') {
-      throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`, {
-        cause: error,
-      });
+      throw new InvalidStoreError(
+        'NOT_A_STORE',
+        `${path} is not a SQLite database; it was not modified`,
+        {
+          cause: error,
+        },
+      );
     }
     if (code === undefined && error instanceof Error && /bindings|dlopen/i.test(error.message)) {
       throw new InvalidStoreError(
+        'DRIVER_LOAD_FAILED',
         'better-sqlite3 is installed but its native addon did not load; rebuild it (npm rebuild better-sqlite3)',
         { cause: error },
       );

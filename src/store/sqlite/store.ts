@@ -531,7 +531,10 @@ export class SqliteStore implements SessionStore {
     if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
     const found = this.#lockOf(id);
     if (found?.holder !== undefined) throw found.locked();
-    throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lock of session '${id}' is no longer held; lock it again`,
+    );
   }
 
   /** Releases the locks this store holds and closes the connection. Idempotent. */
@@ -923,7 +926,10 @@ export class SqliteStore implements SessionStore {
   #assertWritable(): void {
     this.#assertOpen();
     if (this.#readOnly) {
-      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+      throw new InvalidStoreError(
+        'READ_ONLY',
+        `${this.location} was opened read-only; writes are refused`,
+      );
     }
   }
 }
