@@ -77,7 +77,17 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'INVALID_BOUNDARY':
       case 'OPEN_TURN':
       case 'INVALID_SESSION_ID':
-      case 'INVALID_STORE':
+      // InvalidStoreError: a --store the command cannot use as asked.
+      case 'UNKNOWN_SCHEME':
+      case 'INVALID_URL':
+      case 'DRIVER_NOT_INSTALLED':
+      case 'DRIVER_LOAD_FAILED':
+      case 'WRONG_FILE_TYPE':
+      case 'NOT_A_STORE':
+      case 'SETTINGS_REFUSED':
+      case 'READ_ONLY':
+      case 'LOCK_NOT_HELD':
+      case 'TORN_TAIL':
       case 'INVALID_INPUT':
       case 'INVALID_PORT':
         return { code: EXIT.usage, message: error.message };

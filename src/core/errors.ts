@@ -203,13 +203,17 @@ export class ForkError extends PalimpsestError {
   }
 }
 
-/** An argument to a query method (such as `messagesAt`) is out of range or of the wrong type. */
+/**
+ * An argument or option is out of range or of the wrong type: of a query method (such as
+ * `messagesAt`), of a store (a negative `leaseMs`, an unknown `chunks` mode), or a batch handed to
+ * a store's `append` that it cannot take (seqs not contiguous, data that is not JSON).
+ */
 export class InvalidArgumentError extends PalimpsestError {
   static override readonly kind: string = 'InvalidArgumentError';
   declare readonly code: 'INVALID_ARGUMENT';
 
-  constructor(message: string) {
-    super('INVALID_ARGUMENT', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_ARGUMENT', message, options);
   }
 }
 

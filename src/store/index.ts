@@ -12,6 +12,7 @@ export {
   CorruptLogError,
   FormatVersionError,
   InvalidSessionIdError,
+  type InvalidStoreCode,
   InvalidStoreError,
   LeaseLostError,
   LimitExceededError,

@@ -3,10 +3,12 @@
  * this one) through `runStoreContract(name, open)`, where `open` returns a fresh, empty store
  * and a way to reopen the same location from a new store instance (a restart).
  */
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { elidedChunkData } from '../../src/core/backend.js';
 import {
   checkInvariants,
+  InvalidArgumentError,
   isElidedChunk,
   lastTurnNumber,
   SESSION_FORMAT_VERSION,
@@ -309,7 +311,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await store.create(header('g'));
         const gap = [events[0], events[2]] as SessionEvent[];
         expect(await rejection(store.append('g', gap, { expectedSeq: 0 }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         expect((await store.load('g')).events).toEqual([]);
       });
@@ -349,9 +351,9 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
 
       it('refuses a list cursor it did not issue and a limit below one', async () => {
         expect(await rejection(store.list({ cursor: 'garbage' }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
-        expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidStoreError);
+        expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidArgumentError);
       });
 
       it('deletes a session, but not while a writer holds it', async () => {
@@ -526,7 +528,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         await store.create(header('stub'));
         const stub = event(0, 'assistant/chunk', elidedChunkData(10), { time: 1 });
         expect(await rejection(store.append('stub', [stub], { expectedSeq: 0 }))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         expect((await store.load('stub')).events).toEqual([]);
       });
@@ -596,11 +598,11 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         expect((await store.load('tail')).events).toEqual(events);
         const other = await store.lock('other');
         expect(await rejection(store.discardTornTail('tail', tail, other))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         const bad = { committedSeq: -1, reason: 'bad' };
         expect(await rejection(store.discardTornTail('tail', bad, lock))).toBeInstanceOf(
-          InvalidStoreError,
+          InvalidArgumentError,
         );
         await lock.release();
         expect(await rejection(store.discardTornTail('tail', tail, lock))).toBeInstanceOf(

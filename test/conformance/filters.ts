@@ -3,7 +3,8 @@
  * alone and together, page by page.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidStoreError, type ListOptions, type SessionStore } from '../../src/store/index.js';
+import { InvalidArgumentError } from '../../src/core/index.js';
+import type { ListOptions, SessionStore } from '../../src/store/index.js';
 import { rejection } from './helpers.js';
 
 async function all(store: SessionStore, options: ListOptions): Promise<string[]> {
@@ -78,10 +79,10 @@ export function describeListFilters(store: () => SessionStore): void {
 
     it('refuses a filter of the wrong kind', async () => {
       const s = store();
-      expect(await rejection(s.list({ createdAfter: 1.5 }))).toBeInstanceOf(InvalidStoreError);
-      expect(await rejection(s.list({ parentSession: '' }))).toBeInstanceOf(InvalidStoreError);
+      expect(await rejection(s.list({ createdAfter: 1.5 }))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(s.list({ parentSession: '' }))).toBeInstanceOf(InvalidArgumentError);
       expect(await rejection(s.list({ idPrefix: 7 as unknown as string }))).toBeInstanceOf(
-        InvalidStoreError,
+        InvalidArgumentError,
       );
     });
   });

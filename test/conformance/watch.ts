@@ -3,9 +3,11 @@
  * instance (another process, for the file and database backends) commits it, in order and each
  * exactly once; from a seq; until aborted.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
-import { InvalidStoreError, NotFoundError, type SessionStore } from '../../src/store/index.js';
+import { InvalidArgumentError } from '../../src/core/index.js';
+import { NotFoundError, type SessionStore } from '../../src/store/index.js';
 import { event } from '../core/builders.js';
 import { rejection } from './helpers.js';
 
@@ -97,7 +99,7 @@ export function describeWatch(
       expect(await rejection(missing.next())).toBeInstanceOf(NotFoundError);
       await s.create({ version: 1, id: 'w', createdAt: 1 });
       const bad = s.watch('w', { fromSeq: -1 })[Symbol.asyncIterator]();
-      expect(await rejection(bad.next())).toBeInstanceOf(InvalidStoreError);
+      expect(await rejection(bad.next())).toBeInstanceOf(InvalidArgumentError);
     });
   });
 }

@@ -2,11 +2,10 @@
  * The recorder's group commit: batching window, one write at a time, the flush barrier, close.
  */
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../src/core/index.js';
+import { InvalidArgumentError, type SessionEvent } from '../../src/core/index.js';
 import {
   type AppendOptions,
   ClosedError,
-  InvalidStoreError,
   MemoryStore,
   openSession,
   type SessionStore,
@@ -145,7 +144,7 @@ describe('Recorder', () => {
     const store = new MemoryStore();
     await expect(
       openSession(store, 's', { durability: { mode: 'group', windowMs: -1 } }),
-    ).rejects.toThrow(InvalidStoreError);
+    ).rejects.toThrow(InvalidArgumentError);
     const again = await openSession(store, 's');
     await again.close();
   });

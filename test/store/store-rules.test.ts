@@ -2,14 +2,15 @@
  * The rules every backend shares (`store-rules.ts`), by themselves: the stored-header decoder,
  * the list-options check, the error shell and the range coalescer.
  */
+
 import { describe, expect, it } from 'vitest';
 import { CitedSeqs } from '../../src/core/backend.js';
 import type { SessionEvent } from '../../src/core/index.js';
+import { InvalidArgumentError } from '../../src/core/index.js';
 import {
   ClosedError,
   CorruptLogError,
   FormatVersionError,
-  InvalidStoreError,
   NotFoundError,
   StorageError,
 } from '../../src/store/contract/errors.js';
@@ -48,8 +49,8 @@ describe('decodeStoredHeader', () => {
 describe('checkListOptions', () => {
   it('defaults the page and refuses a bad limit or cursor', () => {
     expect(checkListOptions({})).toEqual({ limit: DEFAULT_PAGE, after: undefined, filter: {} });
-    expect(() => checkListOptions({ limit: 0 })).toThrow(InvalidStoreError);
-    expect(() => checkListOptions({ cursor: 'nope' })).toThrow(InvalidStoreError);
+    expect(() => checkListOptions({ limit: 0 })).toThrow(InvalidArgumentError);
+    expect(() => checkListOptions({ cursor: 'nope' })).toThrow(InvalidArgumentError);
   });
 });
 

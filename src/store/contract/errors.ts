@@ -304,12 +304,50 @@ export class StoreNotFoundError extends PalimpsestError {
   }
 }
 
-/** A store URL or option that cannot be used. */
+/**
+ * Codes of {@link InvalidStoreError}: one per reason a store cannot be opened or used as asked.
+ * A bad option or argument value (a negative `leaseMs`, an unknown `chunks` mode, a batch whose
+ * seqs are not contiguous, a cursor of another store) is core's `InvalidArgumentError` instead.
+ *
+ * - `UNKNOWN_SCHEME`: a store URL whose scheme is none of `jsonl:`, `sqlite:`, `postgres://`
+ *   and `memory:`.
+ * - `INVALID_URL`: a store URL of a known scheme that cannot be used: a file scheme naming no
+ *   path, or a PostgreSQL URL that is not `postgres://user@host:port/database`.
+ * - `DRIVER_NOT_INSTALLED`: the backend's driver package (`better-sqlite3`, `pg`) is not
+ *   installed; install it.
+ * - `DRIVER_LOAD_FAILED`: the driver package is installed but does not load (its native addon
+ *   did not load, or it is not the expected major version).
+ * - `WRONG_FILE_TYPE`: the store's path exists but is not what the backend keeps there: a SQLite
+ *   store path that is not a regular file, a JSONL store path that is not a directory.
+ * - `NOT_A_STORE`: the path or schema holds something other than a palimpsest store: a file that
+ *   is not a SQLite database, a database or schema of another application, or (opened
+ *   read-only) an empty file. It was not modified.
+ * - `SETTINGS_REFUSED`: SQLite did not accept the settings the store needs (WAL journal mode,
+ *   the `synchronous` level, foreign keys) on this database.
+ * - `READ_ONLY`: a write (create, append, lock, delete...) on a store opened read-only.
+ * - `LOCK_NOT_HELD`: a write through a session lock that is no longer held (released, or taken
+ *   over after going stale); lock the session again.
+ * - `TORN_TAIL`: an append to a JSONL log that ends with a torn tail nobody discarded yet;
+ *   appending after it would bury the damage. `openSession` repairs it.
+ */
+export type InvalidStoreCode =
+  | 'UNKNOWN_SCHEME'
+  | 'INVALID_URL'
+  | 'DRIVER_NOT_INSTALLED'
+  | 'DRIVER_LOAD_FAILED'
+  | 'WRONG_FILE_TYPE'
+  | 'NOT_A_STORE'
+  | 'SETTINGS_REFUSED'
+  | 'READ_ONLY'
+  | 'LOCK_NOT_HELD'
+  | 'TORN_TAIL';
+
+/** A store that cannot be opened or used as asked; `code` says why. */
 export class InvalidStoreError extends PalimpsestError {
   static override readonly kind: string = 'InvalidStoreError';
-  declare readonly code: 'INVALID_STORE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('INVALID_STORE', message, options);
+  declare readonly code: InvalidStoreCode;
+  constructor(code: InvalidStoreCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
   }
 }
 

@@ -6,8 +6,10 @@
  * poll) or miss a wake-up (a dropped connection): every wake-up ends in a read from the next seq,
  * so neither loses or repeats an event.
  */
+
 import type { SessionEvent } from '../../core/index.js';
-import { CorruptLogError, InvalidStoreError } from './errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import { CorruptLogError } from './errors.js';
 import type { WatchOptions } from './session-store.js';
 
 /** What a backend provides to follow one session. */
@@ -20,11 +22,11 @@ export interface LogSource {
   close(): Promise<void>;
 }
 
-/** Checks `watch` options before anything is opened; `InvalidStoreError` for a bad `fromSeq`. */
+/** Checks `watch` options before anything is opened; `InvalidArgumentError` for a bad `fromSeq`. */
 export function checkWatchOptions(options: WatchOptions): number {
   const from = options.fromSeq ?? 0;
   if (!Number.isSafeInteger(from) || from < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `watch fromSeq must be a non-negative integer, found ${String(from)}`,
     );
   }

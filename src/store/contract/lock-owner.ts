@@ -12,7 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { InvalidStoreError, type LockHolderState, type LockOwner } from './errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import type { LockHolderState, LockOwner } from './errors.js';
 
 /** How often a live writer refreshes its lock by default, ms. */
 export const LOCK_HEARTBEAT_MS = 5_000;
@@ -46,12 +47,12 @@ export function resolveLockTiming(options: {
   const heartbeatMs = options.lockHeartbeatMs ?? LOCK_HEARTBEAT_MS;
   const staleMs = options.lockStaleMs ?? LOCK_STALE_MS;
   if (!Number.isSafeInteger(heartbeatMs) || heartbeatMs < 1) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `lockHeartbeatMs must be a positive integer, found ${String(heartbeatMs)}`,
     );
   }
   if (!Number.isSafeInteger(staleMs) || staleMs < 2 * heartbeatMs) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `lockStaleMs must be an integer of at least twice lockHeartbeatMs (${2 * heartbeatMs}), found ${String(staleMs)}`,
     );
   }

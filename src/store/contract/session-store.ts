@@ -271,7 +271,7 @@ export interface SessionStore {
   /**
    * Drops the torn tail `load` reported, if the log still ends with it; a log that changed since
    * (or a tail spanning nothing) is left alone. Requires the session's lock: a lock of another
-   * session is an `InvalidStoreError`, one no longer held an `InvalidStoreError` or, when
+   * session is an `InvalidArgumentError`, one no longer held an `InvalidStoreError` or, when
    * another writer holds the session now, a `LockedError`. A store that never reports a torn
    * tail (a database) checks the same and drops nothing.
    */

@@ -5,6 +5,7 @@
  */
 import { validateHeader } from '../../core/header.js';
 import {
+  InvalidArgumentError,
   isElidedChunk,
   type JsonValue,
   PalimpsestError,
@@ -19,7 +20,6 @@ import {
   CorruptLogError,
   FormatVersionError,
   InvalidSessionIdError,
-  InvalidStoreError,
   StorageError,
   StoreBusyError,
 } from './errors.js';
@@ -94,19 +94,19 @@ export function checkBatch(
 ): void {
   const expected = options.expectedSeq;
   if (!Number.isSafeInteger(expected) || expected < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `append to session '${id}': expectedSeq must be a non-negative integer, found ${String(expected)}`,
     );
   }
   for (let i = 0; i < events.length; i++) {
     const seq = (events[i] as SessionEvent).seq;
     if (seq !== expected + i) {
-      throw new InvalidStoreError(
+      throw new InvalidArgumentError(
         `append to session '${id}': the batch must hold contiguous seqs from ${expected}; event ${i} has seq ${String(seq)}`,
       );
     }
     if (isElidedChunk(events[i] as SessionEvent)) {
-      throw new InvalidStoreError(
+      throw new InvalidArgumentError(
         `append to session '${id}': event seq ${seq} is an elided assistant/chunk (a stub of a load without chunk bodies); expected the chunk itself`,
       );
     }
@@ -132,20 +132,20 @@ export interface ListRequest {
 }
 
 /**
- * Checks `list` options before anything is read; `InvalidStoreError` for a bad limit, cursor
+ * Checks `list` options before anything is read; `InvalidArgumentError` for a bad limit, cursor
  * or filter.
  */
 export function checkListOptions(options: ListOptions): ListRequest {
   const limit = options.limit ?? DEFAULT_PAGE;
   if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new InvalidStoreError(`list limit must be a positive integer, found ${String(limit)}`);
+    throw new InvalidArgumentError(`list limit must be a positive integer, found ${String(limit)}`);
   }
   const filter: { -readonly [K in keyof ListFilter]: ListFilter[K] } = {};
   for (const key of ['createdAfter', 'createdBefore'] as const) {
     const value = options[key];
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value)) {
-      throw new InvalidStoreError(
+      throw new InvalidArgumentError(
         `list ${key} must be an integer epoch ms, found ${String(value)}`,
       );
     }
@@ -155,7 +155,9 @@ export function checkListOptions(options: ListOptions): ListRequest {
     const value = options[key];
     if (value === undefined) continue;
     if (typeof value !== 'string' || (key === 'parentSession' && value === '')) {
-      throw new InvalidStoreError(`list ${key} must be a non-empty string, found ${String(value)}`);
+      throw new InvalidArgumentError(
+        `list ${key} must be a non-empty string, found ${String(value)}`,
+      );
     }
     filter[key] = value;
   }
@@ -208,7 +210,7 @@ export function encodeCursor(summary: CursorKey): string {
   return JSON.stringify([summary.header.createdAt, summary.header.id]);
 }
 
-/** Reads a cursor of {@link encodeCursor}; `InvalidStoreError` for anything else. */
+/** Reads a cursor of {@link encodeCursor}; `InvalidArgumentError` for anything else. */
 export function decodeCursor(cursor: string): CursorKey {
   try {
     const value: unknown = JSON.parse(cursor);
@@ -218,7 +220,9 @@ export function decodeCursor(cursor: string): CursorKey {
   } catch {
     // Reported below.
   }
-  throw new InvalidStoreError('list cursor is not one this store returned');
+  throw new InvalidArgumentError(
+    `list cursor is not one this store returned, found ${typeof cursor === 'string' ? JSON.stringify(cursor.slice(0, 40)) : typeof cursor}`,
+  );
 }
 
 /** Where a stored header lies, for its `CorruptLogError` (the reason is added). */
@@ -270,7 +274,7 @@ export function decodeStoredHeader(value: unknown, options: StoredHeaderOptions)
  */
 export function checkTornTail(id: string, tail: TornTail, lock: SessionLock): void {
   if (lock.sessionId !== id) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `the lock passed to discardTornTail is for session '${shortId(lock.sessionId)}', not '${shortId(id)}'`,
     );
   }
@@ -279,8 +283,8 @@ export function checkTornTail(id: string, tail: TornTail, lock: SessionLock): vo
     !isCount(tail.committedSeq) ||
     (bytes !== undefined && (!isCount(bytes.offset) || !isCount(bytes.size)))
   ) {
-    throw new InvalidStoreError(
-      `torn tail of session '${shortId(id)}' has an invalid committedSeq, offset or size`,
+    throw new InvalidArgumentError(
+      `torn tail of session '${shortId(id)}': committedSeq, offset and size must be non-negative integers, found committedSeq ${String(tail.committedSeq)}${bytes === undefined ? '' : `, offset ${String(bytes.offset)}, size ${String(bytes.size)}`}`,
     );
   }
 }

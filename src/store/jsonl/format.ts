@@ -26,9 +26,11 @@
  * Reading lines is `line-reader.ts`, the header line `header.ts`, the reference line-by-line
  * reader `line-scan.ts` and the fast batch scanner `scan.ts`.
  */
+
 import type { SessionEvent } from '../../core/index.js';
+import { InvalidArgumentError } from '../../core/index.js';
 import { crc32 } from '../contract/crc32.js';
-import { InvalidStoreError, LimitExceededError } from '../contract/errors.js';
+import { LimitExceededError } from '../contract/errors.js';
 import { encodeLines } from './chunk-run-line.js';
 import type { FsFileHandle } from './fs.js';
 import { readFully } from './line-reader.js';
@@ -76,18 +78,18 @@ export function encodeBatch(
     try {
       json = JSON.stringify(value);
     } catch (error) {
-      throw new InvalidStoreError(`${where}: event seq ${seq} is not serializable as JSON`, {
+      throw new InvalidArgumentError(`${where}: event seq ${seq} is not serializable as JSON`, {
         cause: error,
       });
     }
     if (typeof json !== 'string') {
-      throw new InvalidStoreError(`${where}: event seq ${seq} is not serializable as JSON`);
+      throw new InvalidArgumentError(`${where}: event seq ${seq} is not serializable as JSON`);
     }
     return json;
   };
   encodeLines(events, maxLineBytes, stringify, (line, seq) => {
     if (!line.startsWith('{')) {
-      throw new InvalidStoreError(`${where}: event seq ${seq} is not a JSON object`);
+      throw new InvalidArgumentError(`${where}: event seq ${seq} is not a JSON object`);
     }
     if (line.length * 3 > maxLineBytes) {
       const bytes = Buffer.byteLength(line, 'utf8');

@@ -2,7 +2,8 @@
  * The options of the JSONL store: what a caller may set, the failpoints crash and fault tests
  * hook into, and the checked, defaulted form the store and its writer run with.
  */
-import { InvalidStoreError, type LockOwner } from '../contract/errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import type { LockOwner } from '../contract/errors.js';
 import { isOwnerAlive, type LockTiming, resolveLockTiming } from '../contract/lock-owner.js';
 import { DEFAULT_MAX_LINE_BYTES } from './format.js';
 import { type FsFacade, nodeFs } from './fs.js';
@@ -83,17 +84,17 @@ export interface ResolvedOptions {
 /** Smallest accepted `maxLineBytes`: a header and a commit marker must fit. */
 const MIN_LINE_BYTES = 64;
 
-/** Checks and defaults the options; `InvalidStoreError` for a bad one. */
+/** Checks and defaults the options; `InvalidArgumentError` for a bad one. */
 export function resolveOptions(options: JsonlStoreOptions): ResolvedOptions {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < MIN_LINE_BYTES) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `maxLineBytes must be an integer of at least ${MIN_LINE_BYTES}, found ${String(maxLineBytes)}`,
     );
   }
   const lockWaitMs = options.lockWaitMs ?? 2000;
   if (!Number.isFinite(lockWaitMs) || lockWaitMs < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `lockWaitMs must be a non-negative number, found ${String(lockWaitMs)}`,
     );
   }

@@ -91,7 +91,8 @@ const LIST_CONCURRENCY = 16;
 /**
  * Opens (creating it, mode 0700, if needed) a directory of JSONL session logs.
  *
- * @throws InvalidStoreError when the path exists but is not a directory, or an option is invalid.
+ * @throws InvalidStoreError when the path exists but is not a directory; InvalidArgumentError
+ *   when an option is invalid.
  */
 export async function openJsonlStore(
   directory: string,
@@ -113,7 +114,10 @@ export async function openJsonlStore(
     throw new StorageError(`cannot open the session directory ${absolute}`, { cause: error });
   }
   if (!stats.isDirectory()) {
-    throw new InvalidStoreError(`jsonl store path ${absolute} exists but is not a directory`);
+    throw new InvalidStoreError(
+      'WRONG_FILE_TYPE',
+      `jsonl store path ${absolute} exists but is not a directory`,
+    );
   }
   return new JsonlStore(absolute, `${stats.dev}:${stats.ino}`, resolved);
 }
@@ -443,6 +447,7 @@ export class JsonlStore implements SessionStore {
           const current = await readLock(this.#fs, target.path);
           if (current?.owner !== undefined) throw new LockedError(id, current.owner);
           throw new InvalidStoreError(
+            'LOCK_NOT_HELD',
             `the lock of session '${shortId(id)}' is no longer held; lock it again`,
           );
         }
@@ -484,7 +489,10 @@ export class JsonlStore implements SessionStore {
 
   #assertWritable(): void {
     if (this.#options.readOnly) {
-      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+      throw new InvalidStoreError(
+        'READ_ONLY',
+        `${this.location} was opened read-only; writes are refused`,
+      );
     }
   }
 

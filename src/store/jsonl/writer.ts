@@ -9,7 +9,13 @@
  * The caller serializes the operations of one session and holds its lock.
  */
 
-import { ConflictError, InvalidStoreError, StorageError } from '../contract/errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import {
+  ConflictError,
+  CorruptLogError,
+  InvalidStoreError,
+  StorageError,
+} from '../contract/errors.js';
 import type { TornBytes } from '../contract/session-store.js';
 import { shortId } from '../contract/store-rules.js';
 import { commitBefore } from './format.js';
@@ -107,8 +113,8 @@ export class JsonlWriter {
 
   /**
    * Truncates the log `file` back to `tail.offset` if it still ends exactly with the tail and
-   * `tail.offset` ends a committed batch of `committedSeq` events (else `InvalidStoreError`: the
-   * tail is not one a load of this log reported). A log that changed since is left alone.
+   * `tail.offset` ends a committed batch of `committedSeq` events (else `InvalidArgumentError`:
+   * the tail is not one a load of this log reported). A log that changed since is left alone.
    */
   async discardTail(
     id: string,
@@ -192,7 +198,7 @@ export class JsonlWriter {
       if (first === undefined) {
         // Scanning gives the precise error (empty file, incomplete header, over-long line).
         await scanLog(handle, { file, expectedId: id, maxLineBytes });
-        throw new InvalidStoreError(`the log ${file} has no complete header line`);
+        throw new CorruptLogError({ file, reason: 'the log has no complete header line' });
       }
       parseHeaderLine(first.bytes, file, id);
       const writer: WriterState = {
@@ -229,6 +235,7 @@ export class JsonlWriter {
     });
     if (scan.tornTail !== undefined) {
       throw new InvalidStoreError(
+        'TORN_TAIL',
         `the log of session '${shortId(id)}' ends with a torn tail (${scan.tornTail.reason}); open it with openSession to repair it first`,
       );
     }
@@ -322,7 +329,7 @@ export class JsonlWriter {
             : undefined;
       if (count === committedSeq) return;
     }
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `the torn tail passed for ${file} does not start where a committed batch of ${committedSeq} events ends; load the session again`,
     );
   }

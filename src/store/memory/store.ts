@@ -236,7 +236,10 @@ export class MemoryStore implements SessionStore {
     const holder = this.#locks.get(id);
     if (holder?.token === lock.owner.token) return;
     if (holder !== undefined) throw new LockedError(id, holder);
-    throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lock of session '${id}' is no longer held; lock it again`,
+    );
   }
 
   async close(): Promise<void> {

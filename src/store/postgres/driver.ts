@@ -78,13 +78,22 @@ async function importDriver(): Promise<PgDriver> {
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new InvalidStoreError('install pg@8 to use postgres:// stores', { cause: error });
+      throw new InvalidStoreError(
+        'DRIVER_NOT_INSTALLED',
+        'install pg@8 to use postgres:// stores',
+        { cause: error },
+      );
     }
-    throw new InvalidStoreError('pg is installed but failed to load', { cause: error });
+    throw new InvalidStoreError('DRIVER_LOAD_FAILED', 'pg is installed but failed to load', {
+      cause: error,
+    });
   }
   const loaded = ((module as { default?: unknown }).default ?? module) as Partial<PgDriver>;
   if (typeof loaded.Pool !== 'function' || typeof loaded.Client !== 'function') {
-    throw new InvalidStoreError('the pg module has no Pool or Client (expected pg 8.x)');
+    throw new InvalidStoreError(
+      'DRIVER_LOAD_FAILED',
+      'the pg module has no Pool or Client (expected pg 8.x)',
+    );
   }
   return loaded as PgDriver;
 }

@@ -8,7 +8,8 @@
  *
  * @packageDocumentation
  */
-import { InvalidStoreError, StoreUnavailableError } from '../contract/errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import { StoreUnavailableError } from '../contract/errors.js';
 import { asStorageError } from '../contract/store-rules.js';
 import { isConnectionFailure, loadPgDriver, type PgPool } from './driver.js';
 import { checkSchemaName, DEFAULT_SCHEMA, describeLocation, ensureSchema } from './schema.js';
@@ -62,9 +63,10 @@ const DEFAULT_RETRY_MS = 10_000;
  * }
  * ```
  *
- * @throws FormatVersionError for a schema of another version; InvalidStoreError for bad options,
- *   a schema holding foreign tables, or a missing driver; StorageError or StoreUnavailableError
- *   when the server cannot be used. A refused schema is not modified.
+ * @throws FormatVersionError for a schema of another version; InvalidArgumentError for bad
+ *   options; InvalidStoreError for a schema holding foreign tables, or a missing driver;
+ *   StorageError or StoreUnavailableError when the server cannot be used. A refused schema is
+ *   not modified.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
@@ -74,13 +76,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3)),
   );
   if (heartbeatMs >= leaseMs) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `postgres heartbeatMs (${heartbeatMs}) must be shorter than leaseMs (${leaseMs})`,
     );
   }
   const retryMs = count('retryMs', options.retryMs ?? DEFAULT_RETRY_MS);
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
-    throw new InvalidStoreError('openPostgresStore takes either a pool or a connectionString');
+    throw new InvalidArgumentError(
+      `openPostgresStore takes either a pool or a connectionString, found ${options.pool === undefined ? 'neither' : 'both'}`,
+    );
   }
   const location = describeLocation(options.connectionString, schema);
   let pool = options.pool;
@@ -124,7 +128,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 function positive(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `postgres option ${name} must be a positive integer, found ${String(value)}`,
     );
   }
@@ -133,7 +137,7 @@ function positive(name: string, value: number): number {
 
 function count(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `postgres option ${name} must be a non-negative integer, found ${String(value)}`,
     );
   }

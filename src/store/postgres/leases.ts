@@ -157,7 +157,10 @@ export class Leases {
     if (found?.holder !== undefined && found.owner.token !== owner.token) {
       throw new LockedError(id, found.owner, found.holder);
     }
-    throw new InvalidStoreError(`the lease of session '${id}' is no longer held; lock it again`);
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lease of session '${id}' is no longer held; lock it again`,
+    );
   }
 
   /**

@@ -8,6 +8,7 @@
  * bytes an append stored. Ids sort as JavaScript compares strings (UTF-16 code units), through
  * `id_order`, the id's UTF-16BE bytes, so `list` pages agree with every other backend.
  */
+import { InvalidArgumentError } from '../../core/index.js';
 import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../contract/errors.js';
 import type { PgPool, PgQueryable } from './driver.js';
 
@@ -25,10 +26,10 @@ export const DEFAULT_SCHEMA = 'palimpsest';
 /** A schema name: a lowercase SQL identifier, quoted anyway. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** Checks a schema name; `InvalidStoreError` for anything but a plain lowercase identifier. */
+/** Checks a schema name; `InvalidArgumentError` for anything but a plain lowercase identifier. */
 export function checkSchemaName(name: unknown): string {
   if (typeof name !== 'string' || !SCHEMA_NAME.test(name) || name.startsWith('pg_')) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `postgres schema must be a lowercase identifier (letters, digits, _; at most 63; not starting with pg_, which PostgreSQL reserves), found ${JSON.stringify(String(name)).slice(0, 80)}`,
     );
   }
@@ -178,6 +179,7 @@ async function checkVersion(
   }
   if (!found.includes('meta')) {
     throw new InvalidStoreError(
+      'NOT_A_STORE',
       `schema '${schema}' of ${location} holds tables (${found.slice(0, 5).join(', ')}) but no palimpsest version; pick another schema`,
     );
   }
@@ -187,6 +189,7 @@ async function checkVersion(
   const version = Number(rows[0]?.value);
   if (!Number.isSafeInteger(version)) {
     throw new InvalidStoreError(
+      'NOT_A_STORE',
       `schema '${schema}' of ${location} has no valid palimpsest schema version`,
     );
   }

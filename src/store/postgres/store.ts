@@ -18,6 +18,7 @@
 
 import { validateHeader } from '../../core/header.js';
 import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
+import { InvalidArgumentError } from '../../core/index.js';
 
 import {
   AlreadyExistsError,
@@ -698,7 +699,10 @@ export class PostgresStore implements SessionStore {
   #assertWritable(): void {
     this.#assertOpen();
     if (this.settings.readOnly) {
-      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+      throw new InvalidStoreError(
+        'READ_ONLY',
+        `${this.location} was opened read-only; writes are refused`,
+      );
     }
   }
 }
@@ -706,7 +710,7 @@ export class PostgresStore implements SessionStore {
 function encode(event: SessionEvent): EncodedEvent {
   const data = JSON.stringify(event.data) as string | undefined;
   if (data === undefined) {
-    throw new InvalidStoreError(`event ${event.seq} (${event.type}) has no JSON data`);
+    throw new InvalidArgumentError(`event ${event.seq} (${event.type}) has no JSON data`);
   }
   return {
     seq: event.seq,

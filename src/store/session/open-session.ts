@@ -1,9 +1,11 @@
 /**
  * Live sessions bound to a store: open (load, repair, lock), record, flush, close.
  */
+
 import type { ElidedLog } from '../../core/elided-log.js';
 import {
   type Durable,
+  InvalidArgumentError,
   type JsonLimits,
   planRepair,
   SESSION_FORMAT_VERSION,
@@ -12,7 +14,7 @@ import {
   type SessionHeader,
   type SessionOptions,
 } from '../../core/index.js';
-import { InvalidStoreError, NotFoundError } from '../contract/errors.js';
+import { NotFoundError } from '../contract/errors.js';
 import type {
   LoadedSession,
   LoadOptions,
@@ -253,5 +255,5 @@ function repairedSeed(
 function loadOptions(chunks: ChunkLoading | undefined): LoadOptions {
   if (chunks === undefined || chunks === 'full') return {};
   if (chunks === 'elide') return { elideFinishedChunks: true };
-  throw new InvalidStoreError(`chunks must be 'full' or 'elide', found ${String(chunks)}`);
+  throw new InvalidArgumentError(`chunks must be 'full' or 'elide', found ${String(chunks)}`);
 }

@@ -50,7 +50,8 @@ export function parseStoreUrl(url: string): StoreUrl {
   switch (scheme) {
     case 'jsonl':
     case 'sqlite':
-      if (rest === '') throw new InvalidStoreError(`store URL '${url}' names no path`);
+      if (rest === '')
+        throw new InvalidStoreError('INVALID_URL', `store URL '${url}' names no path`);
       return { scheme, path: rest };
     case 'memory':
       return { scheme, path: rest };
@@ -58,12 +59,14 @@ export function parseStoreUrl(url: string): StoreUrl {
     case 'postgresql':
       if (!rest.startsWith('//')) {
         throw new InvalidStoreError(
+          'INVALID_URL',
           `store URL '${url.slice(0, 80)}' is not a PostgreSQL URL; expected postgres://user@host:port/database`,
         );
       }
       return { scheme: 'postgres', path: url };
     default:
       throw new InvalidStoreError(
+        'UNKNOWN_SCHEME',
         `unknown store URL '${url.slice(0, 80)}'; expected jsonl:<directory>, sqlite:<file>, postgres://user@host/database or memory:`,
       );
   }
@@ -110,7 +113,9 @@ function splitSchema(url: string): { connectionString: string; schema?: string }
   try {
     parsed = new URL(url);
   } catch (error) {
-    throw new InvalidStoreError(`store URL is not a valid PostgreSQL URL`, { cause: error });
+    throw new InvalidStoreError('INVALID_URL', `store URL is not a valid PostgreSQL URL`, {
+      cause: error,
+    });
   }
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');

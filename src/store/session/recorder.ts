@@ -4,8 +4,10 @@
  * into one store append (one write and one fsync), so a streamed turn costs a few syncs instead
  * of one per chunk.
  */
+
 import type { SessionEvent } from '../../core/index.js';
-import { ClosedError, InvalidStoreError, WriterFailedError } from '../contract/errors.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import { ClosedError, WriterFailedError } from '../contract/errors.js';
 import type { SessionStore } from '../contract/session-store.js';
 import { isRetryable } from '../contract/store-rules.js';
 
@@ -67,7 +69,7 @@ export class Recorder {
     this.durable = nextSeq;
     this.windowMs = durability.mode === 'each' ? 0 : (durability.windowMs ?? DEFAULT_WINDOW_MS);
     if (!Number.isFinite(this.windowMs) || this.windowMs < 0) {
-      throw new InvalidStoreError(
+      throw new InvalidArgumentError(
         `durability windowMs must be a non-negative number, found ${this.windowMs}`,
       );
     }

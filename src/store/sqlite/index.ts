@@ -20,8 +20,9 @@ export { SqliteStore } from './store.js';
  * created with mode 0700 and a new database file with mode 0600.
  *
  * @throws FormatVersionError for a palimpsest database of another schema version;
- *   InvalidStoreError for a file that is not a palimpsest database, bad options or a missing
- *   driver; StorageError when the file cannot be opened. A refused file is not modified.
+ *   InvalidStoreError for a file that is not a palimpsest database or a missing driver;
+ *   InvalidArgumentError for bad options; StorageError when the file cannot be opened. A refused
+ *   file is not modified.
  */
 export function openSqliteStore(
   file: string,

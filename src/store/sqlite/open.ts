@@ -4,6 +4,7 @@
  * the schema created or checked, the pragmas set; and the mapping of driver failures to typed
  * errors.
  */
+
 import {
   closeSync,
   copyFileSync,
@@ -16,7 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { PalimpsestError } from '../../core/index.js';
+import { InvalidArgumentError, PalimpsestError } from '../../core/index.js';
 import {
   CorruptLogError,
   InvalidStoreError,
@@ -110,24 +111,26 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   const synchronous = options.synchronous ?? 'full';
   if (synchronous !== 'full' && synchronous !== 'normal') {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option synchronous must be 'full' or 'normal', found ${String(synchronous)}`,
     );
   }
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option busyTimeoutMs must be a non-negative integer, found ${String(busyTimeoutMs)}`,
     );
   }
   const busyRetryMs = options.busyRetryMs ?? DEFAULT_BUSY_RETRY_MS;
   if (!Number.isSafeInteger(busyRetryMs) || busyRetryMs < 0) {
-    throw new InvalidStoreError(
+    throw new InvalidArgumentError(
       `sqlite option busyRetryMs must be a non-negative integer, found ${String(busyRetryMs)}`,
     );
   }
   if (typeof file !== 'string' || file === '') {
-    throw new InvalidStoreError('sqlite store needs a database file path');
+    throw new InvalidArgumentError(
+      `sqlite store needs a database file path, found ${typeof file === 'string' ? 'an empty string' : typeof file}`,
+    );
   }
   const path = resolve(file);
   const readOnly = options.readOnly === true;
@@ -148,6 +151,7 @@ export async function openDatabase(
         opened.transaction(() => {
           if (classify(readIdentity(opened), path) === 'pristine') {
             throw new InvalidStoreError(
+              'NOT_A_STORE',
               `${path} holds no palimpsest database yet (opened read-only)`,
             );
           }
@@ -318,7 +322,8 @@ function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'curren
       throw new StorageError(`cannot create ${path}`, { cause: error });
     }
   }
-  if (!statSync(path).isFile()) throw new InvalidStoreError(`${path} is not a regular file`);
+  if (!statSync(path).isFile())
+    throw new InvalidStoreError('WRONG_FILE_TYPE', `${path} is not a regular file`);
   const identity = readFileIdentity(path);
   if (identity === undefined) return 'pristine';
   if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
@@ -340,10 +345,13 @@ function identifyReadOnly(Database: SqliteDriver, path: string): 'pristine' | 'c
       cause: error,
     });
   }
-  if (!isFile) throw new InvalidStoreError(`${path} is not a regular file`);
+  if (!isFile) throw new InvalidStoreError('WRONG_FILE_TYPE', `${path} is not a regular file`);
   const identity = readFileIdentity(path);
   if (identity === undefined) {
-    throw new InvalidStoreError(`${path} holds no palimpsest database yet (opened read-only)`);
+    throw new InvalidStoreError(
+      'NOT_A_STORE',
+      `${path} holds no palimpsest database yet (opened read-only)`,
+    );
   }
   if (identity.objects !== undefined && identity.applicationId === 0 && !identity.wal) {
     const objects = nameObjects(Database, path);
@@ -388,12 +396,17 @@ export function driverCall<T>(path: string, action: string, call: () => T): T {
       );
     }
     if (code === 'SQLITE_NOTADB') {
-      throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`, {
-        cause: error,
-      });
+      throw new InvalidStoreError(
+        'NOT_A_STORE',
+        `${path} is not a SQLite database; it was not modified`,
+        {
+          cause: error,
+        },
+      );
     }
     if (code === undefined && error instanceof Error && /bindings|dlopen/i.test(error.message)) {
       throw new InvalidStoreError(
+        'DRIVER_LOAD_FAILED',
         'better-sqlite3 is installed but its native addon did not load; rebuild it (npm rebuild better-sqlite3)',
         { cause: error },
       );

@@ -94,17 +94,28 @@ async function importDriver(specifier: string): Promise<SqliteDriver> {
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new InvalidStoreError('install better-sqlite3@12 to use sqlite: stores', {
-        cause: error,
-      });
+      throw new InvalidStoreError(
+        'DRIVER_NOT_INSTALLED',
+        'install better-sqlite3@12 to use sqlite: stores',
+        {
+          cause: error,
+        },
+      );
     }
-    throw new InvalidStoreError('better-sqlite3 is installed but failed to load', {
-      cause: error,
-    });
+    throw new InvalidStoreError(
+      'DRIVER_LOAD_FAILED',
+      'better-sqlite3 is installed but failed to load',
+      {
+        cause: error,
+      },
+    );
   }
   const ctor = (module as { default?: unknown }).default;
   if (typeof ctor !== 'function') {
-    throw new InvalidStoreError('better-sqlite3 did not export its Database class');
+    throw new InvalidStoreError(
+      'DRIVER_LOAD_FAILED',
+      'better-sqlite3 did not export its Database class',
+    );
   }
   return ctor as SqliteDriver;
 }
@@ -305,7 +316,10 @@ export function readFileIdentity(path: string): DatabaseIdentity | undefined {
   }
   if (size === 0) return undefined;
   if (size < head.length || head.toString('latin1', 0, 16) !== MAGIC) {
-    throw new InvalidStoreError(`${path} is not a SQLite database; it was not modified`);
+    throw new InvalidStoreError(
+      'NOT_A_STORE',
+      `${path} is not a SQLite database; it was not modified`,
+    );
   }
   const pageType = head.readUInt8(100);
   const cells = head.readUInt16BE(103);
@@ -337,10 +351,12 @@ export function classify(identity: DatabaseIdentity, file: string): 'pristine' |
   if (applicationId === 0 && userVersion === 0) {
     if (objects === undefined) return 'pristine';
     throw new InvalidStoreError(
+      'NOT_A_STORE',
       `${file} is a SQLite database of another application (no application_id or user_version, but ${objects}); it was not modified`,
     );
   }
   throw new InvalidStoreError(
+    'NOT_A_STORE',
     `${file} is a SQLite database of another application (application_id ${applicationId}, user_version ${userVersion}; palimpsest uses application_id ${APPLICATION_ID}); it was not modified`,
   );
 }
@@ -427,7 +443,8 @@ export function configure(
   const wanted = options.synchronous === 'full' ? 2 : 1;
   if (journalMode !== 'wal' || settings.synchronous !== wanted || !settings.foreignKeys) {
     throw new InvalidStoreError(
-      `${file}: SQLite did not accept the settings palimpsest needs (journal_mode ${journalMode}, synchronous ${settings.synchronous}, foreign_keys ${String(settings.foreignKeys)})`,
+      'SETTINGS_REFUSED',
+      `${file}: SQLite did not accept the settings palimpsest needs (journal_mode wal, synchronous ${wanted}, foreign_keys true), found journal_mode ${journalMode}, synchronous ${settings.synchronous}, foreign_keys ${String(settings.foreignKeys)}`,
     );
   }
   return settings;

@@ -5,6 +5,7 @@
 
 import { validateHeader } from '../../core/header.js';
 import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
+import { InvalidArgumentError } from '../../core/index.js';
 
 import {
   AlreadyExistsError,
@@ -528,7 +529,10 @@ export class SqliteStore implements SessionStore {
     if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
     const found = this.#lockOf(id);
     if (found?.holder !== undefined) throw found.locked();
-    throw new InvalidStoreError(`the lock of session '${id}' is no longer held; lock it again`);
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lock of session '${id}' is no longer held; lock it again`,
+    );
   }
 
   /** Releases the locks this store holds and closes the connection. Idempotent. */
@@ -578,7 +582,7 @@ export class SqliteStore implements SessionStore {
       if (runs.joins(event.seq)) continue;
       const data = JSON.stringify(event.data) as string | undefined;
       if (data === undefined) {
-        throw new InvalidStoreError(
+        throw new InvalidArgumentError(
           `append to session '${id}': event ${event.seq} (${event.type}) has no JSON data`,
         );
       }
@@ -920,7 +924,10 @@ export class SqliteStore implements SessionStore {
   #assertWritable(): void {
     this.#assertOpen();
     if (this.#readOnly) {
-      throw new InvalidStoreError(`${this.location} was opened read-only; writes are refused`);
+      throw new InvalidStoreError(
+        'READ_ONLY',
+        `${this.location} was opened read-only; writes are refused`,
+      );
     }
   }
 }

@@ -5,7 +5,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SessionValidationError } from '../../../src/core/index.js';
+import { InvalidArgumentError, SessionValidationError } from '../../../src/core/index.js';
 import {
   AlreadyExistsError,
   ClosedError,
@@ -48,7 +48,7 @@ describe('openJsonlStore', () => {
   it('refuses a maxLineBytes too small to hold a header', async () => {
     const dir = await tempDir();
     expect(await rejection(openJsonlStore(dir, { maxLineBytes: 10 }))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
   });
 
@@ -238,7 +238,7 @@ describe('append and load', () => {
     await store.create(header('s1'));
     expect(
       await rejection(store.append('s1', [note(0), note(2)], { expectedSeq: 0 })),
-    ).toBeInstanceOf(InvalidStoreError);
+    ).toBeInstanceOf(InvalidArgumentError);
     await store.close();
   });
 
@@ -536,8 +536,8 @@ describe('list', () => {
   it('refuses a bad limit or cursor', async () => {
     const dir = await tempDir();
     const store = await openJsonlStore(dir);
-    expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidStoreError);
-    expect(await rejection(store.list({ cursor: 'garbage' }))).toBeInstanceOf(InvalidStoreError);
+    expect(await rejection(store.list({ limit: 0 }))).toBeInstanceOf(InvalidArgumentError);
+    expect(await rejection(store.list({ cursor: 'garbage' }))).toBeInstanceOf(InvalidArgumentError);
     await store.close();
   });
 });

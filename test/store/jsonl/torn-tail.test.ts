@@ -2,10 +2,11 @@
  * Crash damage: an incomplete final batch is a torn tail (reported, dropped by the next writer);
  * damage anywhere before the last commit marker is a CorruptLogError naming line and byte.
  */
+
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Session } from '../../../src/core/index.js';
+import { InvalidArgumentError, Session } from '../../../src/core/index.js';
 import {
   CorruptLogError,
   InvalidStoreError,
@@ -320,7 +321,7 @@ describe('discardTornTail', () => {
     const tail = tornTail as NonNullable<typeof tornTail>;
     const otherLock = await store.lock('other');
     expect(await rejection(store.discardTornTail('s1', tail, otherLock))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     const lock = await store.lock('s1');
     await lock.release();
@@ -339,7 +340,7 @@ describe('discardTornTail', () => {
       reason: 'bogus',
     };
     expect(await rejection(store.discardTornTail('s1', bogus, fresh))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     expect(await readFile(file)).toEqual(Buffer.concat([bytes, Buffer.from('torn')]));
     await store.close();

@@ -4,14 +4,12 @@
  * committed length, a failed rollback poisons too, a torn tail is truncated only at a commit
  * boundary of the seq it claims, and the LRU bounds the open handles.
  */
+
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ConflictError,
-  InvalidStoreError,
-  StorageError,
-} from '../../../src/store/contract/errors.js';
+import { InvalidArgumentError } from '../../../src/core/index.js';
+import { ConflictError, StorageError } from '../../../src/store/contract/errors.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeBatch } from '../../../src/store/jsonl/format.js';
 import type { FsFacade } from '../../../src/store/jsonl/fs.js';
 import { encodeHeaderLine } from '../../../src/store/jsonl/header.js';
@@ -151,7 +149,7 @@ describe('JsonlWriter', () => {
     await writeFile(file, Buffer.concat([committed, Buffer.from('{"seq":2,"ti')]));
     const span = { offset: committed.length, size: 12 };
     expect(await rejection(writer.discardTail('s1', file, 1, span))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     await writer.discardTail('s1', file, 2, { offset: 3, size: 1 }); // not this log's end: a no-op
     expect((await stat(file)).size).toBe(committed.length + 12);

@@ -176,7 +176,7 @@ describe('the single-writer lock', () => {
     expect(
       await rejection(openSqliteStore(file, { lockHeartbeatMs: 50, lockStaleMs: 60 })),
     ).toMatchObject({
-      code: 'INVALID_STORE',
+      code: 'INVALID_ARGUMENT',
     });
   });
 

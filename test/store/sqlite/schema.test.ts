@@ -1,6 +1,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../../src/core/index.js';
 import {
   CorruptLogError,
   FormatVersionError,
@@ -425,9 +426,9 @@ describe('options and the driver', () => {
       { busyTimeoutMs: -1 },
       { busyTimeoutMs: 1.5 },
     ]) {
-      expect(await rejection(openSqliteStore(file, options))).toBeInstanceOf(InvalidStoreError);
+      expect(await rejection(openSqliteStore(file, options))).toBeInstanceOf(InvalidArgumentError);
     }
-    expect(await rejection(openSqliteStore(''))).toBeInstanceOf(InvalidStoreError);
+    expect(await rejection(openSqliteStore(''))).toBeInstanceOf(InvalidArgumentError);
     expect(listing(join(file, '..'))).toEqual([]);
   });
 

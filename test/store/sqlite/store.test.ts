@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../src/core/index.js';
+import { InvalidArgumentError, type SessionEvent } from '../../../src/core/index.js';
 import {
   AlreadyExistsError,
   ClosedError,
   ConflictError,
   InvalidSessionIdError,
-  InvalidStoreError,
   MemoryStore,
   NotFoundError,
   type SessionStore,
@@ -181,7 +180,7 @@ describe('create, append and load', () => {
     await store.create(header('s'));
     const gap = [...events(0, 1), ...events(2, 1)];
     expect(await rejection(store.append('s', gap, { expectedSeq: 0 }))).toBeInstanceOf(
-      InvalidStoreError,
+      InvalidArgumentError,
     );
     expect((await store.load('s')).events).toEqual([]);
   });
@@ -276,7 +275,7 @@ describe('list', () => {
       { limit: 0 },
       { limit: 1.5 },
     ]) {
-      expect(await rejection(store.list(options))).toBeInstanceOf(InvalidStoreError);
+      expect(await rejection(store.list(options))).toBeInstanceOf(InvalidArgumentError);
     }
   });
 });
