@@ -27,6 +27,7 @@ export {
   UnsafeFileError,
   WriterFailedError,
 } from './contract/errors.js';
+export { type LockClock, systemLockClock } from './contract/lock-clock.js';
 export type {
   AppendOptions,
   DamagedSession,

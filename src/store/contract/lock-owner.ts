@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { InvalidArgumentError } from '../../core/index.js';
 import type { LockHolderState, LockOwner } from './errors.js';
+import { type LockClock, systemLockClock } from './lock-clock.js';
 
 /** How often a live writer refreshes its lock by default, ms. */
 export const LOCK_HEARTBEAT_MS = 5_000;
@@ -23,16 +24,21 @@ export const LOCK_HEARTBEAT_MS = 5_000;
  */
 export const LOCK_STALE_MS = 30_000;
 
-/** How often a writer refreshes its locks and when another host's lock is stale. */
+/**
+ * How often a writer refreshes its locks, when another host's lock is stale, and the clock both
+ * are measured by.
+ */
 export interface LockTiming {
   readonly heartbeatMs: number;
   readonly staleMs: number;
+  readonly clock: LockClock;
 }
 
 /** The default {@link LockTiming}. */
 export const DEFAULT_LOCK_TIMING: LockTiming = {
   heartbeatMs: LOCK_HEARTBEAT_MS,
   staleMs: LOCK_STALE_MS,
+  clock: systemLockClock,
 };
 
 /**
@@ -43,6 +49,7 @@ export const DEFAULT_LOCK_TIMING: LockTiming = {
 export function resolveLockTiming(options: {
   readonly lockHeartbeatMs?: number | undefined;
   readonly lockStaleMs?: number | undefined;
+  readonly lockClock?: LockClock | undefined;
 }): LockTiming {
   const heartbeatMs = options.lockHeartbeatMs ?? LOCK_HEARTBEAT_MS;
   const staleMs = options.lockStaleMs ?? LOCK_STALE_MS;
@@ -56,7 +63,7 @@ export function resolveLockTiming(options: {
       `lockStaleMs must be an integer of at least twice lockHeartbeatMs (${2 * heartbeatMs}), found ${String(staleMs)}`,
     );
   }
-  return { heartbeatMs, staleMs };
+  return { heartbeatMs, staleMs, clock: options.lockClock ?? systemLockClock };
 }
 
 /**
@@ -64,13 +71,13 @@ export function resolveLockTiming(options: {
  * this process until {@link forgetToken}, before the lock is published: a concurrent reader in
  * this process must never judge a lock being taken here as one this process has lost.
  */
-export function currentOwner(heartbeatMs?: number): LockOwner {
+export function currentOwner(heartbeatMs?: number, now: number = Date.now()): LockOwner {
   const start = processStartTicks(process.pid);
   const boot = bootId();
   const owner: LockOwner = {
     pid: process.pid,
     host: hostname(),
-    since: Date.now(),
+    since: now,
     token: randomUUID(),
     ...(start === undefined ? {} : { processStart: start }),
     ...(boot === undefined ? {} : { bootId: boot }),
@@ -103,19 +110,21 @@ function heldTokens(): Set<string> {
  *
  * @param refreshedAt when the lock was last refreshed (a file's mtime, a row's heartbeat field).
  * @param alive the liveness check of owners on this host (replaceable for crash simulations).
+ * @param now the time the lock is judged at (the store's {@link LockClock}).
  */
 export function judgeHolder(
   owner: LockOwner,
   refreshedAt: number,
   staleMs: number,
   alive: (owner: LockOwner) => boolean = isOwnerAlive,
+  now: number = Date.now(),
 ): LockHolderState | undefined {
   const last = Math.max(refreshedAt, owner.since);
   if (owner.host === hostname()) {
     if (isOrphanOfThisProcess(owner) || !alive(owner)) return undefined;
     return { basis: 'running', refreshedAt: last, staleMs };
   }
-  return Date.now() - last > staleMs ? undefined : { basis: 'fresh', refreshedAt: last, staleMs };
+  return now - last > staleMs ? undefined : { basis: 'fresh', refreshedAt: last, staleMs };
 }
 
 /** A lock this very process took and no longer holds: nothing will ever release it. */
