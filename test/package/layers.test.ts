@@ -1,6 +1,7 @@
 /**
- * The layers of DESIGN §2 import one way only: core ← store ← model ← agent, compaction ← adapters,
- * import ← cli, viewer.
+ * The layers of DESIGN §2 import one way only: store and model each build on core alone; agent on
+ * both; compaction on core and model; adapters, import and viewer above them; cli on top. Inside the store, its own floors do too: contract ← sql ← sqlite,
+ * postgres; contract ← jsonl, memory; the live session (`session/`) above every backend.
  * Testing depends on core and the provider specification alone. Drivers and framework packages
  * are imported only by the files of their own backend or adapter. Type-only imports count: a
  * type that crosses against the grain couples the layers as much as a value does.
@@ -23,6 +24,21 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   import: ['core', 'store'],
   viewer: ['core', 'store'],
   cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
+};
+
+/**
+ * Inside the store, the floors of the store itself: the backend contract at the bottom, what the
+ * SQL backends share above it, the backends, and the live session over any store on top. The
+ * entry `store/index.ts` sits above them all.
+ */
+const STORE_FLOORS: Readonly<Record<string, readonly string[]>> = {
+  contract: [],
+  sql: ['contract'],
+  memory: ['contract'],
+  jsonl: ['contract'],
+  sqlite: ['contract', 'sql'],
+  postgres: ['contract', 'sql'],
+  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres'],
 };
 
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */
@@ -72,6 +88,23 @@ function layerOf(path: string): string {
   return relative(srcDir, path).split(sep)[0] ?? '';
 }
 
+/** The store floor of a file of the store (`''` for the entry at its root). */
+function storeFloorOf(path: string): string {
+  const parts = relative(join(srcDir, 'store'), path).split(sep);
+  return parts.length > 1 ? (parts[0] ?? '') : '';
+}
+
+/** An import between two floors of the store that goes against STORE_FLOORS, if it is one. */
+function storeViolation(file: string, target: string): string | undefined {
+  const from = storeFloorOf(file);
+  const to = storeFloorOf(target);
+  if (from === '' || from === to) return undefined;
+  const allowed = STORE_FLOORS[from];
+  if (allowed === undefined) return `the store floor '${from}' has no row in the store floors`;
+  if (to === '') return `store/${from} may not import the store's entry`;
+  return allowed.includes(to) ? undefined : `store/${from} may not import store/${to}`;
+}
+
 function posix(path: string): string {
   return path.split(sep).join('/');
 }
@@ -100,10 +133,14 @@ function violations(files: readonly string[]): string[] {
     }
     for (const { specifier } of importsOf(file)) {
       if (specifier.startsWith('.')) {
-        const target = layerOf(join(dirname(file), specifier));
+        const targetPath = join(dirname(file), specifier);
+        const target = layerOf(targetPath);
         if (target !== layer && !allowed.includes(target)) {
           found.push(`${name}: ${specifier} (${layer} may not import ${target})`);
         }
+        const inStore = layer === 'store' && target === 'store';
+        const why = inStore ? storeViolation(file, targetPath) : undefined;
+        if (why !== undefined) found.push(`${name}: ${specifier} (${why})`);
       } else if (specifier.startsWith('node:')) {
         if (layer === 'core') found.push(`${name}: ${specifier} (core runs in the browser)`);
       } else {
@@ -131,5 +168,18 @@ describe('layer rules', () => {
     expect(all.some((entry) => entry.specifier === '@ai-sdk/provider')).toBe(true);
     expect(all.some((entry) => entry.specifier === 'node:fs')).toBe(true);
     expect(all.some((entry) => entry.specifier.startsWith('../core/'))).toBe(true);
+    expect(all.some((entry) => entry.specifier.startsWith('../contract/'))).toBe(true);
+  });
+
+  it('the store floors are checked: a backend importing the live session is caught', () => {
+    const backend = join(srcDir, 'store', 'sqlite', 'store.ts');
+    expect(storeViolation(backend, join(srcDir, 'store', 'session', 'open-session.js'))).toBe(
+      'store/sqlite may not import store/session',
+    );
+    expect(storeViolation(backend, join(srcDir, 'store', 'sql', 'chunk-runs.js'))).toBeUndefined();
+    const contract = join(srcDir, 'store', 'contract', 'errors.ts');
+    expect(storeViolation(contract, join(srcDir, 'store', 'index.js'))).toBe(
+      "store/contract may not import the store's entry",
+    );
   });
 });
