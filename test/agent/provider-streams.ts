@@ -133,6 +133,17 @@ export const grepTool: LanguageModelV3FunctionTool = {
 };
 
 /**
+ * A function tool as the chat-completions API expects it in a request body (OpenAI, DeepSeek,
+ * OpenAI-compatible servers): the wire shape the providers' request tests compare against.
+ */
+export function chatCompletionsTool(tool: LanguageModelV3FunctionTool) {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+  };
+}
+
+/**
  * A conversation one tool round-trip deep: the user asks, the assistant answered with text and
  * a tool call, the tool answered. The next model call continues from here.
  */

@@ -7,6 +7,7 @@ import { createDeepSeek } from '@ai-sdk/deepseek';
 import { describe, expect, it } from 'vitest';
 import {
   API_KEY,
+  chatCompletionsTool,
   finishOf,
   partsOf,
   readFileTool,
@@ -82,16 +83,7 @@ describe('DeepSeek chat completions (@ai-sdk/deepseek)', () => {
         },
         { role: 'tool', tool_call_id: 'call_00_wire_ds_read', content: '# palimpsest' },
       ],
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'read_file',
-            description: 'Read a UTF-8 file from the workspace.',
-            parameters: readFileTool.inputSchema,
-          },
-        },
-      ],
+      tools: [chatCompletionsTool(readFileTool)],
     });
   });
 

@@ -10,6 +10,7 @@ import {
   API_KEY,
   apiCallErrorOf,
   causeCodes,
+  chatCompletionsTool,
   finishOf,
   grepTool,
   partsOf,
@@ -64,24 +65,7 @@ describe('OpenAI-compatible chat completions (@ai-sdk/openai-compatible, e.g. Ol
         },
         { role: 'tool', tool_call_id: 'call_prev_list_1', content: '["index.ts","session.ts"]' },
       ],
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'read_file',
-            description: 'Read a UTF-8 file from the workspace.',
-            parameters: readFileTool.inputSchema,
-          },
-        },
-        {
-          type: 'function',
-          function: {
-            name: 'grep',
-            description: 'Search files for a pattern.',
-            parameters: grepTool.inputSchema,
-          },
-        },
-      ],
+      tools: [chatCompletionsTool(readFileTool), chatCompletionsTool(grepTool)],
     });
   });
 
