@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from '../../core/index.js';
 import { StoreUnavailableError } from '../contract/errors.js';
+import type { LockClock } from '../contract/lock-clock.js';
 import { asStorageError } from '../contract/store-rules.js';
 import { isConnectionFailure, loadPgDriver, type PgPool } from './driver.js';
 import { checkSchemaName, DEFAULT_SCHEMA, describeLocation, ensureSchema } from './schema.js';
@@ -32,6 +33,13 @@ export interface PostgresStoreOptions {
   readonly retryMs?: number;
   /** Connections of the pool the store makes (default 10). */
   readonly maxConnections?: number;
+  /**
+   * The clock leases are timed by: it stamps and judges them and schedules their heartbeats.
+   * By default a lease is stamped and judged in the database server's clock (the one clock a
+   * fleet shares) and renewed by the machine's timers. Give one (a test's manual clock) to every
+   * store of a database, or to none: a lease is only comparable with a time of its own clock.
+   */
+  readonly lockClock?: LockClock;
 }
 
 const DEFAULT_LEASE_MS = 15_000;
@@ -107,13 +115,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       throw asStorageError('open the store', location, error);
     }
   }
-  return new PostgresStore(pool, ownsPool, location, {
-    schema,
-    readOnly,
-    leaseMs,
-    heartbeatMs,
-    retryMs,
-  });
+  return new PostgresStore(
+    pool,
+    ownsPool,
+    location,
+    {
+      schema,
+      readOnly,
+      leaseMs,
+      heartbeatMs,
+      retryMs,
+    },
+    options.lockClock,
+  );
 }
 
 function positive(name: string, value: number): number {

@@ -19,7 +19,7 @@
  * leases in `leases.ts`, and what they share in `context.ts`.
  */
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { currentOwner, forgetToken } from '../contract/lock-owner.js';
+import type { LockClock } from '../contract/lock-clock.js';
 import type {
   AppendOptions,
   ListOptions,
@@ -34,7 +34,7 @@ import type {
   UnlockReport,
   WatchOptions,
 } from '../contract/session-store.js';
-import { asStorageError, checkSessionId, shortId } from '../contract/store-rules.js';
+import { asStorageError } from '../contract/store-rules.js';
 import { PgContext, type PostgresSettings } from './context.js';
 import type { PgPool } from './driver.js';
 import { Leases } from './leases.js';
@@ -51,14 +51,25 @@ export class PostgresStore implements SessionStore {
   readonly #ownsPool: boolean;
   readonly #leases: Leases;
 
-  /** Use `openPostgresStore`: it creates or checks the schema first. */
-  constructor(pool: PgPool, ownsPool: boolean, location: string, settings: PostgresSettings) {
+  /**
+   * Use `openPostgresStore`: it creates or checks the schema first.
+   *
+   * @param lockClock times the leases (stamps, judges and renews them) in place of the server's
+   *   clock; see `leases.ts`.
+   */
+  constructor(
+    pool: PgPool,
+    ownsPool: boolean,
+    location: string,
+    settings: PostgresSettings,
+    lockClock?: LockClock,
+  ) {
     this.#ctx = new PgContext(pool, location, settings);
     this.#ownsPool = ownsPool;
     this.location = location;
     this.settings = settings;
     this.channel = this.#ctx.channel;
-    this.#leases = new Leases(pool, this.#ctx.s, settings);
+    this.#leases = new Leases(this.#ctx, lockClock);
   }
 
   create(header: SessionHeader): Promise<void> {
@@ -90,18 +101,8 @@ export class PostgresStore implements SessionStore {
     return deleteSession(this.#ctx, this.#leases, id);
   }
 
-  async lock(id: string): Promise<SessionLock> {
-    this.#ctx.assertWritable();
-    checkSessionId(id);
-    const owner = currentOwner(this.settings.heartbeatMs);
-    try {
-      return await this.#ctx.retrying(`lock session '${shortId(id)}'`, (client) =>
-        this.#leases.acquire(client, id, owner),
-      );
-    } catch (error) {
-      forgetToken(owner.token);
-      throw error;
-    }
+  lock(id: string): Promise<SessionLock> {
+    return this.#leases.lock(id);
   }
 
   /**
@@ -109,12 +110,8 @@ export class PostgresStore implements SessionStore {
    * renewed for `leaseMs`, or its owner gone from this host) at once, one in force only with
    * `force`.
    */
-  async unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
-    this.#ctx.assertWritable();
-    checkSessionId(id);
-    return this.#ctx.retrying(`unlock session '${shortId(id)}'`, (client) =>
-      this.#leases.unlock(client, id, options),
-    );
+  unlock(id: string, options: UnlockOptions = {}): Promise<UnlockReport> {
+    return this.#leases.unlock(id, options);
   }
 
   /**
