@@ -2,13 +2,14 @@
  * Leases: one writer per session across hosts.
  *
  * A lease is a row of `leases`: the owner record (pid, host, start time, boot id, a random token
- * unique to this acquisition), when it was last refreshed and when it expires. The holder's heartbeat pushes the expiry back every `heartbeatMs`; a lease not
- * renewed for `leaseMs` is free for the next worker to take, and so is one whose owner is
- * provably gone from this host (the shared rule of `lock-owner.ts`, as for the file and SQLite
- * locks). Why a row rather than an advisory lock: an advisory lock belongs to one connection,
- * which a pool recycles and a transaction-mode pooler (PgBouncer) does not keep, and it gives no
- * fencing token; a row survives reconnects, carries its token into every append's transaction,
- * and says who holds it and until when.
+ * unique to this acquisition), when it was last refreshed and when it expires. The holder's
+ * heartbeat pushes the expiry back every `heartbeatMs`; a lease not renewed for `leaseMs` is free
+ * for the next worker to take, and so is one whose owner is provably gone from this host (the
+ * shared rule of `lock-owner.ts`, as for the file and SQLite locks). Why a row rather than an
+ * advisory lock: an advisory lock belongs to one connection, which a pool recycles and a
+ * transaction-mode pooler (PgBouncer) does not keep, and it gives no fencing token; a row survives
+ * reconnects, carries its token into every append's transaction, and says who holds it and until
+ * when.
  *
  * Fencing: an append by a holder reads the lease row under a share lock inside its transaction
  * and proceeds only if the token is still its own, so a takeover (which updates that row) is
