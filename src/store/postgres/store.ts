@@ -31,13 +31,12 @@ import {
   StoreUnavailableError,
 } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
-import { loadedSession } from '../contract/loaded-session.js';
+import { LoadedSession } from '../contract/loaded-session.js';
 import { currentOwner, forgetToken } from '../contract/lock-owner.js';
 import type {
   AppendOptions,
   DamagedSession,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,
@@ -235,7 +234,7 @@ export class PostgresStore implements SessionStore {
         const rows = await this.#rows(client, row.key, '');
         const runs = await pendingRuns;
         const decoded = decodeRows(site, row.key, rows, runs, recorded, { elide, salvage });
-        return loadedSession(header, decoded.log, decoded);
+        return LoadedSession.fromLog(header, decoded.log, decoded);
       }),
     );
   }
