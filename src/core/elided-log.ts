@@ -15,9 +15,9 @@
  * chunk) only when someone reads that event (`session.event(seq)`, `session.events`). What a
  * reader sees is unchanged: the same events, at the same seqs, with the same times.
  *
- * Stores build one while they load (`LoadedSession.log`); a session takes it as its seed. Once a
- * session is seeded from it the log is sealed: the session reads its holes from it lazily, so
- * it must not change.
+ * Stores build one while they load and hand it over as `LoadedSession.log`; a session takes it
+ * as its seed. Once handed over the log is sealed: its `LoadedSession` builds `events` from it,
+ * and a session seeded from it reads its holes from it lazily, so it must not change.
  */
 import { elidedChunk, elidedChunkData } from './elided.js';
 import { describeValue, InvalidArgumentError } from './errors.js';
@@ -199,6 +199,34 @@ export class ElidedLog {
     this.#elided--;
   }
 
+  /**
+   * A new log: this log's events, holes kept as holes, followed by `events`. The copy is not
+   * sealed, and this log is only read: a reader that adds events to a log it was handed (a repair
+   * adds the closers of a crashed turn) adds them to a copy.
+   */
+  concat(events: readonly SessionEvent[]): ElidedLog {
+    const length = this.#length;
+    const copy = new ElidedLog(length + events.length);
+    for (let seq = 0; seq < length; seq++) {
+      const event = this.#events[seq];
+      if (event !== undefined) copy.#events[seq] = event;
+    }
+    if (this.#elided > 0) {
+      copy.#reserve(length);
+      copy.#times.set(this.#times.subarray(0, length));
+      copy.#bytes.set(this.#bytes.subarray(0, length));
+    }
+    if (this.holeCount > 0) {
+      copy.#reserveHoles(length);
+      copy.#holes.set(this.#holes.subarray(0, length));
+    }
+    copy.#elided = this.#elided;
+    for (const run of this.#held.runs) copy.#held.add(run.seq, run);
+    copy.#length = length;
+    for (const event of events) copy.push(event);
+    return copy;
+  }
+
   /** Drops every event from seq `length` on. */
   truncate(length: number): void {
     this.#writable();
@@ -277,7 +305,10 @@ export class ElidedLog {
     return map;
   }
 
-  /** Called by the session it seeds: from now on the log may not change. */
+  /**
+   * From now on the log may not change. Called by the session it seeds and by the
+   * `LoadedSession` that hands it over (whose `events` are built from it).
+   */
   seal(): void {
     this.#sealed = true;
   }

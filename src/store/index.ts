@@ -27,12 +27,12 @@ export {
   UnsafeFileError,
   WriterFailedError,
 } from './contract/errors.js';
+export { type LoadExtras, LoadedSession } from './contract/loaded-session.js';
 export { type LockClock, systemLockClock } from './contract/lock-clock.js';
 export type {
   AppendOptions,
   DamagedSession,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,

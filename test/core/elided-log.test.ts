@@ -220,4 +220,28 @@ describe('an ElidedLog', () => {
     expect(planRepair(compactLoad(original))).toEqual(planRepair(elidedLoad(original)));
     expect(planRepair(compactLoad(original)).length).toBeGreaterThan(0);
   });
+
+  it('concatenates into a copy that keeps the holes and leaves the original as it was', () => {
+    const log = new ElidedLog();
+    log.push(event(0, 'turn/start', { turn: 1 }, { time: 1 }));
+    log.pushElided(2, 7);
+    log.pushDeltaRun({
+      turn: 1,
+      step: 1,
+      type: 'text-delta',
+      id: 't',
+      deltas: ['a', 'b'],
+      times: [3, 4],
+    });
+    log.seal();
+    const closer = event(4, 'turn/end', { turn: 1 }, { time: 5 });
+    const copy = log.concat([closer]);
+    expect(copy.length).toBe(5);
+    expect(copy.elidedCount).toBe(1);
+    expect(copy.holeCount).toBe(3);
+    expect(copy.toEvents()).toEqual([...log.toEvents(), closer]);
+    expect(log.length).toBe(4);
+    copy.truncate(1);
+    expect(log.toEvents()).toHaveLength(4);
+  });
 });

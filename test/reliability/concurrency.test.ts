@@ -127,7 +127,7 @@ async function scenario(
   const store = await backend.open(location, { readOnly: true });
   try {
     for (const id of new Set(Array.from({ length: writers }, (_, w) => sessionOf(w)))) {
-      let events: { seq: number; data: unknown }[];
+      let events: readonly { seq: number; data: unknown }[];
       try {
         events = (await store.load(id)).events;
       } catch (error) {

@@ -20,7 +20,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/core/index.js';
-import { CorruptLogError, openSession, type SessionStore } from '../../src/store/index.js';
+import {
+  CorruptLogError,
+  LoadedSession,
+  openSession,
+  type SessionStore,
+} from '../../src/store/index.js';
 import { type RunRow, runEnvelopes, runTexts } from '../../src/store/sql/chunk-runs.js';
 import { loadDriver } from '../../src/store/sqlite/schema.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
@@ -259,7 +264,7 @@ function uncheckedJsonlLoad(location: string, id: string) {
     .slice(1)
     .filter((line) => line !== '' && !line.startsWith('{"commit":'))
     .map(parse) as SessionEvent[];
-  return { header, events };
+  return LoadedSession.fromEvents(header, events);
 }
 
 /** A SQLite loader that reads the rows as they are: no row checksum, no ledger. */
@@ -314,7 +319,7 @@ async function uncheckedSqliteLoad(location: string, id: string) {
       });
     }
     events.sort((a, b) => a.seq - b.seq);
-    return { header: JSON.parse(session.header) as SessionHeader, events };
+    return LoadedSession.fromEvents(JSON.parse(session.header) as SessionHeader, events);
   } catch (error) {
     if (CorruptLogError.isInstance(error)) throw error;
     throw new CorruptLogError({ file: location, line: 0, offset: 0, reason: String(error) });

@@ -26,7 +26,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PalimpsestError, Session } from '../../src/core/index.js';
-import { InvalidSessionIdError, openSession, type SessionStore } from '../../src/store/index.js';
+import {
+  InvalidSessionIdError,
+  LoadedSession,
+  openSession,
+  type SessionStore,
+} from '../../src/store/index.js';
 import { encodeSessionId } from '../../src/store/jsonl/paths.js';
 import { binary } from '../cli/helpers.js';
 import { HOSTILE_IDS } from '../conformance/ids.js';
@@ -523,7 +528,7 @@ describe('the hostile-input harness', () => {
       // The mutant: creates and loads for any id succeed, as a store without the id rule would.
       const store = override(real, {
         create: async () => {},
-        load: async (id: string) => ({ header: { version: 1, id, createdAt: 1 }, events: [] }),
+        load: async (id: string) => LoadedSession.fromEvents({ version: 1, id, createdAt: 1 }, []),
       });
       for (const [what, id] of HOSTILE_IDS) {
         for (const call of [

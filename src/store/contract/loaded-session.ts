@@ -1,40 +1,117 @@
 /**
- * How a backend hands over a load it built as an {@link ElidedLog}: with the compact log for
- * sessions to seed from, and `events` built from it only when someone reads them.
+ * The session a store's `load` returns: one log, read as events.
  */
 
 import { ElidedLog } from '../../core/elided-log.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
+import type { CorruptLogError } from './errors.js';
+import type { TornTail } from './session-store.js';
 
-import type { LoadedSession } from './session-store.js';
-
-/** What a load may carry besides its header and events. */
-export type LoadExtras = Pick<LoadedSession, 'tornTail' | 'damage'>;
+/** What a load may carry besides its header and its events. */
+export interface LoadExtras {
+  /** See {@link LoadedSession.tornTail}. */
+  readonly tornTail?: TornTail | undefined;
+  /** See {@link LoadedSession.damage}. */
+  readonly damage?: CorruptLogError | undefined;
+}
 
 /**
- * The loaded session of `log`. A load without holes gets a plain `events` array; one with holes
- * (elided chunks, held deltas) keeps `log`, and its `events` are built on first read, once.
+ * A session as stored, as `SessionStore.load` returns it. Its events are held once, in
+ * {@link LoadedSession.log}; {@link LoadedSession.events} is a view of that log, so the two
+ * never disagree. It is built only by its factories, never as an object literal: a backend
+ * hands over the log it loaded with {@link LoadedSession.fromLog} (or plain events with
+ * {@link LoadedSession.fromEvents}), and a store that wraps another and changes the events
+ * it loaded builds a new one from its events, which replaces the log a session seeds from too.
+ *
+ * The events are fresh objects the caller owns, built as `JSON.parse` builds values (plain
+ * objects and arrays, enumerable data properties only), so a session may adopt them with
+ * `seedMode: 'parsed'`; stubs of elided chunks hold the shared marker of `elidedChunkData`.
+ *
+ * @example
+ * ```ts
+ * import type { SessionHeader } from 'palimpsest';
+ * import { ElidedLog } from 'palimpsest/backend';
+ * import { LoadedSession } from 'palimpsest/store';
+ *
+ * const header: SessionHeader = { version: 1, id: 'notes', createdAt: 0 };
+ * const log = new ElidedLog();
+ * log.push({ seq: 0, time: 1, type: 'turn/start', data: { turn: 1 } });
+ * log.pushElided(2, 57); // a finished chunk, loaded without its body
+ * const loaded = LoadedSession.fromLog(header, log);
+ * console.log(loaded.events.length); // 2
+ *
+ * // A store that hides the chunk from its callers hands over a new load, log and all.
+ * const filtered = LoadedSession.fromEvents(
+ *   header,
+ *   loaded.events.filter((event) => event.type !== 'assistant/chunk'),
+ * );
+ * console.log(filtered.log.length); // 1
+ * ```
  */
-export function loadedSession(
-  header: SessionHeader,
-  log: ElidedLog,
-  extras: LoadExtras = {},
-): LoadedSession {
-  const present: LoadExtras = {
-    ...(extras.tornTail === undefined ? {} : { tornTail: extras.tornTail }),
-    ...(extras.damage === undefined ? {} : { damage: extras.damage }),
-  };
-  if (log.holeCount === 0) return { header, events: log.toEvents(), ...present };
-  let events: SessionEvent[] | undefined;
-  return {
-    header,
-    log,
-    get events(): SessionEvent[] {
-      events ??= log.toEvents();
-      return events;
-    },
-    ...present,
-  };
+export class LoadedSession {
+  readonly header: SessionHeader;
+  /**
+   * The events in compact form: each elided chunk, and each text delta of a full load, is a
+   * hole, not an object. Sealed: it never changes. Seed a session with it
+   * (`Session.create({seed: loaded.log})`) to resume without building an object per chunk, as
+   * `openSession` does.
+   */
+  readonly log: ElidedLog;
+  /**
+   * Present when the log ends with an incomplete final batch left by a crash. Its events are not
+   * in `events`; a writer drops it with `SessionStore.discardTornTail`. Never present for a
+   * store that commits each batch atomically (a database).
+   */
+  declare readonly tornTail?: TornTail;
+  /**
+   * Present only for a load with `salvage`, when the log is damaged: the error a plain load
+   * rejects with. `events` then holds the acknowledged events before the damage (the intact
+   * prefix, every one checked as a plain load checks it), and nothing after it.
+   */
+  declare readonly damage?: CorruptLogError;
+  #events: readonly SessionEvent[] | undefined;
+
+  private constructor(header: SessionHeader, log: ElidedLog, extras: LoadExtras) {
+    log.seal();
+    this.header = header;
+    this.log = log;
+    if (extras.tornTail !== undefined) this.tornTail = extras.tornTail;
+    if (extras.damage !== undefined) this.damage = extras.damage;
+  }
+
+  /**
+   * The load of `log`, which it seals: the log may not change afterwards.
+   *
+   * @param extras - a torn tail or salvaged damage the load found (any other field is ignored).
+   */
+  static fromLog(header: SessionHeader, log: ElidedLog, extras: LoadExtras = {}): LoadedSession {
+    return new LoadedSession(header, log, extras);
+  }
+
+  /**
+   * The load of `events` (in seq order from 0), held in a new log without holes; the array is
+   * not kept, the events are.
+   *
+   * @param extras - a torn tail or salvaged damage the load found (any other field is ignored).
+   */
+  static fromEvents(
+    header: SessionHeader,
+    events: readonly SessionEvent[],
+    extras: LoadExtras = {},
+  ): LoadedSession {
+    const log = new ElidedLog(events.length);
+    for (const event of events) log.push(event);
+    return new LoadedSession(header, log, extras);
+  }
+
+  /**
+   * The events of {@link LoadedSession.log}, stubs of elided chunks included, in a frozen array
+   * built on first read (with an object per chunk the log holds as a hole) and kept.
+   */
+  get events(): readonly SessionEvent[] {
+    this.#events ??= Object.freeze(this.log.toEvents());
+    return this.#events;
+  }
 }
 
 /** Sessions longer than this grow their log as they are read: a recorded length is not trusted. */

@@ -2,44 +2,9 @@
  * The `SessionStore` contract every backend implements (and `test/conformance/` checks).
  */
 
-import type { ElidedLog } from '../../core/elided-log.js';
 import type { SessionEvent, SessionHeader, UsageTotals } from '../../core/index.js';
 import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
-
-/**
- * A session as stored. The events are fresh objects the caller owns, built as `JSON.parse`
- * builds values (plain objects and arrays, enumerable data properties only), so a session may
- * adopt them with `seedMode: 'parsed'`; stubs of elided chunks hold the shared marker of
- * `elidedChunkData`.
- */
-export interface LoadedSession {
-  readonly header: SessionHeader;
-  /**
-   * The events, stubs of elided chunks included. For a load that came with a
-   * {@link LoadedSession.log}, the array (and each chunk held there) is built on first read.
-   */
-  readonly events: SessionEvent[];
-  /**
-   * The same events in compact form, present when the backend keeps chunks so: each elided chunk,
-   * and each text delta of a full load, is a hole, not an object. Seed a session with it
-   * (`Session.create({seed: loaded.log})`) to resume without building an object per chunk;
-   * `openSession` does, and so ignores `events` when `log` is there: a wrapper store that hands
-   * over other events than its backend loaded must leave `log` out.
-   */
-  readonly log?: ElidedLog;
-  /**
-   * Present when the log ends with an incomplete final batch left by a crash. Its events are not
-   * in `events`; a writer drops it with {@link SessionStore.discardTornTail}. Never present for a
-   * store that commits each batch atomically (a database).
-   */
-  readonly tornTail?: TornTail;
-  /**
-   * Present only for a load with `salvage`, when the log is damaged: the error a plain load
-   * rejects with. `events` then holds the acknowledged events before the damage (the intact
-   * prefix, every one checked as a plain load checks it), and nothing after it.
-   */
-  readonly damage?: CorruptLogError;
-}
+import type { LoadedSession } from './loaded-session.js';
 
 /**
  * The unacknowledged remains of a batch a crash interrupted. Only a store that writes a batch in

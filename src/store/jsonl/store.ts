@@ -21,12 +21,11 @@ import {
   StorageError,
 } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
-import { loadedSession } from '../contract/loaded-session.js';
+import { LoadedSession } from '../contract/loaded-session.js';
 import type {
   AppendOptions,
   DamagedSession,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,
@@ -280,7 +279,7 @@ export class JsonlStore implements SessionStore {
           elideFinishedChunks: options.elideFinishedChunks === true,
           salvage: options.salvage === true,
         });
-        return loadedSession(scan.header, scan.log, scan);
+        return LoadedSession.fromLog(scan.header, scan.log, scan);
       } finally {
         await handle.close();
       }

@@ -4,7 +4,8 @@
  * keep them, so every load returns fresh objects.
  */
 
-import { CitedSeqs, elidedChunk } from '../../core/elided.js';
+import { CitedSeqs } from '../../core/elided.js';
+import { ElidedLog } from '../../core/elided-log.js';
 import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
 
@@ -17,10 +18,10 @@ import {
   NotFoundError,
 } from '../contract/errors.js';
 import { follow, Wakeups } from '../contract/follow.js';
+import { LoadedSession } from '../contract/loaded-session.js';
 import type {
   AppendOptions,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,
@@ -134,7 +135,10 @@ export class MemoryStore implements SessionStore {
     const entry = this.#entry(id);
     const header = JSON.parse(entry.header) as SessionHeader;
     if (options.elideFinishedChunks !== true) {
-      return { header, events: entry.lines.map((line) => JSON.parse(line) as SessionEvent) };
+      return LoadedSession.fromEvents(
+        header,
+        entry.lines.map((line) => JSON.parse(line) as SessionEvent),
+      );
     }
     // As a file store does: chunk bodies stay unparsed, the other events are parsed, and the
     // chunks that no message cites are parsed at the end.
@@ -146,18 +150,15 @@ export class MemoryStore implements SessionStore {
     // The chunks left out cite nothing (a chunk with sources is never left out).
     const cited = new CitedSeqs();
     for (const event of events) if (event !== undefined) cited.cite(event);
-    return {
-      header,
-      events: events.map((event, seq) => {
-        if (event !== undefined) return event;
-        const time = times[seq] as number;
-        const line = lines[seq] as string;
-        const bytes = cited.has(seq) ? dataBytes(seq, time, line) : undefined;
-        return bytes === undefined
-          ? (JSON.parse(line) as SessionEvent)
-          : elidedChunk(seq, time, bytes);
-      }),
-    };
+    const log = new ElidedLog(lines.length);
+    events.forEach((event, seq) => {
+      const time = times[seq] as number;
+      const line = lines[seq] as string;
+      const bytes = event === undefined && cited.has(seq) ? dataBytes(seq, time, line) : undefined;
+      if (bytes !== undefined) log.pushElided(time, bytes);
+      else log.push(event ?? (JSON.parse(line) as SessionEvent));
+    });
+    return LoadedSession.fromLog(header, log);
   }
 
   /** Parses every event: a memory store holds them as text and is small by nature. */

@@ -6,11 +6,10 @@
 import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
 import { CorruptLogError, FormatVersionError, NotFoundError } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
-import { loadedSession } from '../contract/loaded-session.js';
+import { LoadedSession } from '../contract/loaded-session.js';
 import type {
   DamagedSession,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionPage,
   SessionStats,
@@ -81,7 +80,7 @@ export async function loadSession(
       );
       const runs = await pendingRuns;
       const decoded = decodeRows(ctx.site(id), row.key, rows, runs, recorded, { elide, salvage });
-      return loadedSession(header, decoded.log, decoded);
+      return LoadedSession.fromLog(header, decoded.log, decoded);
     }),
   );
 }

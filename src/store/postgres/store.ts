@@ -19,11 +19,11 @@
  * leases in `leases.ts`, and what they share in `context.ts`.
  */
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
+import type { LoadedSession } from '../contract/loaded-session.js';
 import type { LockClock } from '../contract/lock-clock.js';
 import type {
   AppendOptions,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,

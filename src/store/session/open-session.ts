@@ -15,12 +15,8 @@ import {
   type SessionOptions,
 } from '../../core/index.js';
 import { NotFoundError } from '../contract/errors.js';
-import type {
-  LoadedSession,
-  LoadOptions,
-  SessionLock,
-  SessionStore,
-} from '../contract/session-store.js';
+import { LoadedSession } from '../contract/loaded-session.js';
+import type { LoadOptions, SessionLock, SessionStore } from '../contract/session-store.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */
@@ -179,11 +175,11 @@ export async function openSession(
       };
       await store.create(header);
       created = true;
-      loaded = { header, events: [] };
+      loaded = LoadedSession.fromEvents(header, []);
     }
     const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
-    const loadedLength = (loaded.log ?? loaded.events).length;
-    const closers = planRepair(loaded.log ?? loaded.events);
+    const loadedLength = loaded.log.length;
+    const closers = planRepair(loaded.log);
     const seed = repairedSeed(loaded, closers);
     // The recorder starts after the closers, which are written below, once the session exists.
     const recorder = new Recorder(store, id, seed.length, options.durability);
@@ -229,7 +225,7 @@ export async function inspectSession(
   options: InspectSessionOptions = {},
 ): Promise<Session> {
   const loaded = await store.load(id, loadOptions(options.chunks));
-  const closers = options.repair === false ? [] : planRepair(loaded.log ?? loaded.events);
+  const closers = options.repair === false ? [] : planRepair(loaded.log);
   return Session.create({
     header: loaded.header,
     seed: repairedSeed(loaded, closers),
@@ -238,18 +234,12 @@ export async function inspectSession(
 }
 
 /**
- * The loaded events and the closers after them, as a seed: the compact log when the load has
- * one (the closers pushed onto it), so that no stub is built per elided chunk.
+ * The loaded log and the closers after it, as a seed: the compact log itself when there is
+ * nothing to close (no stub is built per elided chunk), else a copy of it with the closers
+ * pushed (the loaded log is sealed: its `events` are read from it).
  */
-function repairedSeed(
-  loaded: LoadedSession,
-  closers: readonly SessionEvent[],
-): readonly SessionEvent[] | ElidedLog {
-  const log = loaded.log;
-  if (log === undefined)
-    return closers.length === 0 ? loaded.events : [...loaded.events, ...closers];
-  for (const closer of closers) log.push(closer);
-  return log;
+function repairedSeed(loaded: LoadedSession, closers: readonly SessionEvent[]): ElidedLog {
+  return closers.length === 0 ? loaded.log : loaded.log.concat(closers);
 }
 
 function loadOptions(chunks: ChunkLoading | undefined): LoadOptions {

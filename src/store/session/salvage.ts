@@ -106,7 +106,10 @@ export async function salvageSession(
  * cannot see (an event rewritten with a fresh checksum) could break. Validation stops at the first
  * event that breaks a rule, so one cut there is enough.
  */
-function seedablePrefix(header: SessionHeader, events: SessionEvent[]): SessionEvent[] {
+function seedablePrefix(
+  header: SessionHeader,
+  events: readonly SessionEvent[],
+): readonly SessionEvent[] {
   try {
     Session.create({ header, seed: events });
     return events;

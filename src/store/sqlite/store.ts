@@ -20,7 +20,7 @@ import {
   NotFoundError,
 } from '../contract/errors.js';
 import { follow, Wakeups } from '../contract/follow.js';
-import { loadedSession } from '../contract/loaded-session.js';
+import { LoadedSession } from '../contract/loaded-session.js';
 import {
   currentOwner,
   forgetToken,
@@ -33,7 +33,6 @@ import type {
   AppendOptions,
   DamagedSession,
   ListOptions,
-  LoadedSession,
   LoadOptions,
   SessionLock,
   SessionPage,
@@ -674,7 +673,7 @@ export class SqliteStore implements SessionStore {
       { elide },
     );
     this.#checkLength(row, before);
-    return loadedSession(header, log);
+    return LoadedSession.fromLog(header, log);
   }
 
   /** A watcher's page: the events from `from` on, in one read transaction. */
@@ -768,7 +767,7 @@ export class SqliteStore implements SessionStore {
       ? undefined
       : checkAgainstLedger(this.#file, row, recorded);
     const damage = decoded.damage ?? unreadable ?? short;
-    return loadedSession(header, decoded.log, damage === undefined ? {} : { damage });
+    return LoadedSession.fromLog(header, decoded.log, damage === undefined ? {} : { damage });
   }
 
   /**

@@ -6,11 +6,11 @@
  * vitest import: the bundled child processes use these too.
  */
 import type { SessionEvent } from '../../../src/core/index.js';
-import type {
+import {
   LoadedSession,
-  LoadOptions,
-  SessionLock,
-  SessionStore,
+  type LoadOptions,
+  type SessionLock,
+  type SessionStore,
 } from '../../../src/store/index.js';
 
 export const STORE_MUTANTS = [
@@ -35,14 +35,9 @@ export function override(store: SessionStore, methods: Partial<SessionStore>): S
   });
 }
 
-/**
- * `loaded` with `events` in place of its own, as a store whose load produced them hands it over:
- * without the compact log, which still holds what the store really read (a session seeds from
- * the log when there is one, so a mutant that changed only `events` would change nothing).
- */
-export function withEvents(loaded: LoadedSession, events: SessionEvent[]): LoadedSession {
-  const { log: _log, events: _events, ...rest } = loaded;
-  return { ...rest, events };
+/** `loaded` with `events` in place of its own, as a store whose load produced them hands it over. */
+export function withEvents(loaded: LoadedSession, events: readonly SessionEvent[]): LoadedSession {
+  return LoadedSession.fromEvents(loaded.header, events, loaded);
 }
 
 /** The store broken the way `mutant` says. */

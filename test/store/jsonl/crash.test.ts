@@ -79,7 +79,7 @@ describe('SIGKILL at a failpoint', () => {
         const run = await runWriter(dir, failpoint, hit);
         expect(run.signal, `${failpoint}#${hit} was hit`).toBe('SIGKILL');
         const store = await openJsonlStore(dir);
-        let events: SessionEvent[];
+        let events: readonly SessionEvent[];
         let torn = 0;
         try {
           const loaded = await store.load('s1');

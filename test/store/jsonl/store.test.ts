@@ -170,7 +170,8 @@ describe('append and load', () => {
       commitLine(2, Buffer.byteLength(`${first.join('\n')}\n`), batchChecksum(first)),
     );
     const loaded = await store.load('s1');
-    expect(loaded).toEqual({ header: header('s1'), events: notes(0, 3) });
+    expect(loaded.header).toEqual(header('s1'));
+    expect(loaded.events).toEqual(notes(0, 3));
     await store.close();
   });
 

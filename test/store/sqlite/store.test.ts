@@ -122,14 +122,15 @@ describe('create, append and load', () => {
     expect((await store.list()).sessions.map((summary) => summary.header.id)).toEqual([id]);
   });
 
-  it('returns fresh, unfrozen events on every load', async () => {
+  it('returns fresh, unfrozen events on every load, in a read-only array', async () => {
     const { store } = await fresh();
     await store.create(header('s'));
     await store.append('s', events(0, 3), { expectedSeq: 0 });
     const first = await store.load('s');
     expect(Object.isFrozen(first.events[0])).toBe(false);
     (first.events[0]?.data as { n?: number; id?: string }).id = 'changed';
-    first.events.pop();
+    // The array is a view of the loaded log: changing it would make the two disagree.
+    expect(() => (first.events as unknown[]).pop()).toThrow(TypeError);
     const second = await store.load('s');
     expect(second.events).toEqual(events(0, 3));
   });
