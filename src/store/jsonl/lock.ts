@@ -22,7 +22,15 @@ import {
   type LockTiming,
   parseOwner,
 } from '../contract/lock-owner.js';
-import { asFailureOn, errnoCode, type FsFacade, type FsFileHandle, unsafeEntry } from './fs.js';
+import {
+  asFailureOn,
+  errnoCode,
+  type FsFacade,
+  type FsFileHandle,
+  unlinkQuietly,
+  unsafeEntry,
+  writeAll,
+} from './fs.js';
 import { readFully } from './line-reader.js';
 import { contained } from './paths.js';
 import { forgetHeld, heldLock, recordHeld } from './process-state.js';
@@ -187,6 +195,23 @@ export async function releaseLock(env: LockEnv, target: LockTarget, token: strin
   }
 }
 
+/**
+ * Releases a transient lock without failing the operation it protected: the write is already
+ * durable (or already failed with its own error), and a leftover lock of this live process is
+ * judged stale once the process exits.
+ */
+export async function releaseQuietly(
+  env: LockEnv,
+  target: LockTarget,
+  token: string,
+): Promise<void> {
+  try {
+    await releaseLock(env, target, token);
+  } catch {
+    // See above.
+  }
+}
+
 /** Whether the lock file currently holds `token`. */
 export async function holdsLock(env: LockEnv, target: LockTarget, token: string): Promise<boolean> {
   const found = await readLock(env.fs, target.path);
@@ -255,7 +280,7 @@ async function publish(
     );
     try {
       await handle.chmod(0o600);
-      await writeAll(handle, record);
+      await writeAll(handle, record, 0, record.length, 0);
       // A transient lock matters only while this process runs; a `lock()` record is made
       // durable so that after a power cut its boot id, not the 10 s rule, marks it stale.
       if (!transient && env.fsync) await handle.datasync();
@@ -376,23 +401,6 @@ async function takeOver(env: LockEnv, target: LockTarget, judged: LockRecord): P
     await unlinkQuietly(env.fs, aside);
   }
   throw new LockedError(target.sessionId, moved.owner ?? unknownOwner(moved.mtimeMs));
-}
-
-async function writeAll(handle: FsFileHandle, data: Buffer): Promise<void> {
-  let written = 0;
-  while (written < data.length) {
-    const count = await handle.write(data, written, data.length - written, written);
-    if (count <= 0) throw new Error('write made no progress');
-    written += count;
-  }
-}
-
-async function unlinkQuietly(fs: FsFacade, path: string): Promise<void> {
-  try {
-    await fs.unlink(path);
-  } catch {
-    // Best effort: a leftover temp file is harmless (list ignores dot files).
-  }
 }
 
 /** The owner reported for a lock file that holds no readable record. */
