@@ -83,6 +83,12 @@ export interface LockHolderState {
   readonly refreshedAt: number;
   /** A lock not refreshed for this long is stale and taken over, ms. */
   readonly staleMs: number;
+  /**
+   * When the store judged the lock, epoch ms by the store's lock clock: the age in a
+   * `LockedError` message is measured to it (absent: to the machine's time when the message is
+   * made).
+   */
+  readonly judgedAt?: number;
 }
 
 /** Another live writer holds the session. */
@@ -112,7 +118,7 @@ function holderText(owner: LockOwner, holder: LockHolderState | undefined): stri
   if (holder.basis === 'running') {
     return `that process is running on this host (${beat}); close it there first`;
   }
-  const age = Math.max(0, Date.now() - holder.refreshedAt);
+  const age = Math.max(0, (holder.judgedAt ?? Date.now()) - holder.refreshedAt);
   return `${beat}, last refreshed ${seconds(age)} ago; it is taken over once not refreshed for ${seconds(holder.staleMs)} (or palimpsest unlock it once that writer is gone)`;
 }
 

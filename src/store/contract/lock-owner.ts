@@ -122,9 +122,11 @@ export function judgeHolder(
   const last = Math.max(refreshedAt, owner.since);
   if (owner.host === hostname()) {
     if (isOrphanOfThisProcess(owner) || !alive(owner)) return undefined;
-    return { basis: 'running', refreshedAt: last, staleMs };
+    return { basis: 'running', refreshedAt: last, staleMs, judgedAt: now };
   }
-  return now - last > staleMs ? undefined : { basis: 'fresh', refreshedAt: last, staleMs };
+  return now - last > staleMs
+    ? undefined
+    : { basis: 'fresh', refreshedAt: last, staleMs, judgedAt: now };
 }
 
 /** A lock this very process took and no longer holds: nothing will ever release it. */

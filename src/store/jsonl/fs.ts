@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { NotFoundError, UnsafeFileError } from '../contract/errors.js';
 
 /** The subset of `fs.Stats` the backend reads. Node's `Stats` satisfies it. */
@@ -75,7 +76,8 @@ export function asFailureOn(error: unknown, temp: string, file: string): unknown
 /**
  * What is at a path that `link()` found taken, when it is not a regular file: a dangling
  * symbolic link (the name exists, nothing is behind it) or something else unsafe. `undefined`
- * for a regular file (a session or lock that exists).
+ * for a regular file (a session or lock that exists), and for an entry removed since the link
+ * found it (a lock released in between: the caller tries again).
  */
 export async function unsafeEntry(
   fs: FsFacade,
@@ -90,6 +92,9 @@ export async function unsafeEntry(
     );
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') {
+      // Nothing behind the name: a dangling link if the name is still listed, else it is gone.
+      const names = await fs.readdir(dirname(path)).catch(() => undefined);
+      if (names !== undefined && !names.includes(basename(path))) return undefined;
       return new UnsafeFileError(path, 'a symbolic link that points to nothing');
     }
     return undefined;

@@ -8,5 +8,6 @@ export { DEFAULT_MAX_LINE_BYTES } from './format.js';
 // Types only: the options name the file-system facade and the failpoints (the seams of fault and
 // crash tests). Framing internals and test hooks stay inside; tests import their modules.
 export type { FsFacade, FsFileHandle, FsOpenFlags, FsStats } from './fs.js';
+export { openJsonlStore } from './open.js';
 export type { JsonlFailpoint, JsonlStoreOptions } from './options.js';
-export { JsonlStore, openJsonlStore } from './store.js';
+export { JsonlStore } from './store.js';

@@ -5,8 +5,10 @@
  * - The record is written to a temp file first and published with `link()`, which fails with
  *   `EEXIST` instead of replacing anything: a lock file is never visible half-written, and two
  *   takers can never both succeed.
- * - A holder refreshes its lock file's mtime every `heartbeatMs` (an `unref()`ed timer, stopped
- *   on release). A lock is stale by the rule of `lock-owner.ts`: on this host when its process is
+ * - A holder refreshes its lock file's mtime every `heartbeatMs` (a heartbeat of the store's
+ *   `LockClock`, which never keeps the process alive, stopped on release). Every time here (an
+ *   owner's `since`, the mtime a heartbeat writes, staleness, the wait for a lock) is that
+ *   clock's. A lock is stale by the rule of `lock-owner.ts`: on this host when its process is
  *   gone, from another host when its mtime is older than `staleMs`.
  * - A stale lock is taken over by renaming it to a unique name, then checking the renamed file
  *   is the very lock judged stale. A live taker that slipped in between gets its lock put back.
@@ -22,7 +24,15 @@ import {
   type LockTiming,
   parseOwner,
 } from '../contract/lock-owner.js';
-import { asFailureOn, errnoCode, type FsFacade, type FsFileHandle, unsafeEntry } from './fs.js';
+import {
+  asFailureOn,
+  errnoCode,
+  type FsFacade,
+  type FsFileHandle,
+  unlinkQuietly,
+  unsafeEntry,
+  writeAll,
+} from './fs.js';
 import { readFully } from './line-reader.js';
 import { contained } from './paths.js';
 import { forgetHeld, heldLock, recordHeld } from './process-state.js';
@@ -75,15 +85,18 @@ export async function acquireLock(
   target: LockTarget,
   options: { readonly transient: boolean; readonly waitMs: number },
 ): Promise<LockOwner> {
+  const { clock } = env.timing;
   const held = heldLock(target.key);
   if (held !== undefined && !held.transient) {
+    const now = clock.now();
     throw new LockedError(target.sessionId, held.owner, {
       basis: 'running',
-      refreshedAt: Date.now(),
+      refreshedAt: now,
       staleMs: env.timing.staleMs,
+      judgedAt: now,
     });
   }
-  const deadline = Date.now() + options.waitMs;
+  const deadline = clock.now() + options.waitMs;
   let delay = 1;
   let last: LockedError | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -102,11 +115,11 @@ export async function acquireLock(
     }
     last = lockedBy(target, found, holder);
     const waitable = found.owner === undefined || found.transient;
-    if (!waitable || Date.now() >= deadline) throw last;
-    await sleep(delay);
+    if (!waitable || clock.now() >= deadline) throw last;
+    await clock.sleep(delay);
     delay = Math.min(delay * 2, 50);
   }
-  throw last ?? new LockedError(target.sessionId, unknownOwner(Date.now()));
+  throw last ?? new LockedError(target.sessionId, unknownOwner(clock.now()));
 }
 
 /**
@@ -114,12 +127,18 @@ export async function acquireLock(
  * An unreadable record (a lock being written, or damage) is judged by its age alone.
  */
 export function judgeLock(env: LockEnv, found: LockRecord): LockHolderState | undefined {
+  const now = env.timing.clock.now();
   if (found.owner === undefined) {
-    return Date.now() - found.mtimeMs > UNREADABLE_LOCK_STALE_MS
+    return now - found.mtimeMs > UNREADABLE_LOCK_STALE_MS
       ? undefined
-      : { basis: 'fresh', refreshedAt: found.mtimeMs, staleMs: UNREADABLE_LOCK_STALE_MS };
+      : {
+          basis: 'fresh',
+          refreshedAt: found.mtimeMs,
+          staleMs: UNREADABLE_LOCK_STALE_MS,
+          judgedAt: now,
+        };
   }
-  return judgeHolder(found.owner, found.mtimeMs, env.timing.staleMs, env.ownerAlive);
+  return judgeHolder(found.owner, found.mtimeMs, env.timing.staleMs, env.ownerAlive, now);
 }
 
 /** The `LockedError` for a lock file judged live. */
@@ -187,6 +206,23 @@ export async function releaseLock(env: LockEnv, target: LockTarget, token: strin
   }
 }
 
+/**
+ * Releases a transient lock without failing the operation it protected: the write is already
+ * durable (or already failed with its own error), and a leftover lock of this live process is
+ * judged stale once the process exits.
+ */
+export async function releaseQuietly(
+  env: LockEnv,
+  target: LockTarget,
+  token: string,
+): Promise<void> {
+  try {
+    await releaseLock(env, target, token);
+  } catch {
+    // See above.
+  }
+}
+
 /** Whether the lock file currently holds `token`. */
 export async function holdsLock(env: LockEnv, target: LockTarget, token: string): Promise<boolean> {
   const found = await readLock(env.fs, target.path);
@@ -246,7 +282,10 @@ async function publish(
   } catch (error) {
     throw asFailureOn(error, temp, target.path);
   }
-  const owner = currentOwner(handle.touch === undefined ? undefined : env.timing.heartbeatMs);
+  const owner = currentOwner(
+    handle.touch === undefined ? undefined : env.timing.heartbeatMs,
+    env.timing.clock.now(),
+  );
   let published = false;
   try {
     const record = Buffer.from(
@@ -255,7 +294,7 @@ async function publish(
     );
     try {
       await handle.chmod(0o600);
-      await writeAll(handle, record);
+      await writeAll(handle, record, 0, record.length, 0);
       // A transient lock matters only while this process runs; a `lock()` record is made
       // durable so that after a power cut its boot id, not the 10 s rule, marks it stale.
       if (!transient && env.fsync) await handle.datasync();
@@ -279,20 +318,20 @@ async function publish(
   }
 }
 
-/** Heartbeat timers of the locks this module holds, by token. */
-const heartbeats = new Map<string, ReturnType<typeof setInterval>>();
+/** How to stop the heartbeat of each lock this module holds, by token. */
+const heartbeats = new Map<string, () => void>();
 /** Tokens whose lock file a heartbeat found replaced: the lock was taken over or broken. */
 const lost = new Set<string>();
 
 /**
- * Refreshes the lock file's mtime every `heartbeatMs` while the lock is held. The timer is
- * `unref()`ed (a held lock never keeps a process alive) and stopped on release; a refresh that
- * fails is skipped (the next one tries again; same-host openers judge by pid anyway).
+ * Refreshes the lock file's mtime every `heartbeatMs` of the store's clock while the lock is
+ * held. The clock's heartbeat never keeps a process alive, and it is stopped on release; a
+ * refresh that fails is skipped (the next one tries again; same-host openers judge by pid anyway).
  */
 function startHeartbeat(env: LockEnv, target: LockTarget, owner: LockOwner): void {
   if (owner.heartbeatMs === undefined) return;
   let running = false;
-  const timer = setInterval(() => {
+  const stop = env.timing.clock.every(owner.heartbeatMs, () => {
     if (running) return;
     running = true;
     refresh(env, target, owner.token)
@@ -300,14 +339,12 @@ function startHeartbeat(env: LockEnv, target: LockTarget, owner: LockOwner): voi
       .finally(() => {
         running = false;
       });
-  }, owner.heartbeatMs);
-  timer.unref();
-  heartbeats.set(owner.token, timer);
+  });
+  heartbeats.set(owner.token, stop);
 }
 
 function stopHeartbeat(token: string): void {
-  const timer = heartbeats.get(token);
-  if (timer !== undefined) clearInterval(timer);
+  heartbeats.get(token)?.();
   heartbeats.delete(token);
   lost.delete(token);
 }
@@ -328,7 +365,7 @@ async function refresh(env: LockEnv, target: LockTarget, token: string): Promise
       markLost(token);
       return;
     }
-    await handle.touch?.(Date.now());
+    await handle.touch?.(env.timing.clock.now());
   } finally {
     await handle.close();
   }
@@ -337,8 +374,7 @@ async function refresh(env: LockEnv, target: LockTarget, token: string): Promise
 function markLost(token: string): void {
   if (!heartbeats.has(token)) return;
   lost.add(token);
-  const timer = heartbeats.get(token);
-  if (timer !== undefined) clearInterval(timer);
+  heartbeats.get(token)?.();
 }
 
 /** Whether a heartbeat found the lock with `token` taken over or broken by someone else. */
@@ -378,28 +414,7 @@ async function takeOver(env: LockEnv, target: LockTarget, judged: LockRecord): P
   throw new LockedError(target.sessionId, moved.owner ?? unknownOwner(moved.mtimeMs));
 }
 
-async function writeAll(handle: FsFileHandle, data: Buffer): Promise<void> {
-  let written = 0;
-  while (written < data.length) {
-    const count = await handle.write(data, written, data.length - written, written);
-    if (count <= 0) throw new Error('write made no progress');
-    written += count;
-  }
-}
-
-async function unlinkQuietly(fs: FsFacade, path: string): Promise<void> {
-  try {
-    await fs.unlink(path);
-  } catch {
-    // Best effort: a leftover temp file is harmless (list ignores dot files).
-  }
-}
-
 /** The owner reported for a lock file that holds no readable record. */
 function unknownOwner(since: number): LockOwner {
   return { pid: 0, host: 'unknown', since, token: '' };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from '../../core/index.js';
 import type { LockOwner } from '../contract/errors.js';
+import type { LockClock } from '../contract/lock-clock.js';
 import { isOwnerAlive, type LockTiming, resolveLockTiming } from '../contract/lock-owner.js';
 import { DEFAULT_MAX_LINE_BYTES } from './format.js';
 import { type FsFacade, nodeFs } from './fs.js';
@@ -67,6 +68,12 @@ export interface JsonlStoreOptions {
    * refreshed for this long, ms (default 30000; at least twice `lockHeartbeatMs`).
    */
   readonly lockStaleMs?: number;
+  /**
+   * The clock of locks and heartbeats (default: the machine's clock and timers): when a lock was
+   * taken, the mtime a heartbeat writes and when it fires, when another host's lock is stale, and
+   * how long a writer waits for a lock. A test moves it by hand instead of waiting.
+   */
+  readonly lockClock?: LockClock;
 }
 
 /** The options as the store runs with them. */

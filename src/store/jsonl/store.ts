@@ -1,25 +1,18 @@
 /**
  * The JSONL store: one append-only file per session in one directory.
  *
- * Durability: `create` publishes a fully written, fsynced file with `link()` (never clobbering)
- * and fsyncs the directory; `append` writes the whole batch (events and commit marker) with one
- * positional write, fdatasyncs, and only then resolves (the writer, `writer.ts`). Safety: one
+ * Durability (the writes are the writer's, `writer.ts`): `create` publishes a fully written,
+ * fsynced file with `link()` (never clobbering) and fsyncs the directory; `append` writes the
+ * whole batch (events and commit marker) with one positional write, fdatasyncs, and only then
+ * resolves. The reads are `scan.ts` (load), `stats.ts` (summarize), `watch.ts` and `header.ts`
+ * (list); the lock is `lock.ts`. The factory is `openJsonlStore` in `open.ts`. Safety: one
  * writer per file at a time (a process-wide queue, plus the lock file across processes), the
  * expected seq checked against the file itself, and a failed fsync stops all further appends to
  * that session.
  */
-import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-
-import {
-  AlreadyExistsError,
-  InvalidStoreError,
-  LockedError,
-  NotFoundError,
-  StorageError,
-} from '../contract/errors.js';
+import { InvalidStoreError, LockedError, StorageError } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type {
@@ -48,19 +41,7 @@ import {
   shortId,
 } from '../contract/store-rules.js';
 import { encodeBatch } from './format.js';
-import {
-  asFailureOn,
-  errnoCode,
-  type FsFacade,
-  type FsFileHandle,
-  type FsStats,
-  openExisting,
-  statExisting,
-  syncDirectory,
-  unlinkQuietly,
-  unsafeEntry,
-  writeAll,
-} from './fs.js';
+import { type FsFacade, openExisting, statExisting } from './fs.js';
 import { encodeHeaderLine, summarize } from './header.js';
 import {
   acquireLock,
@@ -70,14 +51,10 @@ import {
   type LockTarget,
   readLock,
   releaseLock,
+  releaseQuietly,
   wasLost,
 } from './lock.js';
-import {
-  type JsonlFailpoint,
-  type JsonlStoreOptions,
-  type ResolvedOptions,
-  resolveOptions,
-} from './options.js';
+import type { JsonlFailpoint, ResolvedOptions } from './options.js';
 import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
 import { scanLog } from './scan.js';
@@ -86,40 +63,6 @@ import { jsonlLogSource } from './watch.js';
 import { JsonlWriter } from './writer.js';
 
 const LIST_CONCURRENCY = 16;
-
-/**
- * Opens (creating it, mode 0700, if needed) a directory of JSONL session logs.
- *
- * @throws InvalidStoreError when the path exists but is not a directory; InvalidArgumentError
- *   when an option is invalid.
- */
-export async function openJsonlStore(
-  directory: string,
-  options: JsonlStoreOptions = {},
-): Promise<JsonlStore> {
-  const resolved = resolveOptions(options);
-  const absolute = path.resolve(directory);
-  const fs = resolved.fs;
-  let stats: FsStats;
-  try {
-    try {
-      stats = await fs.stat(absolute);
-    } catch (error) {
-      if (errnoCode(error) !== 'ENOENT' || resolved.readOnly) throw error;
-      await fs.mkdir(absolute, 0o700);
-      stats = await fs.stat(absolute);
-    }
-  } catch (error) {
-    throw new StorageError(`cannot open the session directory ${absolute}`, { cause: error });
-  }
-  if (!stats.isDirectory()) {
-    throw new InvalidStoreError(
-      'WRONG_FILE_TYPE',
-      `jsonl store path ${absolute} exists but is not a directory`,
-    );
-  }
-  return new JsonlStore(absolute, `${stats.dev}:${stats.ino}`, resolved);
-}
 
 /**
  * Sessions as JSONL files in one directory: `<encoded id>.jsonl` (the log) and
@@ -177,49 +120,12 @@ export class JsonlStore implements SessionStore {
       // A header load would refuse is refused now, before a file exists.
       const valid = validateHeader(header);
       const line = encodeHeaderLine(valid, this.#options.maxLineBytes);
-      const paths = sessionPaths(this.directory, valid.id);
-      const temp = contained(
+      await this.#writer.create(
+        valid.id,
         this.directory,
-        `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`,
+        sessionPaths(this.directory, valid.id),
+        line,
       );
-      let handle: FsFileHandle;
-      try {
-        handle = await this.#fs.open(temp, 'wx', 0o600);
-      } catch (error) {
-        throw asFailureOn(error, temp, paths.log);
-      }
-      try {
-        try {
-          // The umask can only remove permission bits; chmod makes the mode exact.
-          await handle.chmod(0o600);
-          await writeAll(handle, line, 0, line.length, 0);
-          await this.#failpoint('create:after-temp-write');
-          if (this.#options.fsync) await handle.datasync();
-        } finally {
-          await handle.close();
-        }
-        await this.#failpoint('create:after-temp-fsync');
-        try {
-          // link(), not rename(): it fails with EEXIST instead of replacing an existing log.
-          await this.#fs.link(temp, paths.log);
-        } catch (error) {
-          if (errnoCode(error) === 'EEXIST') {
-            // A dangling link where the log belongs is not a session that exists.
-            throw (
-              (await unsafeEntry(this.#fs, paths.log)) ??
-              new AlreadyExistsError(valid.id, this.location)
-            );
-          }
-          throw error;
-        }
-        await this.#failpoint('create:after-link');
-      } catch (error) {
-        throw asFailureOn(error, temp, paths.log);
-      } finally {
-        await unlinkQuietly(this.#fs, temp);
-      }
-      await this.#syncDirectory();
-      await this.#failpoint('create:after-dir-fsync');
     });
   }
 
@@ -369,14 +275,7 @@ export class JsonlStore implements SessionStore {
           waitMs: this.#options.lockWaitMs,
         });
         try {
-          await this.#writer.drop(id);
-          try {
-            await this.#fs.unlink(paths.log);
-          } catch (error) {
-            if (errnoCode(error) === 'ENOENT') throw new NotFoundError(id, this.location);
-            throw error;
-          }
-          await this.#syncDirectory();
+          await this.#writer.remove(id, this.directory, paths.log);
         } finally {
           await releaseQuietly(this.#lockEnv, target, owner.token);
         }
@@ -506,22 +405,5 @@ export class JsonlStore implements SessionStore {
 
   async #failpoint(name: JsonlFailpoint): Promise<void> {
     if (this.#options.failpoint !== undefined) await this.#options.failpoint(name);
-  }
-
-  async #syncDirectory(): Promise<void> {
-    if (this.#options.fsync) await syncDirectory(this.#fs, this.directory);
-  }
-}
-
-/**
- * Releases a transient lock without failing the operation it protected: the write is already
- * durable (or already failed with its own error), and a leftover lock of this live process is
- * judged stale once the process exits.
- */
-async function releaseQuietly(env: LockEnv, target: LockTarget, token: string): Promise<void> {
-  try {
-    await releaseLock(env, target, token);
-  } catch {
-    // See above.
   }
 }

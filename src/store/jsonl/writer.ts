@@ -1,35 +1,46 @@
 /**
- * The durable writer of the JSONL store: the open write handles of its sessions (a bounded LRU,
+ * The durable writer of the JSONL store, every write to a log: the creation and removal of a log
+ * file, the open write handles of its sessions (a bounded LRU,
  * each checked against the file before use), the next-seq probe, the append of one framed batch
  * with its rollback, and the truncation of a torn tail. Its one invariant: a batch either is
  * durable when `append` resolves, or no byte of it remains; and once an fsync has failed, the
  * session is never written again by this store (PostgreSQL's fsyncgate: the kernel may have
  * dropped the dirty pages, so a later "successful" fsync would prove nothing).
  *
- * The caller serializes the operations of one session and holds its lock.
+ * The caller serializes the operations of one session and holds its lock (but for `create`, where
+ * the link decides).
  */
 
+import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError } from '../../core/index.js';
 import {
+  AlreadyExistsError,
   ConflictError,
   CorruptLogError,
   InvalidStoreError,
+  NotFoundError,
   StorageError,
 } from '../contract/errors.js';
 import type { TornBytes } from '../contract/session-store.js';
 import { shortId } from '../contract/store-rules.js';
 import { commitBefore } from './format.js';
 import {
+  asFailureOn,
+  errnoCode,
   type FsFacade,
   type FsFileHandle,
   type FsStats,
   openExisting,
   statExisting,
+  syncDirectory,
+  unlinkQuietly,
+  unsafeEntry,
   writeAll,
 } from './fs.js';
 import { parseHeaderLine } from './header.js';
 import { readFirstLine } from './line-reader.js';
 import type { JsonlFailpoint } from './options.js';
+import { contained, type SessionPaths } from './paths.js';
 import { scanLog } from './scan.js';
 
 /** What the writer needs of the store's options. */
@@ -85,6 +96,62 @@ export class JsonlWriter {
       `an fsync of session '${shortId(id)}' failed (or a failed append could not be undone), so ${this.#options.location} refuses to write to it until the store is reopened`,
       { cause: this.#poisoned.get(id) },
     );
+  }
+
+  /**
+   * Publishes a new log whose only line is `line` (the header): written to a temp file, made
+   * durable, linked into place as `paths.log`, then the directory made durable. `link()`, not
+   * `rename()`: it fails with `EEXIST` instead of replacing an existing log (`AlreadyExistsError`).
+   */
+  async create(id: string, directory: string, paths: SessionPaths, line: Buffer): Promise<void> {
+    const { fs, location } = this.#options;
+    const temp = contained(directory, `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`);
+    let handle: FsFileHandle;
+    try {
+      handle = await fs.open(temp, 'wx', 0o600);
+    } catch (error) {
+      throw asFailureOn(error, temp, paths.log);
+    }
+    try {
+      try {
+        // The umask can only remove permission bits; chmod makes the mode exact.
+        await handle.chmod(0o600);
+        await writeAll(handle, line, 0, line.length, 0);
+        await this.#failpoint('create:after-temp-write');
+        if (this.#options.fsync) await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+      await this.#failpoint('create:after-temp-fsync');
+      try {
+        await fs.link(temp, paths.log);
+      } catch (error) {
+        if (errnoCode(error) === 'EEXIST') {
+          // A dangling link where the log belongs is not a session that exists.
+          throw (await unsafeEntry(fs, paths.log)) ?? new AlreadyExistsError(id, location);
+        }
+        throw error;
+      }
+      await this.#failpoint('create:after-link');
+    } catch (error) {
+      throw asFailureOn(error, temp, paths.log);
+    } finally {
+      await unlinkQuietly(fs, temp);
+    }
+    await this.#syncDirectory(directory);
+    await this.#failpoint('create:after-dir-fsync');
+  }
+
+  /** Removes the log `file` of session `id`, its write handle closed first, and makes it durable. */
+  async remove(id: string, directory: string, file: string): Promise<void> {
+    await this.drop(id);
+    try {
+      await this.#options.fs.unlink(file);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') throw new NotFoundError(id, this.#options.location);
+      throw error;
+    }
+    await this.#syncDirectory(directory);
   }
 
   /**
@@ -340,6 +407,10 @@ export class JsonlWriter {
       if (this.#writers.size <= this.#maxOpen) return;
       if (!this.#busy.has(id)) await this.drop(id);
     }
+  }
+
+  async #syncDirectory(directory: string): Promise<void> {
+    if (this.#options.fsync) await syncDirectory(this.#options.fs, directory);
   }
 
   async #failpoint(name: JsonlFailpoint): Promise<void> {

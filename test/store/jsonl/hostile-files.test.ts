@@ -10,8 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Session } from '../../../src/core/index.js';
 import { UnsafeFileError } from '../../../src/store/contract/errors.js';
 import { openSession } from '../../../src/store/index.js';
+import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId, LOG_SUFFIX } from '../../../src/store/jsonl/paths.js';
-import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/store.js';
 import { cli } from '../../cli/helpers.js';
 
 let dir: string;

@@ -13,8 +13,10 @@ import { LockedError, type LockOwner } from '../../../src/store/contract/errors.
 import { currentOwner } from '../../../src/store/contract/lock-owner.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
+import { UNREADABLE_LOCK_STALE_MS } from '../../../src/store/jsonl/lock.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { untilOutput } from '../child-output.js';
+import { ManualLockClock } from '../manual-lock-clock.js';
 import { header, notes, rejection, tempDir } from './helpers.js';
 
 const children: ChildProcess[] = [];
@@ -50,6 +52,37 @@ async function writeOwner(
 }
 
 const linux = process.platform === 'linux';
+
+/** Whether a promise has settled yet, asked without waiting for it. */
+function track(promise: Promise<unknown>): { readonly settled: () => boolean } {
+  let settled = false;
+  const done = (): void => {
+    settled = true;
+  };
+  promise.then(done, done);
+  return { settled: () => settled };
+}
+
+/**
+ * Moves the clock on in small steps until `promise` settles (a writer waiting for a lock pauses
+ * on the clock, and its file reads run between the steps); its rejection, or `undefined`.
+ */
+async function settleOn(clock: ManualLockClock, promise: Promise<unknown>): Promise<unknown> {
+  const state = track(promise);
+  for (let step = 0; !state.settled(); step++) {
+    if (step > 10_000) throw new Error('the promise never settled');
+    await clock.advance(10);
+  }
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/** Sets a lock file's mtime (its last refresh) to a time of the test's clock. */
+async function refreshedAt(dir: string, id: string, timeMs: number): Promise<void> {
+  await utimes(lockPath(dir, id), timeMs / 1000, timeMs / 1000);
+}
 
 describe('lock', () => {
   it('writes the owner record to a 0600 lock file and gives a second taker LockedError with that owner', async () => {
@@ -152,12 +185,11 @@ describe('lock', () => {
       ...(currentOwner().bootId === undefined ? {} : { bootId: currentOwner().bootId as string }),
     };
     await writeOwner(dir, 's1', owner);
-    const store = await openJsonlStore(dir);
-    const started = Date.now();
+    // A lock() holder is not waited for: on a clock that never moves, a wait would never end.
+    const store = await openJsonlStore(dir, { lockClock: new ManualLockClock() });
     const error = await rejection(store.lock('s1'));
     expect(error).toBeInstanceOf(LockedError);
     expect((error as LockedError).owner).toEqual(owner);
-    expect(Date.now() - started).toBeLessThan(1000); // a lock() holder is not waited for
     await store.create(header('s1'));
     // An append from a process that does not hold the lock is refused too.
     expect(await rejection(store.append('s1', notes(0, 1), { expectedSeq: 0 }))).toBeInstanceOf(
@@ -180,30 +212,41 @@ describe('lock', () => {
       token: 't',
       transient: true,
     };
-    const store = await openJsonlStore(dir, { lockWaitMs: 5000 });
+    const clock = new ManualLockClock();
+    const store = await openJsonlStore(dir, { lockWaitMs: 5000, lockClock: clock });
     await store.create(header('s1'));
     await writeOwner(dir, 's1', owner);
+    const append = store.append('s1', notes(0, 1), { expectedSeq: 0 });
+    const appended = track(append);
+    await clock.advance(1000);
+    expect(appended.settled()).toBe(false); // still waiting: the holder has not released
     const { unlink } = await import('node:fs/promises');
-    setTimeout(() => void unlink(lockPath(dir, 's1')), 150);
-    const started = Date.now();
-    await store.append('s1', notes(0, 1), { expectedSeq: 0 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    await unlink(lockPath(dir, 's1'));
+    expect(await settleOn(clock, append)).toBeUndefined();
+    expect((await store.load('s1')).events).toEqual(notes(0, 1));
+    // A holder that never releases: the wait ends, with LockedError, once the clock passes it.
     await writeOwner(dir, 's1', owner);
-    const impatient = await openJsonlStore(dir, { lockWaitMs: 50 });
-    expect(await rejection(impatient.append('s1', notes(1, 1), { expectedSeq: 1 }))).toBeInstanceOf(
-      LockedError,
-    );
+    const impatient = await openJsonlStore(dir, { lockWaitMs: 2000, lockClock: clock });
+    const started = clock.now();
+    const refused = impatient.append('s1', notes(1, 1), { expectedSeq: 1 });
+    const given = track(refused);
+    await clock.advance(1990);
+    expect(given.settled()).toBe(false);
+    expect(await settleOn(clock, refused)).toBeInstanceOf(LockedError);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(2000);
     await store.close();
     await impatient.close();
   });
 
   it('treats an unreadable lock as held while young and as stale once older than 10 s', async () => {
     const dir = await tempDir();
+    const clock = new ManualLockClock();
     await writeFile(lockPath(dir, 's1'), '');
-    const store = await openJsonlStore(dir, { lockWaitMs: 20 });
-    expect(await rejection(store.lock('s1'))).toBeInstanceOf(LockedError);
-    const old = new Date(Date.now() - 11_000);
-    await utimes(lockPath(dir, 's1'), old, old);
+    await refreshedAt(dir, 's1', clock.now());
+    const store = await openJsonlStore(dir, { lockWaitMs: 20, lockClock: clock });
+    // Waited for (it may be a lock being written), then refused once the wait is over.
+    expect(await settleOn(clock, store.lock('s1'))).toBeInstanceOf(LockedError);
+    await clock.advance(UNREADABLE_LOCK_STALE_MS);
     const lock = await store.lock('s1');
     expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe(lock.owner.token);
     await store.close();
@@ -240,6 +283,28 @@ describe('lock', () => {
     },
   );
 
+  it('takes a lock released just after its link found the name taken (not a dangling link)', async () => {
+    const dir = await tempDir();
+    await writeOwner(dir, 's1', { pid: process.pid, host: hostname(), since: 1, token: 'x' });
+    let raced = false;
+    const fs: FsFacade = {
+      ...nodeFs,
+      stat: async (path) => {
+        // The holder releases between our link's EEXIST and the look at what took the name.
+        if (!raced && path.endsWith('s1.lock')) {
+          raced = true;
+          await nodeFs.unlink(path);
+        }
+        return nodeFs.stat(path);
+      },
+    };
+    const store = await openJsonlStore(dir, { fs });
+    const lock = await store.lock('s1');
+    expect(raced).toBe(true);
+    expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe(lock.owner.token);
+    await store.close();
+  });
+
   it('calls the lock:after-acquire failpoint and releases the lock if it throws', async () => {
     const dir = await tempDir();
     const seen: string[] = [];
@@ -259,32 +324,50 @@ describe('lock', () => {
     const dir = await tempDir();
     const far = { pid: 1, host: `not-${hostname()}`, since: 1, token: 'far', heartbeatMs: 5000 };
     await writeOwner(dir, 's1', far);
-    const store = await openJsonlStore(dir);
+    const clock = new ManualLockClock();
+    await refreshedAt(dir, 's1', clock.now());
+    const store = await openJsonlStore(dir, { lockClock: clock });
     // Taken long ago, but its mtime (the heartbeat) is fresh: live.
     const error = await rejection(store.lock('s1'));
     expect(error).toBeInstanceOf(LockedError);
     expect((error as LockedError).holder?.basis).toBe('fresh');
     expect((error as Error).message).toContain(`locked by pid 1 on not-${hostname()} since 1970`);
-    expect((error as Error).message).toContain('heartbeats every 5.0 s, last refreshed');
-    // Not refreshed for longer than the bound (30 s): a dead container's lock.
-    const old = (Date.now() - 31_000) / 1000;
-    await utimes(lockPath(dir, 's1'), old, old);
+    expect((error as Error).message).toContain(
+      'heartbeats every 5.0 s, last refreshed 0.0 s ago; it is taken over once not refreshed for 30 s',
+    );
+    // Not refreshed for exactly the bound (30 s): still respected, its age measured by the clock.
+    await clock.advance(30_000);
+    const atBound = await rejection(store.lock('s1'));
+    expect((atBound as LockedError).holder).toMatchObject({ basis: 'fresh', staleMs: 30_000 });
+    expect((atBound as Error).message).toContain('last refreshed 30 s ago');
+    // Past the bound: a dead container's lock, taken over.
+    await clock.advance(1);
     const lock = await store.lock('s1');
     expect(lock.owner.pid).toBe(process.pid);
     expect(lock.owner.heartbeatMs).toBe(5000);
+    expect(lock.owner.since).toBe(clock.now());
     await store.close();
   });
 
   it('stops appending with LockedError once its heartbeat finds the lock file replaced', async () => {
     const dir = await tempDir();
-    const store = await openJsonlStore(dir, { lockHeartbeatMs: 20, lockStaleMs: 40 });
+    const clock = new ManualLockClock();
+    const store = await openJsonlStore(dir, {
+      lockHeartbeatMs: 20,
+      lockStaleMs: 40,
+      lockClock: clock,
+    });
     await store.create(header('s1'));
     const lock = await store.lock('s1');
     await store.append('s1', notes(0, 1), { expectedSeq: 0 });
     // Another host judged this writer stale (it stalled past the bound) and took the lock.
-    const taker = { pid: 1, host: `not-${hostname()}`, since: Date.now(), token: 'taker' };
+    const taker = { pid: 1, host: `not-${hostname()}`, since: clock.now(), token: 'taker' };
     await writeOwner(dir, 's1', taker);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // The next heartbeat finds the file replaced, and stops.
+    for (let step = 0; clock.heartbeats > 0; step++) {
+      if (step > 1000) throw new Error('the heartbeat never noticed the lock was taken');
+      await clock.advance(20);
+    }
     const error = await rejection(store.append('s1', notes(1, 1), { expectedSeq: 1 }));
     expect(error).toBeInstanceOf(LockedError);
     expect((error as LockedError).owner.token).toBe('taker');
@@ -292,6 +375,38 @@ describe('lock', () => {
     await lock.release();
     expect(JSON.parse(await readFile(lockPath(dir, 's1'), 'utf8')).token).toBe('taker');
     await store.close();
+  });
+
+  it('refreshes a held lock when its heartbeat falls due on the clock, and stops on release', async () => {
+    const dir = await tempDir();
+    const clock = new ManualLockClock();
+    const start = clock.now();
+    const store = await openJsonlStore(dir, { lockHeartbeatMs: 1000, lockClock: clock });
+    try {
+      const lock = await store.lock('s1');
+      expect(lock.owner.since).toBe(start);
+      expect(clock.heartbeats).toBe(1);
+      let previous = (await stat(lockPath(dir, 's1'))).mtimeMs;
+      for (const beat of [1, 2, 3]) {
+        // The refresh (open, check the token, touch) runs on the file system between the steps;
+        // a beat that falls due while the last one still runs is skipped.
+        let refreshed = previous;
+        for (let step = 0; refreshed === previous; step++) {
+          if (step > 1000) throw new Error(`heartbeat ${beat} never refreshed the lock file`);
+          await clock.advance(1000);
+          refreshed = (await stat(lockPath(dir, 's1'))).mtimeMs;
+        }
+        // The mtime written is the clock's time of a beat.
+        expect((refreshed - start) % 1000).toBe(0);
+        expect(refreshed).toBeLessThanOrEqual(clock.now());
+        previous = refreshed;
+      }
+      await lock.release();
+      expect(clock.heartbeats).toBe(0);
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('takes over its own lock when releasing it failed (a full disk refusing the unlink)', async () => {
