@@ -8,15 +8,8 @@ import { CorruptLogError, InvalidStoreError } from '../contract/errors.js';
 import { Wakeups } from '../contract/follow.js';
 import { type LockTiming, resolveLockTiming } from '../contract/lock-owner.js';
 import { asStorageError, assertOpen, retryWhileBusy } from '../contract/store-rules.js';
-import {
-  closeQuietly,
-  driverCall,
-  driverCode,
-  isBusy,
-  type OpenedDatabase,
-  openDatabase,
-  schemaDamage,
-} from './database.js';
+import { type OpenedDatabase, openDatabase } from './database.js';
+import { closeQuietly, driverCall, driverCode, isBusy, schemaDamage } from './driver-errors.js';
 import { Ledger } from './ledger.js';
 import type { SqliteStoreOptions } from './open.js';
 import type { RowContext, SessionRow } from './rows.js';

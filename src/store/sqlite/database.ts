@@ -1,8 +1,7 @@
 /**
  * Opening a SQLite store's database: the options checked, the file prepared and identified before
  * SQLite touches it (so a foreign or newer database is refused unmodified), the connection,
- * the schema created or checked, the pragmas set; and the mapping of driver failures to typed
- * errors.
+ * the schema created or checked, the pragmas set. Driver failures are mapped to typed errors by `driver-errors.ts`.
  */
 
 import {
@@ -17,7 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InvalidArgumentError, PalimpsestError } from '../../core/index.js';
+import { InvalidArgumentError } from '../../core/index.js';
 import {
   CorruptLogError,
   InvalidStoreError,
@@ -25,6 +24,7 @@ import {
   StoreBusyError,
 } from '../contract/errors.js';
 import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../contract/store-rules.js';
+import { closeQuietly, driverCall, driverCode, isBusy, schemaDamage } from './driver-errors.js';
 import { LEDGER_SUFFIX } from './ledger.js';
 import type { SqliteStoreOptions } from './open.js';
 import {
@@ -167,35 +167,6 @@ export async function openDatabase(
 }
 
 /**
- * A database whose header says it is palimpsest's at this schema version, but whose schema
- * SQLite cannot use (`SQLITE_ERROR`: "no such column", "malformed database schema",
- * "unsupported file format"; `SQLITE_NOTADB` for a damaged header field) or that lacks a table
- * or column this version writes: no
- * palimpsest writes that, so it is damage (`CorruptLogError`, the CLI's exit code 4), not a
- * usage mistake or a failing medium. Other errors pass through.
- */
-export function schemaDamage(path: string, error: unknown): unknown {
-  const cause =
-    StorageError.isInstance(error) || InvalidStoreError.isInstance(error) ? error.cause : error;
-  const code = driverCode(cause);
-  // NOTADB after the header read as ours: SQLite refuses a field of it (page size, versions).
-  if (code === 'SQLITE_ERROR' || code === 'SQLITE_NOTADB') {
-    return new CorruptLogError(
-      {
-        file: path,
-        reason: `the schema is damaged: SQLite cannot use it (${describeCause(cause)})`,
-      },
-      { cause },
-    );
-  }
-  return error;
-}
-
-function describeCause(cause: unknown): string {
-  return cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
-}
-
-/**
  * Runs the identification of the file before SQLite opens it. A file that is not a SQLite
  * database, or one of another application, is refused as such (`InvalidStoreError`), unless
  * palimpsest's ledger lies beside it: then it was a palimpsest database whose header is
@@ -248,15 +219,6 @@ function privateCopy(path: string): { file: string; remove: () => void } | undef
   } catch {
     remove();
     return undefined;
-  }
-}
-
-/** Closes a connection whose open failed; that failure is the one to report. */
-export function closeQuietly(db: SqliteDatabase | undefined): void {
-  try {
-    db?.close();
-  } catch {
-    // See above.
   }
 }
 
@@ -340,39 +302,6 @@ function connect(
   return driverCall(path, 'open', () => new Database(path, options));
 }
 
-/** Runs a driver call during open, mapping its failures to typed errors. */
-export function driverCall<T>(path: string, action: string, call: () => T): T {
-  try {
-    return call();
-  } catch (error) {
-    if (PalimpsestError.isInstance(error)) throw error;
-    const code = driverCode(error);
-    if (code?.startsWith('SQLITE_CORRUPT') === true) {
-      throw new CorruptLogError(
-        { file: path, reason: `SQLite reports the database damaged (${code}) on ${action}` },
-        { cause: error },
-      );
-    }
-    if (code === 'SQLITE_NOTADB') {
-      throw new InvalidStoreError(
-        'NOT_A_STORE',
-        `${path} is not a SQLite database; it was not modified`,
-        {
-          cause: error,
-        },
-      );
-    }
-    if (code === undefined && error instanceof Error && /bindings|dlopen/i.test(error.message)) {
-      throw new InvalidStoreError(
-        'DRIVER_LOAD_FAILED',
-        'better-sqlite3 is installed but its native addon did not load; rebuild it (npm rebuild better-sqlite3)',
-        { cause: error },
-      );
-    }
-    throw new StorageError(`cannot ${action} ${path}`, { cause: error });
-  }
-}
-
 /**
  * A driver call during open, retried while other connections hold the database (several
  * processes opening one new database at once take turns creating and converting it), its other
@@ -390,16 +319,4 @@ async function retryingCall<T>(path: string, retryMs: number, call: () => T): Pr
       throw error;
     });
   }
-}
-
-/** Whether a driver error is contention: another connection holds the database. */
-export function isBusy(error: unknown): boolean {
-  const code = driverCode(error);
-  return code !== undefined && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
-
-/** The result code of a driver error (`SQLITE_BUSY`, ...), if it has one. */
-export function driverCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }

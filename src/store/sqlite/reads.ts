@@ -27,7 +27,7 @@ import {
 } from '../contract/store-rules.js';
 import type { RunRow } from '../sql/chunk-runs.js';
 import type { SqliteContext } from './context.js';
-import { driverCode } from './database.js';
+import { driverCode } from './driver-errors.js';
 import type { LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {

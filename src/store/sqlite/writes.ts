@@ -18,7 +18,7 @@ import type { AppendOptions, SessionLock, TornTail } from '../contract/session-s
 import { checkBatch, checkSessionId, checkTornTail } from '../contract/store-rules.js';
 import { planRuns } from './chunk-run-writer.js';
 import type { SessionPosition, SqliteContext } from './context.js';
-import { driverCode } from './database.js';
+import { driverCode } from './driver-errors.js';
 import type { SqliteLocks } from './lock.js';
 import { rowChecksum, sessionChecksum } from './rows.js';
 import type { SqliteTransaction } from './schema.js';
