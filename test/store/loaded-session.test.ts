@@ -18,7 +18,7 @@ import {
   openSession,
   type SessionStore,
 } from '../../src/store/index.js';
-import { openJsonlStore } from '../../src/store/jsonl/store.js';
+import { openJsonlStore } from '../../src/store/jsonl/open.js';
 import { override } from '../reliability/lib/mutants.js';
 import { random, recordTurns } from '../reliability/lib/workload.js';
 

@@ -8,7 +8,8 @@ import {
   type LockOwner,
   type SessionStore,
 } from '../../../src/store/index.js';
-import { openSqliteStore } from '../../../src/store/sqlite/index.js';
+import { openSqliteStore, type SqliteStoreOptions } from '../../../src/store/sqlite/index.js';
+import { ManualLockClock } from '../manual-lock-clock.js';
 import { events, header, rejection, useTempDir, withRaw } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -20,16 +21,22 @@ afterEach(async () => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-async function two(): Promise<{ file: string; a: SessionStore; b: SessionStore }> {
+async function two(
+  options: SqliteStoreOptions = {},
+): Promise<{ file: string; a: SessionStore; b: SessionStore }> {
   const file = join(tempDir(), 'sessions.db');
-  const a = await openSqliteStore(file);
-  const b = await openSqliteStore(file);
+  const a = await openSqliteStore(file, options);
+  const b = await openSqliteStore(file, options);
   opened.push(a, b);
   return { file, a, b };
 }
 
-/** Writes a lock row as another process would have. */
-async function plantLock(file: string, id: string, owner: LockOwner): Promise<void> {
+/** Writes a lock row as another process would have (with its heartbeat's time, if any). */
+async function plantLock(
+  file: string,
+  id: string,
+  owner: LockOwner & { readonly refreshedAt?: number },
+): Promise<void> {
   await withRaw(file, (db) => {
     db.prepare('INSERT OR REPLACE INTO locks (session_id, owner) VALUES (?, ?)').run(
       id,
@@ -121,54 +128,73 @@ describe('the single-writer lock', () => {
     expect((await a.lock('s')).owner.pid).toBe(process.pid);
   });
 
-  it('respects a lock from another host while its heartbeat is fresh, and takes it over once stale', async () => {
-    const { file, a } = await two();
+  it('respects a lock from another host until the clock passes lockStaleMs since its last refresh, then takes it over', async () => {
+    const clock = new ManualLockClock();
+    const { file, a } = await two({ lockClock: clock });
     const far = { pid: deadPid(), host: `not-${hostname()}`, token: 'far', heartbeatMs: 5000 };
-    await plantLock(file, 's', { ...far, since: Date.now() - 60_000 });
-    // Refreshed a moment ago: live, though taken long before the bound.
-    await withRaw(file, (db) => {
-      db.prepare('UPDATE locks SET owner = ?').run(
-        JSON.stringify({ ...far, since: Date.now() - 60_000, refreshedAt: Date.now() - 1000 }),
-      );
+    // Taken long before the bound, refreshed a second ago: live.
+    await plantLock(file, 's', {
+      ...far,
+      since: clock.now() - 60_000,
+      refreshedAt: clock.now() - 1000,
     });
     const error = await rejection(a.lock('s'));
     expect(error).toBeInstanceOf(LockedError);
-    expect((error as LockedError).holder).toMatchObject({ basis: 'fresh', staleMs: 30_000 });
-    expect((error as Error).message).toMatch(
-      /locked by pid \d+ on not-.* since .*; it heartbeats every 5\.0 s, last refreshed 1\.\d s ago; it is taken over once not refreshed for 30 s/,
-    );
-    // An OOM-killed container: its last refresh is older than the bound.
-    await withRaw(file, (db) => {
-      db.prepare('UPDATE locks SET owner = ?').run(
-        JSON.stringify({ ...far, since: Date.now() - 60_000, refreshedAt: Date.now() - 31_000 }),
-      );
+    expect((error as LockedError).holder).toEqual({
+      basis: 'fresh',
+      refreshedAt: clock.now() - 1000,
+      staleMs: 30_000,
     });
-    expect((await a.lock('s')).owner.pid).toBe(process.pid);
+    expect((error as Error).message).toMatch(
+      /locked by pid \d+ on not-.* since .*; it heartbeats every 5\.0 s, last refreshed .* ago; it is taken over once not refreshed for 30 s/,
+    );
+    // Exactly at the bound it is still live; a millisecond past it (an OOM-killed container
+    // that never refreshes again), it is stale.
+    await clock.advance(29_000);
+    expect(await rejection(a.lock('s'))).toBeInstanceOf(LockedError);
+    await clock.advance(1);
+    const lock = await a.lock('s');
+    expect(lock.owner).toMatchObject({ pid: process.pid, since: clock.now() });
+    expect(await lockRows(file)).toEqual([{ session_id: 's', owner: JSON.stringify(lock.owner) }]);
   });
 
-  it('refreshes the lock row of a held lock on its heartbeat, and only while held', async () => {
+  it('refreshes the lock row of a held lock each heartbeat of its clock, and stops on release', async () => {
+    const clock = new ManualLockClock();
     const file = join(tempDir(), 'sessions.db');
-    const store = await openSqliteStore(file, { lockHeartbeatMs: 50, lockStaleMs: 100 });
+    const store = await openSqliteStore(file, {
+      lockHeartbeatMs: 50,
+      lockStaleMs: 100,
+      lockClock: clock,
+    });
     opened.push(store);
     const lock = await store.lock('s');
-    const taken = Date.now();
-    const refreshed = async (after: number): Promise<number> => {
-      // Polled rather than timed: a loaded machine may run the heartbeat late, never early.
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-        const [row] = await lockRows(file);
-        const stored = JSON.parse(row?.owner ?? '{}') as { token: string; refreshedAt?: number };
-        expect(stored.token).toBe(lock.owner.token);
-        if ((stored.refreshedAt ?? 0) > after) return stored.refreshedAt as number;
-        await new Promise((done) => setTimeout(done, 20));
-      }
-      throw new Error(`the lock row was not refreshed after ${after}`);
+    expect(clock.heartbeats).toBe(1);
+    const stored = async (): Promise<{ token: string; refreshedAt?: number }> => {
+      const [row] = await lockRows(file);
+      return JSON.parse(row?.owner ?? '{}') as { token: string; refreshedAt?: number };
     };
-    // Beat after beat: each refresh writes a later time into the row.
-    const first = await refreshed(taken);
-    await refreshed(first);
+    expect(await stored()).toEqual(JSON.parse(JSON.stringify(lock.owner)));
+    await clock.advance(49);
+    expect((await stored()).refreshedAt).toBeUndefined();
+    // Beat after beat: each refresh writes the clock's time into the row.
+    await clock.advance(1);
+    expect(await stored()).toMatchObject({ token: lock.owner.token, refreshedAt: clock.now() });
+    await clock.advance(50);
+    expect(await stored()).toMatchObject({ token: lock.owner.token, refreshedAt: clock.now() });
     await lock.release();
-    await new Promise((done) => setTimeout(done, 120));
+    expect(clock.heartbeats).toBe(0);
+    await clock.advance(500);
     expect(await lockRows(file)).toEqual([]);
+  });
+
+  it('stops the heartbeats of the locks a store holds when it closes', async () => {
+    const clock = new ManualLockClock();
+    const { a } = await two({ lockClock: clock });
+    await a.lock('s');
+    await a.lock('t');
+    expect(clock.heartbeats).toBe(2);
+    await a.close();
+    expect(clock.heartbeats).toBe(0);
   });
 
   it('refuses lock timing that would lose a live writer its lock', async () => {
@@ -198,6 +224,29 @@ describe('the single-writer lock', () => {
 });
 
 describe('fencing: appends and the lock', () => {
+  it('fences off a writer whose heartbeat finds its row taken over, and stops that heartbeat', async () => {
+    const clock = new ManualLockClock();
+    const { file, a, b } = await two({ lockClock: clock });
+    await a.create(header('s'));
+    await a.lock('s');
+    await b.unlock('s', { force: true });
+    const taken = await b.lock('s');
+    expect(clock.heartbeats).toBe(2);
+    // A's next beat names its own row's text, finds another, and counts the lock as lost.
+    await clock.advance(5000);
+    expect(clock.heartbeats).toBe(1);
+    const [row] = await lockRows(file);
+    expect(JSON.parse(row?.owner ?? '{}')).toMatchObject({
+      token: taken.owner.token,
+      refreshedAt: clock.now(),
+    });
+    const refused = await rejection(a.append('s', events(0, 1), { expectedSeq: 0 }));
+    expect(refused).toBeInstanceOf(LeaseLostError);
+    expect((refused as LeaseLostError).holder?.token).toBe(taken.owner.token);
+    await b.append('s', events(0, 1), { expectedSeq: 0 });
+    expect((await a.load('s')).events).toHaveLength(1);
+  });
+
   it('refuses the append of a writer whose lock was taken over, writing nothing, while the new holder appends', async () => {
     const { a, b } = await two();
     await a.create(header('s'));

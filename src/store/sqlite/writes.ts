@@ -1,0 +1,209 @@
+/**
+ * The writes of a SQLite store: creating a session, appending a batch in one transaction that
+ * checks the expected seq and the writer's lock before writing (and learns the codes of new event
+ * types), deleting a session, and the torn-tail check a SQLite database never needs to act on.
+ */
+
+import { validateHeader } from '../../core/header.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
+import { InvalidArgumentError } from '../../core/index.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  InvalidStoreError,
+  NotFoundError,
+} from '../contract/errors.js';
+import { parseOwnerJson } from '../contract/lock-owner.js';
+import type { AppendOptions, SessionLock, TornTail } from '../contract/session-store.js';
+import { checkBatch, checkSessionId, checkTornTail } from '../contract/store-rules.js';
+import { planRuns } from './chunk-run-writer.js';
+import type { SessionPosition, SqliteContext } from './context.js';
+import { driverCode } from './driver-errors.js';
+import type { SqliteLocks } from './lock.js';
+import { rowChecksum, sessionChecksum } from './rows.js';
+import type { SqliteTransaction } from './schema.js';
+
+/** What an append's transaction hands back: the session's key and the type codes it met. */
+interface Appended {
+  readonly key: number;
+  readonly learned: ReadonlyMap<string, number>;
+}
+
+/** The writes of one store. */
+export class SqliteWrites {
+  readonly #context: SqliteContext;
+  readonly #locks: SqliteLocks;
+  readonly #append: SqliteTransaction<[string, readonly SessionEvent[], number], Appended>;
+
+  constructor(context: SqliteContext, locks: SqliteLocks) {
+    this.#context = context;
+    this.#locks = locks;
+    this.#append = context.db.transaction(
+      (id: string, events: readonly SessionEvent[], expected: number) =>
+        this.#appendInTransaction(id, events, expected),
+    );
+  }
+
+  async create(header: SessionHeader): Promise<void> {
+    const context = this.#context;
+    context.assertWritable();
+    checkSessionId(header.id);
+    const valid = validateHeader(header);
+    const now = Date.now();
+    const text = JSON.stringify(valid);
+    try {
+      const { key } = (await context.retry(`create session '${valid.id}'`, () =>
+        context.sql.insertSession.get(
+          valid.id,
+          valid.createdAt,
+          text,
+          now,
+          sessionChecksum(valid.id, valid.createdAt, text),
+        ),
+      )) as { key: number };
+      context.ledger?.created(key, valid.id);
+    } catch (error) {
+      if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new AlreadyExistsError(valid.id, context.location);
+      }
+      throw context.storageError(`create session '${valid.id}'`, error);
+    }
+  }
+
+  async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
+    const context = this.#context;
+    context.assertWritable();
+    checkSessionId(id);
+    checkBatch(id, events, options);
+    const expected = options.expectedSeq;
+    try {
+      if (events.length === 0) {
+        this.#checkNext(id, expected);
+        return;
+      }
+      const { key, learned } = await context.retry(`append to session '${id}'`, () =>
+        this.#append.immediate(id, events, expected),
+      );
+      for (const [type, code] of learned) context.learnType(type, code);
+      context.committed.notify();
+      context.ledger?.committed(key, expected + events.length);
+      context.failpoint('append:after-commit');
+    } catch (error) {
+      throw context.storageError(`append to session '${id}'`, error);
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const context = this.#context;
+    const { sql } = context;
+    context.assertWritable();
+    checkSessionId(id);
+    let known: SessionPosition | undefined;
+    try {
+      known = context.position(id);
+      if (known !== undefined) context.ledger?.deleting(known.key);
+      const remove = context.db.transaction(() => {
+        const position = context.position(id);
+        if (position === undefined) throw new NotFoundError(id, context.location);
+        const found = this.#locks.lockOf(id);
+        if (found?.holder !== undefined) throw found.locked();
+        sql.deleteEvents.run(position.key);
+        sql.deleteRuns.run(position.key);
+        sql.deleteSession.run(position.key);
+        sql.deleteLock.run(id);
+      });
+      await context.retry(`delete session '${id}'`, () => remove.immediate());
+    } catch (error) {
+      this.#revive(id, known);
+      throw context.storageError(`delete session '${id}'`, error);
+    }
+  }
+
+  /**
+   * Checks the arguments and the lock, and drops nothing: each batch is one transaction, which
+   * SQLite rolls back when a crash interrupts it, so a database never has a torn tail.
+   */
+  async discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
+    const context = this.#context;
+    context.assertWritable();
+    checkSessionId(id);
+    checkTornTail(id, tail, lock);
+    let row: { owner: string } | undefined;
+    try {
+      row = context.sql.lockRow.get(id) as { owner: string } | undefined;
+    } catch (error) {
+      throw context.storageError(`discard the torn tail of session '${id}'`, error);
+    }
+    if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
+    const found = this.#locks.lockOf(id);
+    if (found?.holder !== undefined) throw found.locked();
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lock of session '${id}' is no longer held; lock it again`,
+    );
+  }
+
+  /**
+   * Writes the batch; returns the type codes it read or assigned that are not cached yet, for
+   * the caller to cache once the transaction has committed.
+   */
+  #appendInTransaction(id: string, events: readonly SessionEvent[], expected: number): Appended {
+    const context = this.#context;
+    const key = this.#checkNext(id, expected);
+    this.#locks.checkWriter(id);
+    const insert = context.sql.insertEvent;
+    const learned = new Map<string, number>();
+    const runs = planRuns(context.sql, context.rowContext(id, key), events, expected);
+    for (const event of events) {
+      if (runs.joins(event.seq)) continue;
+      const data = JSON.stringify(event.data) as string | undefined;
+      if (data === undefined) {
+        throw new InvalidArgumentError(
+          `append to session '${id}': event ${event.seq} (${event.type}) has no JSON data`,
+        );
+      }
+      const type =
+        context.typeCode(event.type) ??
+        learned.get(event.type) ??
+        this.#typeCodeInTransaction(event.type, learned);
+      const sources =
+        event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs);
+      const surfaceOp = event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp);
+      const crc = rowChecksum(key, event.seq, event.type, event.time, data, sources, surfaceOp);
+      insert.run(key, event.seq, type, event.time, data, sources, surfaceOp, crc);
+    }
+    runs.write();
+    // The session's updated-at is wall time, like its events' times: not the lock clock's.
+    context.sql.advance.run(expected + events.length, Date.now(), key);
+    context.failpoint('append:before-commit');
+    return { key, learned };
+  }
+
+  /** Returns the session's integer key after checking that `expected` is its next seq. */
+  #checkNext(id: string, expected: number): number {
+    const row = this.#context.position(id);
+    if (row === undefined) throw new NotFoundError(id, this.#context.location);
+    if (row.next_seq !== expected) throw new ConflictError(id, expected, row.next_seq);
+    return row.key;
+  }
+
+  /** The code of a type not in the cache: another writer's, or a new one (inside the append). */
+  #typeCodeInTransaction(type: string, learned: Map<string, number>): number {
+    const { sql } = this.#context;
+    const row = (sql.typeCode.get(type) ?? sql.insertType.get(type)) as { code: number };
+    learned.set(type, row.code);
+    return row.code;
+  }
+
+  /** Writes the length of a session whose delete failed, so the ledger knows it still exists. */
+  #revive(id: string, known: SessionPosition | undefined): void {
+    if (known === undefined) return;
+    try {
+      const now = this.#context.position(id);
+      this.#context.ledger?.committed(known.key, now?.next_seq ?? known.next_seq);
+    } catch {
+      // The delete's own failure is the one to report; the ledger then reads as deleted and
+      // checks the session no more.
+    }
+  }
+}
