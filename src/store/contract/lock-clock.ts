@@ -11,10 +11,27 @@
  *
  * @example
  * ```ts
- * // A store whose locks go stale when the test says so:
- * const clock = new ManualLockClock(); // from your test helpers
- * const store = await openStore('jsonl:./sessions', { lockClock: clock });
+ * import { mkdtemp } from 'node:fs/promises';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { openJsonlStore } from 'palimpsest/jsonl';
+ * import { type LockClock, systemLockClock } from 'palimpsest/store';
+ *
+ * // The machine's time, with every heartbeat a lock schedules reported to the embedder.
+ * const clock: LockClock = {
+ *   ...systemLockClock,
+ *   every(ms, tick) {
+ *     console.log(`lock heartbeat every ${ms} ms`);
+ *     return systemLockClock.every(ms, tick);
+ *   },
+ * };
+ * const store = await openJsonlStore(await mkdtemp(join(tmpdir(), 'locks-')), { lockClock: clock });
+ * await store.create({ version: 1, id: 'notes', createdAt: 0 });
+ * const lock = await store.lock('notes'); // logs the heartbeat's period
+ * await lock.release();
  * ```
+ *
+ * A test passes a clock it moves by hand, so a lock goes stale when the test says so.
  */
 export interface LockClock {
   /** Milliseconds since the epoch. */
