@@ -6,7 +6,7 @@
  *   node --import tsx bench/chunk-encodings.ts [turns]
  *
  * Candidates: `lines` (format 0: one line per event); `format-1` (what the JSONL store writes
- * since format 1: `src/store/jsonl/run-line.ts`, a run's later deltas as bare strings); `run-json` (a turn's chunks of one step as one
+ * since format 1: `src/store/jsonl/chunk-run-line.ts`, a run's later deltas as bare strings); `run-json` (a turn's chunks of one step as one
  * line: first seq, time deltas, the chunk parts verbatim); `run-columns` (the same, a run of text
  * deltas of one id kept as the id and an array of deltas); `run-deflate-1`/`-6` (run-json, the
  * parts' JSON deflated (raw, zlib level 1 or 6) and base64'd, with each chunk's data length kept
