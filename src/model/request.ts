@@ -227,6 +227,7 @@ function toolResultPart(
     toolCallId: block.toolCallId,
     toolName: toolNames.get(block.toolCallId) ?? 'unknown',
     output: toolOutput(block),
+    ...providerOptions(block.providerMetadata),
   };
 }
 

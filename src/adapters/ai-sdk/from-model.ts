@@ -166,12 +166,11 @@ class MessageReader {
     if (part.type !== 'tool-result') {
       throw this.refuse(part.type, `a ${part.type} part in a tool message`);
     }
-    if (withoutStash(part.providerOptions) !== undefined) {
-      throw this.refuse('tool-result', 'provider options on a tool result');
-    }
     const stash = stashOf(part.providerOptions);
+    const metadata = withoutStash(part.providerOptions);
     const block = this.resultBlock(String(part.toolCallId), part.output, stash);
-    return this.plain({ id: this.id(stash), role: 'tool', content: [block] });
+    const content = metadata === undefined ? block : { ...block, providerMetadata: metadata };
+    return this.plain({ id: this.id(stash), role: 'tool', content: [content] });
   }
 
   private resultBlock(

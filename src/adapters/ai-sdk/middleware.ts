@@ -320,7 +320,8 @@ class SdkCallRecorder {
         ...(block.isError === true ? { error: { code: TOOL_ERROR.failed, message: text } } : {}),
       };
       const sourceSeq = callSeqs.get(call.id) as number;
-      this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
+      const notes = { providerMetadata: block.providerMetadata };
+      this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, notes));
     }
   }
 
