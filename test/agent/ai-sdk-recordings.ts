@@ -13,9 +13,14 @@ export const sdkRecordingsDir: string = join(import.meta.dirname, '..', 'fixture
 
 /**
  * The responses of a recording under {@link sdkRecordingsDir}, each an SSE response the wire
- * server replays byte for byte: `data: <chunk>` events in the recorded order.
+ * server replays byte for byte: `data: <chunk>` events in the recorded order, then `data: [DONE]`
+ * for a chat-completions stream (the recordings keep the chunks, not the terminator, which the
+ * API sends and the SDK's own tests add back).
  */
-export function sdkRecording(name: string): WireFixture[] {
+export function sdkRecording(
+  name: string,
+  options: { readonly done?: boolean } = {},
+): WireFixture[] {
   const lines = readFileSync(join(sdkRecordingsDir, name), 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '');
@@ -33,7 +38,8 @@ export function sdkRecording(name: string): WireFixture[] {
         'content-type: text/event-stream; charset=utf-8',
         `x-request-id: req_recording_${index + 1}`,
         '',
-        chunks.map((chunk) => `data: ${chunk}\n\n`).join(''),
+        chunks.map((chunk) => `data: ${chunk}\n\n`).join('') +
+          (options.done === true ? 'data: [DONE]\n\n' : ''),
       ].join('\n'),
       `${name}#${index + 1}`,
     ),
