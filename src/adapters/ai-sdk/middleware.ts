@@ -361,35 +361,69 @@ class SdkCallRecorder {
     }
   }
 
-  /** Wraps the provider's stream so each part is recorded as the SDK reads it. */
+  /**
+   * Wraps the provider's stream so each part is recorded as the SDK reads it. A part the session
+   * refuses (its store failed: `WRITER_FAILED`) fails the SDK's stream at that part, with the
+   * provider's stream cancelled and the call released; at its end the stream waits until the
+   * step is durable when the session can say so, so a stream that completes was recorded.
+   */
   private recorded(
     call: Call,
     source: ReadableStream<LanguageModelV3StreamPart>,
   ): ReadableStream<LanguageModelV3StreamPart> {
     const reader = source.getReader();
+    const fail = async (
+      controller: ReadableStreamDefaultController<LanguageModelV3StreamPart>,
+      error: unknown,
+    ) => {
+      this.endQuietly(call, { error });
+      await reader.cancel(error).catch(() => undefined);
+      controller.error(error);
+    };
     return new ReadableStream<LanguageModelV3StreamPart>({
       pull: async (controller) => {
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
           next = await reader.read();
         } catch (error) {
-          this.end(call, { error });
+          this.endQuietly(call, { error });
           controller.error(error);
           return;
         }
-        if (next.done) {
-          this.end(call, {});
-          controller.close();
+        try {
+          if (next.done) {
+            this.end(call, {});
+            if (isDurable(this.session)) await this.session.flush();
+            controller.close();
+            return;
+          }
+          this.part(call, next.value);
+        } catch (error) {
+          await fail(controller, error);
           return;
         }
-        this.part(call, next.value);
         controller.enqueue(next.value);
       },
       cancel: async (reason) => {
-        this.end(call, { cancelled: reason ?? 'cancelled' });
+        this.endQuietly(call, { cancelled: reason ?? 'cancelled' });
         await reader.cancel(reason);
       },
     });
+  }
+
+  /**
+   * Ends the call as {@link end} does, when the session still takes appends: once its writer
+   * failed, nothing more can be recorded, and the error the caller is told is that failure.
+   */
+  private endQuietly(
+    call: Call,
+    how: { readonly error?: unknown; readonly cancelled?: unknown },
+  ): void {
+    try {
+      this.end(call, how);
+    } catch {
+      // The session refused the closing events (its writer failed): the call is released anyway.
+    }
   }
 
   private part(call: Call, part: LanguageModelV3StreamPart): void {
