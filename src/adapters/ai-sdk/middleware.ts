@@ -20,9 +20,16 @@ import type {
   SessionEvent,
   ToolCallBlock,
   ToolMessage,
+  ToolResultData,
   TurnEndReason,
 } from '../../core/index.js';
-import { isDurable, isHeaderInEffect, lastTurnNumber, planRepair } from '../../core/index.js';
+import {
+  isDurable,
+  isHeaderInEffect,
+  lastTurnNumber,
+  planRepair,
+  TOOL_OUTCOME_UNKNOWN,
+} from '../../core/index.js';
 import {
   buildPrompt,
   classifyFailure,
@@ -176,7 +183,8 @@ class SdkCallRecorder {
             message.role === 'tool' && waiting.has(message.content[0].toolCallId),
         ),
       );
-      this.endTurn();
+      // The SDK's response lists every result it has: a call without one there did not run.
+      this.endTurn(messages.length > 0 ? 'never-ran' : 'may-have-run');
     }
     if (isDurable(this.session)) await this.session.flush();
   }
@@ -325,12 +333,22 @@ class SdkCallRecorder {
     }
   }
 
-  /** Closes the open step; calls the SDK never answered get the closers crash repair writes. */
-  private closeStep(): void {
-    if (openTurnOf(this.session)?.stepOpen !== true) return;
+  /**
+   * Closes the open step; a call whose result never reached the session gets the closer crash
+   * repair writes, as an outcome the session does not know unless the SDK's own response shows
+   * the call did not run: the SDK runs a step's tools before it decides to stop, so a result
+   * missing from the next prompt says nothing about whether the tool ran.
+   */
+  private closeStep(unanswered: Unanswered = 'may-have-run'): void {
+    const open = openTurnOf(this.session);
+    if (open?.stepOpen !== true) return;
     for (const closer of planRepair(this.session.events)) {
       if (closer.type === 'turn/end') break;
-      this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
+      const data =
+        closer.type === 'tool/result' && unanswered === 'may-have-run'
+          ? outcomeUnknown(closer.data, open.waiting ?? [])
+          : closer.data;
+      this.emit(this.session.append(closer.type, data, intentOf(closer)));
     }
   }
 
@@ -338,7 +356,7 @@ class SdkCallRecorder {
    * Ends the open turn: `completed` when this middleware left it waiting for tool results,
    * else (a writer cut it) as crash repair ends it.
    */
-  private endTurn(): void {
+  private endTurn(unanswered: Unanswered = 'may-have-run'): void {
     const open = openTurnOf(this.session);
     if (open === undefined) return;
     if (open.waiting === undefined && open.stepOpen) {
@@ -347,7 +365,7 @@ class SdkCallRecorder {
       }
       return;
     }
-    this.closeStep();
+    this.closeStep(unanswered);
     this.emit(this.session.append('turn/end', { turn: open.turn, reason: { kind: 'completed' } }));
   }
 
@@ -498,6 +516,28 @@ class SdkCallRecorder {
     this.options.onEvent?.(event);
     return event;
   }
+}
+
+/** Whether a tool call whose result never reached the session may have run. */
+type Unanswered = 'may-have-run' | 'never-ran';
+
+/**
+ * The result of a call the SDK may have run without the session hearing of it: an unknown
+ * outcome (`TOOL_OUTCOME_UNKNOWN`), which tells the model to check before it repeats the call,
+ * in place of repair's "it never ran".
+ */
+function outcomeUnknown(data: ToolResultData, waiting: readonly ToolCallBlock[]): ToolResultData {
+  const block = data.message.content[0];
+  const name = waiting.find((call) => call.id === block.toolCallId)?.name ?? 'unknown';
+  const message = `The AI SDK's loop went on without the result of tool '${name}' (call ${block.toolCallId}) reaching the session, so its outcome is unknown: it may or may not have run. Check the current state before calling it again.`;
+  return {
+    ...data,
+    message: {
+      ...data.message,
+      content: [{ ...block, content: [{ type: 'text', text: message }] }],
+    },
+    error: { code: TOOL_OUTCOME_UNKNOWN, message },
+  };
 }
 
 function abortCause(signal: AbortSignal | undefined, cancelled: unknown): string | undefined {

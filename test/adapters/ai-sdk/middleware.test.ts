@@ -2,10 +2,15 @@
  * The recording middleware under the AI SDK's own loop (the real `ai` package, a scripted
  * model): the log it writes is the log palimpsest's loop writes for the same responses.
  */
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { generateText, stepCountIs, streamText, ToolLoopAgent, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type SessionMiddleware, sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
+import {
+  type SessionMiddleware,
+  sessionMiddleware,
+  toModelMessages,
+} from '../../../src/adapters/ai-sdk/index.js';
 import { defineTool, runTurn } from '../../../src/agent/index.js';
 import {
   type AssistantMessageData,
@@ -209,6 +214,57 @@ describe('sessionMiddleware between streamText calls', () => {
     expect(dataOf<{ turn: number; reason: unknown }>(session, 'turn/end')).toEqual([
       { turn: 1, reason: { kind: 'completed' } },
       { turn: 2, reason: { kind: 'completed' } },
+    ]);
+    expectValidLog(session);
+  });
+
+  it('without finish(), a next prompt that omits the results records their outcome as unknown, not as never run', async () => {
+    const session = Session.create();
+    await streamScript(sessionMiddleware(session), 1);
+    // The SDK ran both tools before it stopped, and the session never heard of their results.
+    // streamText refuses such a history itself (MissingToolResultsError); a caller of the
+    // provider interface (another framework, a hand-built prompt) can send it.
+    const model = wrapLanguageModel({
+      model: scriptedModel([{ text: 'Let me check.' }]),
+      middleware: sessionMiddleware(session),
+    });
+    const history = toModelMessages(session) as LanguageModelV3Prompt;
+    const { stream } = await model.doStream({
+      prompt: [
+        { role: 'system', content: 'Be brief.' },
+        ...history,
+        { role: 'user', content: [{ type: 'text', text: 'Sure?' }] },
+      ],
+    });
+    await stream.pipeTo(new WritableStream());
+    const results = dataOf<ToolResultData>(session, 'tool/result');
+    expect(results.map((data) => data.error?.code)).toEqual([
+      'TOOL_OUTCOME_UNKNOWN',
+      'TOOL_OUTCOME_UNKNOWN',
+    ]);
+    const [told] = results.map((data) => data.message.content[0].content[0]);
+    expect(told).toMatchObject({ text: expect.stringContaining('may or may not have run') });
+    expect(JSON.stringify(results)).not.toContain('never ran');
+    expectValidLog(session);
+  });
+
+  it('finish() with the response that lacks a result records that call as never run', async () => {
+    const session = Session.create();
+    const middleware = sessionMiddleware(session);
+    const result = streamText({
+      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
+      prompt: 'Are the files clean?',
+      // Tools without execute: the SDK hands the calls to the application and runs nothing.
+      tools: {
+        read_file: tool({ inputSchema: z.object({ path: z.string() }) }),
+        grep: tool({ inputSchema: z.object({ pattern: z.string() }) }),
+      },
+    });
+    await result.consumeStream();
+    await middleware.finish((await result.response).messages);
+    expect(dataOf<ToolResultData>(session, 'tool/result').map((data) => data.error?.code)).toEqual([
+      'TOOL_NOT_STARTED',
+      'TOOL_NOT_STARTED',
     ]);
     expectValidLog(session);
   });
