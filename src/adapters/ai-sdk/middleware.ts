@@ -42,7 +42,7 @@ import {
   StepStream,
   TOOL_ERROR,
 } from '../../model/index.js';
-import { AiSdkError } from './errors.js';
+import { AiSdkError, PROMPT_FIX } from './errors.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
@@ -557,7 +557,7 @@ function isString(value: unknown): value is string {
 function diverged(what: string): AiSdkError {
   return new AiSdkError(
     'PROMPT_DIVERGED',
-    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}`,
+    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}; ${PROMPT_FIX}`,
   );
 }
 
