@@ -3,7 +3,15 @@
  * model): the log it writes is the log palimpsest's loop writes for the same responses.
  */
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { generateText, stepCountIs, streamText, ToolLoopAgent, tool, wrapLanguageModel } from 'ai';
+import {
+  generateText,
+  Output,
+  stepCountIs,
+  streamText,
+  ToolLoopAgent,
+  tool,
+  wrapLanguageModel,
+} from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -11,7 +19,7 @@ import {
   sessionMiddleware,
   toModelMessages,
 } from '../../../src/adapters/ai-sdk/index.js';
-import { defineTool, runTurn } from '../../../src/agent/index.js';
+import { defineTool, rebuildRequest, runTurn } from '../../../src/agent/index.js';
 import {
   type AssistantMessageData,
   interruptionMarker,
@@ -282,6 +290,23 @@ describe('sessionMiddleware between streamText calls', () => {
     expectValidLog(live);
     await live.close();
     await store.close();
+  });
+});
+
+describe('sessionMiddleware with structured output', () => {
+  it('records Output.object’s JSON response format in the header, so the request rebuilds with it', async () => {
+    const session = Session.create();
+    const model = scriptedModel([{ text: '{"files":2,"clean":true}' }]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      prompt: 'Are the files clean?',
+      output: Output.object({ schema: z.object({ files: z.number(), clean: z.boolean() }) }),
+    });
+    expect(result.output).toEqual({ files: 2, clean: true });
+    const sent = model.calls[0];
+    expect(sent?.responseFormat).toMatchObject({ type: 'json' });
+    expect(rebuildRequest(session, 1, 1).callOptions.responseFormat).toEqual(sent?.responseFormat);
+    expectValidLog(session);
   });
 });
 
