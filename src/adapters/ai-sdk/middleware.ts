@@ -43,7 +43,12 @@ import {
   TOOL_ERROR,
 } from '../../model/index.js';
 import { AiSdkError, PROMPT_FIX } from './errors.js';
-import { convertMessages, type PromptMessage } from './from-model.js';
+import {
+  callsAwaitingApproval,
+  convertMessages,
+  deniedCalls,
+  type PromptMessage,
+} from './from-model.js';
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
@@ -182,7 +187,15 @@ class SdkCallRecorder {
           (message): message is ToolMessage =>
             message.role === 'tool' && waiting.has(message.content[0].toolCallId),
         ),
+        deniedCalls(messages),
       );
+      // A call held for a person's approval keeps the turn open: the call that brings the
+      // answer runs the tool (or reports the denial), and its prompt carries the result.
+      const awaiting = callsAwaitingApproval(messages);
+      if (openTurnOf(this.session)?.waiting?.some((call) => awaiting.has(call.id)) === true) {
+        if (isDurable(this.session)) await this.session.flush();
+        return;
+      }
       // The SDK's response lists every result it has: a call without one there did not run.
       this.endTurn(messages.length > 0 ? 'never-ran' : 'may-have-run');
     }
@@ -225,7 +238,7 @@ class SdkCallRecorder {
     recording.add(this.session);
     let position: { turn: number; step: number };
     try {
-      const turn = this.absorb(added);
+      const turn = this.absorb(added, deniedCalls(history));
       const signal = params.abortSignal ?? new AbortController().signal;
       await this.options.beforeStep?.({
         session: this.session,
@@ -282,18 +295,18 @@ class SdkCallRecorder {
    * Appends the prompt's new messages (results to the open step, user input to a new turn) and
    * closes the open step: the turn the next step belongs to.
    */
-  private absorb(messages: readonly Message[]): OpenTurn {
+  private absorb(messages: readonly Message[], denied: ReadonlyMap<string, string>): OpenTurn {
     let results: ToolMessage[] = [];
     for (const message of messages) {
       if (message.role === 'tool') {
         results.push(message);
         continue;
       }
-      this.recordResults(results);
+      this.recordResults(results, denied);
       results = [];
       if (message.role === 'user') this.startTurn(message);
     }
-    this.recordResults(results);
+    this.recordResults(results, denied);
     const open = openTurnOf(this.session);
     if (open === undefined || (open.stepOpen && open.waiting === undefined)) {
       // No turn is open (a call with nothing new: the SDK retrying a failed call), or a writer
@@ -305,8 +318,16 @@ class SdkCallRecorder {
     return { ...open, stepOpen: false, waiting: undefined };
   }
 
-  /** A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs them. */
-  private recordResults(results: readonly ToolMessage[]): void {
+  /**
+   * A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs
+   * them. A call a person denied through the SDK's approval flow never started: its result is
+   * `TOOL_DENIED` with the denial as its decision, citing the message that asked for it, as
+   * palimpsest's own `beforeToolCall` denials are logged.
+   */
+  private recordResults(
+    results: readonly ToolMessage[],
+    denied: ReadonlyMap<string, string>,
+  ): void {
     const open = openTurnOf(this.session);
     if (open?.waiting === undefined || results.length === 0) return;
     const { turn, step, waiting } = open;
@@ -314,6 +335,10 @@ class SdkCallRecorder {
     const callSeqs = new Map<string, number>();
     for (const call of waiting) {
       if (!answered.has(call.id)) continue;
+      if (denied.has(call.id) && open.messageSeq !== undefined) {
+        callSeqs.set(call.id, open.messageSeq);
+        continue;
+      }
       const event = this.emit(
         recordToolCall(this.session, { turn, step }, call, call.arguments, undefined),
       );
@@ -323,12 +348,17 @@ class SdkCallRecorder {
       const block = result.content[0];
       const call = waiting.find((candidate) => candidate.id === block.toolCallId) as ToolCallBlock;
       const text = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+      const reason = denied.get(call.id);
+      const code = reason === undefined ? TOOL_ERROR.failed : TOOL_ERROR.denied;
       const outcome = {
         content: block.content,
-        ...(block.isError === true ? { error: { code: TOOL_ERROR.failed, message: text } } : {}),
+        ...(block.isError === true ? { error: { code, message: text } } : {}),
       };
       const sourceSeq = callSeqs.get(call.id) as number;
-      const notes = { providerMetadata: block.providerMetadata };
+      const notes = {
+        providerMetadata: block.providerMetadata,
+        ...(reason === undefined ? {} : { decision: { action: 'deny' as const, reason } }),
+      };
       this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, notes));
     }
   }

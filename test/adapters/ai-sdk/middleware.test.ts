@@ -293,6 +293,89 @@ describe('sessionMiddleware between streamText calls', () => {
   });
 });
 
+describe('sessionMiddleware with the SDK’s tool approval (needsApproval)', () => {
+  const approvalScript: ScriptStep[] = [
+    { toolCalls: [{ name: 'remove', args: { path: 'build/' } }] },
+    { text: 'Done.' },
+  ];
+  const tools = {
+    remove: tool({
+      inputSchema: z.object({ path: z.string() }),
+      needsApproval: true,
+      execute: async ({ path }) => `removed ${path}`,
+    }),
+  };
+
+  /** The first call, stopped for approval and finished; the approval request's id. */
+  async function askApproval(session: Session, model: ReturnType<typeof scriptedModel>) {
+    const middleware = sessionMiddleware(session);
+    const first = await generateText({
+      model: wrapLanguageModel({ model, middleware }),
+      prompt: 'Clean the build.',
+      tools,
+    });
+    await middleware.finish(first.response.messages);
+    for (const message of first.response.messages) {
+      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+      for (const part of message.content) {
+        if (part.type === 'tool-approval-request') {
+          return { history: first.response.messages, approvalId: part.approvalId };
+        }
+      }
+    }
+    throw new Error('no approval request');
+  }
+
+  async function answer(
+    session: Session,
+    model: ReturnType<typeof scriptedModel>,
+    approved: boolean,
+  ) {
+    const { history, approvalId } = await askApproval(session, model);
+    // The turn waits for the person: finish() left it open.
+    expect(outline(session.events).at(-1)).toBe('assistant/message');
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      messages: [
+        { role: 'user', content: 'Clean the build.' },
+        ...history,
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-approval-response',
+              approvalId,
+              approved,
+              ...(approved ? {} : { reason: 'Not on a Friday.' }),
+            },
+          ],
+        },
+      ],
+      tools,
+    });
+  }
+
+  it('records an approved call as a call that ran, in the same turn', async () => {
+    const session = Session.create();
+    await answer(session, scriptedModel(approvalScript), true);
+    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+    expect(result?.message.content[0].content).toEqual([{ type: 'text', text: 'removed build/' }]);
+    expect(dataOf(session, 'tool/call')).toHaveLength(1);
+    expect(dataOf(session, 'turn/start')).toHaveLength(1);
+    expectValidLog(session);
+  });
+
+  it('records a denied call as palimpsest’s hooks record a denial: TOOL_DENIED with the reason, no tool/call', async () => {
+    const session = Session.create();
+    await answer(session, scriptedModel(approvalScript), false);
+    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+    expect(result?.error?.code).toBe('TOOL_DENIED');
+    expect(result?.decision).toEqual({ action: 'deny', reason: 'Not on a Friday.' });
+    expect(dataOf(session, 'tool/call')).toHaveLength(0);
+    expectValidLog(session);
+  });
+});
+
 describe('sessionMiddleware with structured output', () => {
   it('records Output.object’s JSON response format in the header, so the request rebuilds with it', async () => {
     const session = Session.create();
