@@ -40,6 +40,7 @@ export const slowTests: readonly string[] = [
   'test/agent/wire-stream.test.ts',
   'test/agent/overflow.test.ts',
   'test/adapters/ai-sdk/wire.test.ts',
+  'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/openai-agents/runner.test.ts',
   'test/adapters/openai-agents/compaction.test.ts',
   // Processes killed or contending: lock heartbeats and takeovers, SIGKILL at failpoints.

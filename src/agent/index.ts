@@ -13,6 +13,7 @@ export {
   buildPrompt,
   DEFAULT_RETRY,
   type ModelSettings,
+  type ResponseFormat,
   type RetryOptions,
   toolCallInput,
 } from '../model/index.js';

@@ -43,6 +43,11 @@ export type ToolResultBlock = {
   readonly toolCallId: string;
   readonly content: readonly ToolResultContentBlock[];
   readonly isError?: boolean;
+  /**
+   * Provider data the result carried in the request (an OpenAI Responses item id, say): kept so
+   * the next request sends the result as the provider last saw it.
+   */
+  readonly providerMetadata?: JsonObject;
 };
 
 /** Blocks a tool result may hold. */
@@ -233,7 +238,7 @@ function checkBlock(value: JsonValue, allowed: ReadonlySet<string>): ShapeIssue 
       }
       const inner = block.content;
       if (!Array.isArray(inner)) return { path: '.content', reason: 'expected an array' };
-      return checkBlocks(inner, TOOL_RESULT_BLOCKS, '');
+      return checkBlocks(inner, TOOL_RESULT_BLOCKS, '') ?? checkMetadata(block);
     }
   }
 }

@@ -9,6 +9,7 @@ import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type {
   AssistantMessage,
   FinishReason,
+  JsonObject,
   ProvenanceIntent,
   ReplacedToolResult,
   Session,
@@ -146,10 +147,14 @@ export interface ResultPosition {
   readonly sourceSeq: number;
 }
 
-/** What a tool result records besides its outcome: the decision behind it, the result it replaced. */
+/**
+ * What a tool result records besides its outcome: the decision behind it, the result it
+ * replaced, and the provider data a framework attached to it in the request.
+ */
 export interface ResultNotes {
   readonly decision?: ToolCallDecisionRecord | undefined;
   readonly replaced?: ReplacedToolResult | undefined;
+  readonly providerMetadata?: JsonObject | undefined;
 }
 
 /**
@@ -163,7 +168,7 @@ export function recordToolResult(
   outcome: ToolRun,
   notes: ResultNotes,
 ): SessionEvent<'tool/result'> {
-  const { decision, replaced } = notes;
+  const { decision, replaced, providerMetadata } = notes;
   const { turn, step, sourceSeq } = position;
   const message: ToolMessage = {
     id: crypto.randomUUID(),
@@ -174,6 +179,7 @@ export function recordToolResult(
         toolCallId: call.id,
         content: outcome.content,
         ...(outcome.error === undefined ? {} : { isError: true }),
+        ...(providerMetadata === undefined ? {} : { providerMetadata }),
       },
     ],
   };

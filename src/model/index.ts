@@ -39,6 +39,7 @@ export {
   buildPrompt,
   type ModelSettings,
   NUMBER_SETTINGS,
+  type ResponseFormat,
   toolCallInput,
   toolOutput,
 } from './request.js';

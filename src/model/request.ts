@@ -45,7 +45,22 @@ export interface ModelSettings {
     | { readonly type: 'tool'; readonly toolName: string };
   /** Provider-specific options, keyed by provider (for example `{ anthropic: { thinking: … } }`). */
   readonly providerOptions?: { readonly [provider: string]: JsonObject };
+  /**
+   * The form of the answer: free text (the default) or JSON, optionally matching a JSON Schema
+   * (structured output; the AI SDK's `Output.object` sends this).
+   */
+  readonly responseFormat?: ResponseFormat;
 }
+
+/** The answer's form in {@link ModelSettings.responseFormat}. */
+export type ResponseFormat =
+  | { readonly type: 'text' }
+  | {
+      readonly type: 'json';
+      readonly schema?: JsonObject;
+      readonly name?: string;
+      readonly description?: string;
+    };
 
 /** The numeric settings a header records and a request carries, under the same names. */
 export const NUMBER_SETTINGS = [
@@ -108,6 +123,11 @@ export function buildCallOptions(
   if (settings.toolChoice !== undefined) options.toolChoice = toolChoice(settings.toolChoice);
   if (settings.providerOptions !== undefined) {
     options.providerOptions = settings.providerOptions as SharedV3ProviderOptions;
+  }
+  if (settings.responseFormat !== undefined) {
+    options.responseFormat = settings.responseFormat as NonNullable<
+      LanguageModelV3CallOptions['responseFormat']
+    >;
   }
   return options;
 }
@@ -227,6 +247,7 @@ function toolResultPart(
     toolCallId: block.toolCallId,
     toolName: toolNames.get(block.toolCallId) ?? 'unknown',
     output: toolOutput(block),
+    ...providerOptions(block.providerMetadata),
   };
 }
 

@@ -258,6 +258,19 @@ describe('append', () => {
       ],
       ['tool/result', { ...toolResult('r', 'c', 'x'), error: 'boom' }, 'data.error'],
       [
+        'tool/result',
+        {
+          turn: 1,
+          step: 1,
+          message: {
+            id: 'r',
+            role: 'tool',
+            content: [{ type: 'tool-result', toolCallId: 'c', content: [], providerMetadata: 'x' }],
+          },
+        },
+        'data.message.content[0].providerMetadata',
+      ],
+      [
         'user/message',
         { ...user('u', 'x'), content: [{ type: 'image', mediaType: 'image/png' }] },
         'data.content[0]',

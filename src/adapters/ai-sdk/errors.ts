@@ -44,3 +44,7 @@ export class AiSdkError extends PalimpsestError {
     this.part = details.part;
   }
 }
+
+/** What a caller does about a prompt the session cannot follow (`PROMPT_DIVERGED`). */
+export const PROMPT_FIX =
+  "build the call's history with toModelMessages(session), or pass the SDK's own response.messages from the previous call";

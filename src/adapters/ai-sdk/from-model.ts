@@ -166,12 +166,11 @@ class MessageReader {
     if (part.type !== 'tool-result') {
       throw this.refuse(part.type, `a ${part.type} part in a tool message`);
     }
-    if (withoutStash(part.providerOptions) !== undefined) {
-      throw this.refuse('tool-result', 'provider options on a tool result');
-    }
     const stash = stashOf(part.providerOptions);
+    const metadata = withoutStash(part.providerOptions);
     const block = this.resultBlock(String(part.toolCallId), part.output, stash);
-    return this.plain({ id: this.id(stash), role: 'tool', content: [block] });
+    const content = metadata === undefined ? block : { ...block, providerMetadata: metadata };
+    return this.plain({ id: this.id(stash), role: 'tool', content: [content] });
   }
 
   private resultBlock(
@@ -362,4 +361,40 @@ function sameOnWire(a: ToolResultBlock, b: ToolResultBlock): boolean {
     return join(a) === join(b);
   }
   return JSON.stringify(flat(a)) === JSON.stringify(flat(b));
+}
+
+/** A message as the SDK and the provider interface both shape it, for what only its parts say. */
+interface LooseMessage {
+  readonly role: string;
+  readonly content: unknown;
+}
+
+/**
+ * The calls a person denied through the SDK's approval flow, with the reason given: each tool
+ * result whose output is `execution-denied`, by call id.
+ */
+export function deniedCalls(messages: readonly LooseMessage[]): Map<string, string> {
+  const denied = new Map<string, string>();
+  for (const part of partsOf(messages, 'tool')) {
+    const output = part.output as Part | undefined;
+    if (part.type === 'tool-result' && output?.type === 'execution-denied') {
+      denied.set(String(part.toolCallId), typeof output.reason === 'string' ? output.reason : '');
+    }
+  }
+  return denied;
+}
+
+/** The calls the SDK holds for a person's approval (`tool-approval-request` parts), by call id. */
+export function callsAwaitingApproval(messages: readonly LooseMessage[]): Set<string> {
+  const awaiting = new Set<string>();
+  for (const part of partsOf(messages, 'assistant')) {
+    if (part.type === 'tool-approval-request') awaiting.add(String(part.toolCallId));
+  }
+  return awaiting;
+}
+
+function partsOf(messages: readonly LooseMessage[], role: string): Part[] {
+  return messages
+    .filter((message) => message.role === role && Array.isArray(message.content))
+    .flatMap((message) => message.content as Part[]);
 }

@@ -11,8 +11,8 @@ import { AiSdkError } from './errors.js';
  * The header for `params` sent to `model`, and the system prompt it names.
  *
  * @throws AiSdkError `UNSUPPORTED_CALL` for what the header cannot record: provider-defined
- *   tools, per-tool provider options, strict mode or input examples, a JSON response format,
- *   or system messages anywhere but first.
+ *   tools, per-tool provider options, strict mode or input examples, or system messages
+ *   anywhere but first.
  */
 export function callHeader(
   model: LanguageModelV3,
@@ -37,9 +37,6 @@ export function callHeader(
       parameters: toLogJson(tool.inputSchema) as JsonObject,
     });
   }
-  if (params.responseFormat !== undefined && params.responseFormat.type !== 'text') {
-    throw unsupported('a JSON response format');
-  }
   const settings: Record<string, JsonValue> = {};
   for (const key of NUMBER_SETTINGS) {
     const value = params[key];
@@ -53,6 +50,9 @@ export function callHeader(
   }
   if (params.providerOptions !== undefined) {
     settings.providerOptions = toLogJson(params.providerOptions) as JsonObject;
+  }
+  if (params.responseFormat !== undefined) {
+    settings.responseFormat = toLogJson(params.responseFormat) as JsonObject;
   }
   return {
     provider: model.provider,

@@ -20,9 +20,16 @@ import type {
   SessionEvent,
   ToolCallBlock,
   ToolMessage,
+  ToolResultData,
   TurnEndReason,
 } from '../../core/index.js';
-import { isDurable, isHeaderInEffect, lastTurnNumber, planRepair } from '../../core/index.js';
+import {
+  isDurable,
+  isHeaderInEffect,
+  lastTurnNumber,
+  planRepair,
+  TOOL_OUTCOME_UNKNOWN,
+} from '../../core/index.js';
 import {
   buildPrompt,
   classifyFailure,
@@ -35,8 +42,13 @@ import {
   StepStream,
   TOOL_ERROR,
 } from '../../model/index.js';
-import { AiSdkError } from './errors.js';
-import { convertMessages, type PromptMessage } from './from-model.js';
+import { AiSdkError, PROMPT_FIX } from './errors.js';
+import {
+  callsAwaitingApproval,
+  convertMessages,
+  deniedCalls,
+  type PromptMessage,
+} from './from-model.js';
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
@@ -175,8 +187,17 @@ class SdkCallRecorder {
           (message): message is ToolMessage =>
             message.role === 'tool' && waiting.has(message.content[0].toolCallId),
         ),
+        deniedCalls(messages),
       );
-      this.endTurn();
+      // A call held for a person's approval keeps the turn open: the call that brings the
+      // answer runs the tool (or reports the denial), and its prompt carries the result.
+      const awaiting = callsAwaitingApproval(messages);
+      if (openTurnOf(this.session)?.waiting?.some((call) => awaiting.has(call.id)) === true) {
+        if (isDurable(this.session)) await this.session.flush();
+        return;
+      }
+      // The SDK's response lists every result it has: a call without one there did not run.
+      this.endTurn(messages.length > 0 ? 'never-ran' : 'may-have-run');
     }
     if (isDurable(this.session)) await this.session.flush();
   }
@@ -217,7 +238,7 @@ class SdkCallRecorder {
     recording.add(this.session);
     let position: { turn: number; step: number };
     try {
-      const turn = this.absorb(added);
+      const turn = this.absorb(added, deniedCalls(history));
       const signal = params.abortSignal ?? new AbortController().signal;
       await this.options.beforeStep?.({
         session: this.session,
@@ -274,18 +295,18 @@ class SdkCallRecorder {
    * Appends the prompt's new messages (results to the open step, user input to a new turn) and
    * closes the open step: the turn the next step belongs to.
    */
-  private absorb(messages: readonly Message[]): OpenTurn {
+  private absorb(messages: readonly Message[], denied: ReadonlyMap<string, string>): OpenTurn {
     let results: ToolMessage[] = [];
     for (const message of messages) {
       if (message.role === 'tool') {
         results.push(message);
         continue;
       }
-      this.recordResults(results);
+      this.recordResults(results, denied);
       results = [];
       if (message.role === 'user') this.startTurn(message);
     }
-    this.recordResults(results);
+    this.recordResults(results, denied);
     const open = openTurnOf(this.session);
     if (open === undefined || (open.stepOpen && open.waiting === undefined)) {
       // No turn is open (a call with nothing new: the SDK retrying a failed call), or a writer
@@ -297,8 +318,16 @@ class SdkCallRecorder {
     return { ...open, stepOpen: false, waiting: undefined };
   }
 
-  /** A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs them. */
-  private recordResults(results: readonly ToolMessage[]): void {
+  /**
+   * A `tool/call` for each answered call, then its `tool/result` citing it, as the loop logs
+   * them. A call a person denied through the SDK's approval flow never started: its result is
+   * `TOOL_DENIED` with the denial as its decision, citing the message that asked for it, as
+   * palimpsest's own `beforeToolCall` denials are logged.
+   */
+  private recordResults(
+    results: readonly ToolMessage[],
+    denied: ReadonlyMap<string, string>,
+  ): void {
     const open = openTurnOf(this.session);
     if (open?.waiting === undefined || results.length === 0) return;
     const { turn, step, waiting } = open;
@@ -306,6 +335,10 @@ class SdkCallRecorder {
     const callSeqs = new Map<string, number>();
     for (const call of waiting) {
       if (!answered.has(call.id)) continue;
+      if (denied.has(call.id) && open.messageSeq !== undefined) {
+        callSeqs.set(call.id, open.messageSeq);
+        continue;
+      }
       const event = this.emit(
         recordToolCall(this.session, { turn, step }, call, call.arguments, undefined),
       );
@@ -315,21 +348,37 @@ class SdkCallRecorder {
       const block = result.content[0];
       const call = waiting.find((candidate) => candidate.id === block.toolCallId) as ToolCallBlock;
       const text = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+      const reason = denied.get(call.id);
+      const code = reason === undefined ? TOOL_ERROR.failed : TOOL_ERROR.denied;
       const outcome = {
         content: block.content,
-        ...(block.isError === true ? { error: { code: TOOL_ERROR.failed, message: text } } : {}),
+        ...(block.isError === true ? { error: { code, message: text } } : {}),
       };
       const sourceSeq = callSeqs.get(call.id) as number;
-      this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, {}));
+      const notes = {
+        providerMetadata: block.providerMetadata,
+        ...(reason === undefined ? {} : { decision: { action: 'deny' as const, reason } }),
+      };
+      this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, notes));
     }
   }
 
-  /** Closes the open step; calls the SDK never answered get the closers crash repair writes. */
-  private closeStep(): void {
-    if (openTurnOf(this.session)?.stepOpen !== true) return;
+  /**
+   * Closes the open step; a call whose result never reached the session gets the closer crash
+   * repair writes, as an outcome the session does not know unless the SDK's own response shows
+   * the call did not run: the SDK runs a step's tools before it decides to stop, so a result
+   * missing from the next prompt says nothing about whether the tool ran.
+   */
+  private closeStep(unanswered: Unanswered = 'may-have-run'): void {
+    const open = openTurnOf(this.session);
+    if (open?.stepOpen !== true) return;
     for (const closer of planRepair(this.session.events)) {
       if (closer.type === 'turn/end') break;
-      this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
+      const data =
+        closer.type === 'tool/result' && unanswered === 'may-have-run'
+          ? outcomeUnknown(closer.data, open.waiting ?? [])
+          : closer.data;
+      this.emit(this.session.append(closer.type, data, intentOf(closer)));
     }
   }
 
@@ -337,7 +386,7 @@ class SdkCallRecorder {
    * Ends the open turn: `completed` when this middleware left it waiting for tool results,
    * else (a writer cut it) as crash repair ends it.
    */
-  private endTurn(): void {
+  private endTurn(unanswered: Unanswered = 'may-have-run'): void {
     const open = openTurnOf(this.session);
     if (open === undefined) return;
     if (open.waiting === undefined && open.stepOpen) {
@@ -346,7 +395,7 @@ class SdkCallRecorder {
       }
       return;
     }
-    this.closeStep();
+    this.closeStep(unanswered);
     this.emit(this.session.append('turn/end', { turn: open.turn, reason: { kind: 'completed' } }));
   }
 
@@ -360,35 +409,69 @@ class SdkCallRecorder {
     }
   }
 
-  /** Wraps the provider's stream so each part is recorded as the SDK reads it. */
+  /**
+   * Wraps the provider's stream so each part is recorded as the SDK reads it. A part the session
+   * refuses (its store failed: `WRITER_FAILED`) fails the SDK's stream at that part, with the
+   * provider's stream cancelled and the call released; at its end the stream waits until the
+   * step is durable when the session can say so, so a stream that completes was recorded.
+   */
   private recorded(
     call: Call,
     source: ReadableStream<LanguageModelV3StreamPart>,
   ): ReadableStream<LanguageModelV3StreamPart> {
     const reader = source.getReader();
+    const fail = async (
+      controller: ReadableStreamDefaultController<LanguageModelV3StreamPart>,
+      error: unknown,
+    ) => {
+      this.endQuietly(call, { error });
+      await reader.cancel(error).catch(() => undefined);
+      controller.error(error);
+    };
     return new ReadableStream<LanguageModelV3StreamPart>({
       pull: async (controller) => {
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
           next = await reader.read();
         } catch (error) {
-          this.end(call, { error });
+          this.endQuietly(call, { error });
           controller.error(error);
           return;
         }
-        if (next.done) {
-          this.end(call, {});
-          controller.close();
+        try {
+          if (next.done) {
+            this.end(call, {});
+            if (isDurable(this.session)) await this.session.flush();
+            controller.close();
+            return;
+          }
+          this.part(call, next.value);
+        } catch (error) {
+          await fail(controller, error);
           return;
         }
-        this.part(call, next.value);
         controller.enqueue(next.value);
       },
       cancel: async (reason) => {
-        this.end(call, { cancelled: reason ?? 'cancelled' });
+        this.endQuietly(call, { cancelled: reason ?? 'cancelled' });
         await reader.cancel(reason);
       },
     });
+  }
+
+  /**
+   * Ends the call as {@link end} does, when the session still takes appends: once its writer
+   * failed, nothing more can be recorded, and the error the caller is told is that failure.
+   */
+  private endQuietly(
+    call: Call,
+    how: { readonly error?: unknown; readonly cancelled?: unknown },
+  ): void {
+    try {
+      this.end(call, how);
+    } catch {
+      // The session refused the closing events (its writer failed): the call is released anyway.
+    }
   }
 
   private part(call: Call, part: LanguageModelV3StreamPart): void {
@@ -465,6 +548,28 @@ class SdkCallRecorder {
   }
 }
 
+/** Whether a tool call whose result never reached the session may have run. */
+type Unanswered = 'may-have-run' | 'never-ran';
+
+/**
+ * The result of a call the SDK may have run without the session hearing of it: an unknown
+ * outcome (`TOOL_OUTCOME_UNKNOWN`), which tells the model to check before it repeats the call,
+ * in place of repair's "it never ran".
+ */
+function outcomeUnknown(data: ToolResultData, waiting: readonly ToolCallBlock[]): ToolResultData {
+  const block = data.message.content[0];
+  const name = waiting.find((call) => call.id === block.toolCallId)?.name ?? 'unknown';
+  const message = `The AI SDK's loop went on without the result of tool '${name}' (call ${block.toolCallId}) reaching the session, so its outcome is unknown: it may or may not have run. Check the current state before calling it again.`;
+  return {
+    ...data,
+    message: {
+      ...data.message,
+      content: [{ ...block, content: [{ type: 'text', text: message }] }],
+    },
+    error: { code: TOOL_OUTCOME_UNKNOWN, message },
+  };
+}
+
 function abortCause(signal: AbortSignal | undefined, cancelled: unknown): string | undefined {
   const cause = signal?.aborted === true ? signal.reason : cancelled;
   return cause === undefined ? undefined : describe(cause);
@@ -482,7 +587,7 @@ function isString(value: unknown): value is string {
 function diverged(what: string): AiSdkError {
   return new AiSdkError(
     'PROMPT_DIVERGED',
-    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}`,
+    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}; ${PROMPT_FIX}`,
   );
 }
 

@@ -17,6 +17,8 @@ export interface OpenTurn {
    * none yet. Undefined when the open step has no message (a stream cut by a crash).
    */
   readonly waiting: readonly ToolCallBlock[] | undefined;
+  /** The seq of the open step's message, which a result for a call that never ran cites. */
+  readonly messageSeq?: number;
 }
 
 /** The session's open turn, or `undefined` when its last turn ended (or it has none). */
@@ -25,6 +27,7 @@ export function openTurnOf(session: Session): OpenTurn | undefined {
   let step: number | undefined;
   let stepOpen = false;
   let calls: ToolCallBlock[] | undefined;
+  let messageSeq: number | undefined;
   for (let seq = session.seq - 1; seq >= 0; seq--) {
     const event = session.event(seq);
     if (event === undefined) continue;
@@ -38,6 +41,7 @@ export function openTurnOf(session: Session): OpenTurn | undefined {
           step: step ?? 0,
           stepOpen,
           waiting: stepOpen ? waiting : undefined,
+          ...(stepOpen && messageSeq !== undefined ? { messageSeq } : {}),
         };
       }
       case 'step/end':
@@ -51,6 +55,7 @@ export function openTurnOf(session: Session): OpenTurn | undefined {
         if (step === undefined && calls === undefined) {
           const { message } = event.data;
           calls = message.content.filter((block) => block.type === 'tool-call');
+          messageSeq = seq;
         }
         break;
       case 'tool/result':

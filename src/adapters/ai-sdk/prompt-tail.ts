@@ -6,7 +6,7 @@
  */
 import type { ImageBlock, Message, Session } from '../../core/index.js';
 import { buildPrompt } from '../../model/index.js';
-import { AiSdkError } from './errors.js';
+import { AiSdkError, PROMPT_FIX } from './errors.js';
 
 /**
  * The same request on the wire: the messages convert to the same provider prompt. Images
@@ -106,6 +106,6 @@ export function newMessages(session: Session, prompt: readonly Message[]): reado
   }
   throw new AiSdkError(
     'PROMPT_DIVERGED',
-    `expected the prompt to begin with the session's ${derived.length} derived messages or to hold a message the log recorded, found ${prompt.length} messages that do neither`,
+    `expected the prompt to begin with the session's ${derived.length} derived messages or to hold a message the log recorded, found ${prompt.length} messages that do neither; ${PROMPT_FIX}`,
   );
 }

@@ -122,7 +122,7 @@ function resultPart(
     toolCallId: block.toolCallId,
     toolName: toolNames.get(block.toolCallId) ?? 'unknown',
     output,
-    ...withStash(undefined, stash),
+    ...withStash(block.providerMetadata, stash),
   };
 }
 

@@ -156,6 +156,10 @@ describe('prompts the middleware refuses', () => {
     expect(errors).toHaveLength(1);
     const [error] = errors;
     expect(AiSdkError.isInstance(error) && error.code).toBe('PROMPT_DIVERGED');
+    expect(String((error as Error).message)).toContain('toModelMessages(session)');
+    // What the application reads besides onError: no output at all.
+    const text = await Promise.resolve(result.text).then(String, (thrown: Error) => thrown.name);
+    expect(text).toBe('AI_NoOutputGeneratedError');
     expect(session.seq).toBe(length);
   });
 

@@ -2,11 +2,24 @@
  * The recording middleware under the AI SDK's own loop (the real `ai` package, a scripted
  * model): the log it writes is the log palimpsest's loop writes for the same responses.
  */
-import { generateText, stepCountIs, streamText, ToolLoopAgent, tool, wrapLanguageModel } from 'ai';
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import {
+  generateText,
+  Output,
+  stepCountIs,
+  streamText,
+  ToolLoopAgent,
+  tool,
+  wrapLanguageModel,
+} from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type SessionMiddleware, sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
-import { defineTool, runTurn } from '../../../src/agent/index.js';
+import {
+  type SessionMiddleware,
+  sessionMiddleware,
+  toModelMessages,
+} from '../../../src/adapters/ai-sdk/index.js';
+import { defineTool, rebuildRequest, runTurn } from '../../../src/agent/index.js';
 import {
   type AssistantMessageData,
   interruptionMarker,
@@ -213,6 +226,57 @@ describe('sessionMiddleware between streamText calls', () => {
     expectValidLog(session);
   });
 
+  it('without finish(), a next prompt that omits the results records their outcome as unknown, not as never run', async () => {
+    const session = Session.create();
+    await streamScript(sessionMiddleware(session), 1);
+    // The SDK ran both tools before it stopped, and the session never heard of their results.
+    // streamText refuses such a history itself (MissingToolResultsError); a caller of the
+    // provider interface (another framework, a hand-built prompt) can send it.
+    const model = wrapLanguageModel({
+      model: scriptedModel([{ text: 'Let me check.' }]),
+      middleware: sessionMiddleware(session),
+    });
+    const history = toModelMessages(session) as LanguageModelV3Prompt;
+    const { stream } = await model.doStream({
+      prompt: [
+        { role: 'system', content: 'Be brief.' },
+        ...history,
+        { role: 'user', content: [{ type: 'text', text: 'Sure?' }] },
+      ],
+    });
+    await stream.pipeTo(new WritableStream());
+    const results = dataOf<ToolResultData>(session, 'tool/result');
+    expect(results.map((data) => data.error?.code)).toEqual([
+      'TOOL_OUTCOME_UNKNOWN',
+      'TOOL_OUTCOME_UNKNOWN',
+    ]);
+    const [told] = results.map((data) => data.message.content[0].content[0]);
+    expect(told).toMatchObject({ text: expect.stringContaining('may or may not have run') });
+    expect(JSON.stringify(results)).not.toContain('never ran');
+    expectValidLog(session);
+  });
+
+  it('finish() with the response that lacks a result records that call as never run', async () => {
+    const session = Session.create();
+    const middleware = sessionMiddleware(session);
+    const result = streamText({
+      model: wrapLanguageModel({ model: scriptedModel(script), middleware }),
+      prompt: 'Are the files clean?',
+      // Tools without execute: the SDK hands the calls to the application and runs nothing.
+      tools: {
+        read_file: tool({ inputSchema: z.object({ path: z.string() }) }),
+        grep: tool({ inputSchema: z.object({ pattern: z.string() }) }),
+      },
+    });
+    await result.consumeStream();
+    await middleware.finish((await result.response).messages);
+    expect(dataOf<ToolResultData>(session, 'tool/result').map((data) => data.error?.code)).toEqual([
+      'TOOL_NOT_STARTED',
+      'TOOL_NOT_STARTED',
+    ]);
+    expectValidLog(session);
+  });
+
   it('records into a store through openSession, durable once finish() resolves', async () => {
     const store = await openStore('memory:');
     const live = await openSession(store, 'sdk-1');
@@ -226,6 +290,106 @@ describe('sessionMiddleware between streamText calls', () => {
     expectValidLog(live);
     await live.close();
     await store.close();
+  });
+});
+
+describe('sessionMiddleware with the SDK’s tool approval (needsApproval)', () => {
+  const approvalScript: ScriptStep[] = [
+    { toolCalls: [{ name: 'remove', args: { path: 'build/' } }] },
+    { text: 'Done.' },
+  ];
+  const tools = {
+    remove: tool({
+      inputSchema: z.object({ path: z.string() }),
+      needsApproval: true,
+      execute: async ({ path }) => `removed ${path}`,
+    }),
+  };
+
+  /** The first call, stopped for approval and finished; the approval request's id. */
+  async function askApproval(session: Session, model: ReturnType<typeof scriptedModel>) {
+    const middleware = sessionMiddleware(session);
+    const first = await generateText({
+      model: wrapLanguageModel({ model, middleware }),
+      prompt: 'Clean the build.',
+      tools,
+    });
+    await middleware.finish(first.response.messages);
+    for (const message of first.response.messages) {
+      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+      for (const part of message.content) {
+        if (part.type === 'tool-approval-request') {
+          return { history: first.response.messages, approvalId: part.approvalId };
+        }
+      }
+    }
+    throw new Error('no approval request');
+  }
+
+  async function answer(
+    session: Session,
+    model: ReturnType<typeof scriptedModel>,
+    approved: boolean,
+  ) {
+    const { history, approvalId } = await askApproval(session, model);
+    // The turn waits for the person: finish() left it open.
+    expect(outline(session.events).at(-1)).toBe('assistant/message');
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      messages: [
+        { role: 'user', content: 'Clean the build.' },
+        ...history,
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-approval-response',
+              approvalId,
+              approved,
+              ...(approved ? {} : { reason: 'Not on a Friday.' }),
+            },
+          ],
+        },
+      ],
+      tools,
+    });
+  }
+
+  it('records an approved call as a call that ran, in the same turn', async () => {
+    const session = Session.create();
+    await answer(session, scriptedModel(approvalScript), true);
+    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+    expect(result?.message.content[0].content).toEqual([{ type: 'text', text: 'removed build/' }]);
+    expect(dataOf(session, 'tool/call')).toHaveLength(1);
+    expect(dataOf(session, 'turn/start')).toHaveLength(1);
+    expectValidLog(session);
+  });
+
+  it('records a denied call as palimpsest’s hooks record a denial: TOOL_DENIED with the reason, no tool/call', async () => {
+    const session = Session.create();
+    await answer(session, scriptedModel(approvalScript), false);
+    const [result] = dataOf<ToolResultData>(session, 'tool/result');
+    expect(result?.error?.code).toBe('TOOL_DENIED');
+    expect(result?.decision).toEqual({ action: 'deny', reason: 'Not on a Friday.' });
+    expect(dataOf(session, 'tool/call')).toHaveLength(0);
+    expectValidLog(session);
+  });
+});
+
+describe('sessionMiddleware with structured output', () => {
+  it('records Output.object’s JSON response format in the header, so the request rebuilds with it', async () => {
+    const session = Session.create();
+    const model = scriptedModel([{ text: '{"files":2,"clean":true}' }]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      prompt: 'Are the files clean?',
+      output: Output.object({ schema: z.object({ files: z.number(), clean: z.boolean() }) }),
+    });
+    expect(result.output).toEqual({ files: 2, clean: true });
+    const sent = model.calls[0];
+    expect(sent?.responseFormat).toMatchObject({ type: 'json' });
+    expect(rebuildRequest(session, 1, 1).callOptions.responseFormat).toEqual(sent?.responseFormat);
+    expectValidLog(session);
   });
 });
 
