@@ -44,6 +44,12 @@ export type ToolResultBlock = {
   readonly content: readonly ToolResultContentBlock[];
   readonly isError?: boolean;
   /**
+   * The result is one JSON value, held as the text of its single text block and sent to the
+   * provider as JSON (the AI SDK's `json` tool output): a provider that takes structured results
+   * (Google's `functionResponse`) saw an object, not a string, and a rebuilt request must too.
+   */
+  readonly isJson?: boolean;
+  /**
    * Provider data the result carried in the request (an OpenAI Responses item id, say): kept so
    * the next request sends the result as the provider last saw it.
    */
@@ -238,9 +244,32 @@ function checkBlock(value: JsonValue, allowed: ReadonlySet<string>): ShapeIssue 
       }
       const inner = block.content;
       if (!Array.isArray(inner)) return { path: '.content', reason: 'expected an array' };
-      return checkBlocks(inner, TOOL_RESULT_BLOCKS, '') ?? checkMetadata(block);
+      return checkBlocks(inner, TOOL_RESULT_BLOCKS, '') ?? checkJson(block) ?? checkMetadata(block);
     }
   }
+}
+
+/** A result marked `isJson` holds one text block whose text is JSON. */
+function checkJson(block: JsonObject): ShapeIssue | undefined {
+  if (block.isJson === undefined || block.isJson === false) return undefined;
+  if (block.isJson !== true) return { path: '.isJson', reason: 'expected a boolean when present' };
+  const content = block.content as JsonValue[];
+  const only = content.length === 1 ? asObject(content[0]) : undefined;
+  if (only?.type !== 'text') {
+    return {
+      path: '.content',
+      reason: `expected one text block with isJson, found ${content.length} blocks`,
+    };
+  }
+  try {
+    JSON.parse(only.text as string);
+  } catch {
+    return {
+      path: '.content[0].text',
+      reason: `expected JSON text with isJson, found ${show(only.text)}`,
+    };
+  }
+  return undefined;
 }
 
 function checkMetadata(block: JsonObject): ShapeIssue | undefined {

@@ -155,6 +155,8 @@ export interface ResultNotes {
   readonly decision?: ToolCallDecisionRecord | undefined;
   readonly replaced?: ReplacedToolResult | undefined;
   readonly providerMetadata?: JsonObject | undefined;
+  /** The content is one JSON value the provider received as JSON (see `ToolResultBlock`). */
+  readonly isJson?: boolean | undefined;
 }
 
 /**
@@ -168,7 +170,7 @@ export function recordToolResult(
   outcome: ToolRun,
   notes: ResultNotes,
 ): SessionEvent<'tool/result'> {
-  const { decision, replaced, providerMetadata } = notes;
+  const { decision, replaced, providerMetadata, isJson } = notes;
   const { turn, step, sourceSeq } = position;
   const message: ToolMessage = {
     id: crypto.randomUUID(),
@@ -179,6 +181,7 @@ export function recordToolResult(
         toolCallId: call.id,
         content: outcome.content,
         ...(outcome.error === undefined ? {} : { isError: true }),
+        ...(isJson === true ? { isJson } : {}),
         ...(providerMetadata === undefined ? {} : { providerMetadata }),
       },
     ],

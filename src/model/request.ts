@@ -6,6 +6,7 @@
  */
 import type {
   JSONObject,
+  JSONValue,
   LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
@@ -252,10 +253,15 @@ function toolResultPart(
 }
 
 /**
- * The provider output of a tool result: its text joined by newlines (`error-text` for an
- * error), or its items when it holds images.
+ * The provider output of a tool result: its JSON value when it is one (`isJson`), its text
+ * joined by newlines (`error-text` for an error), or its items when it holds images.
  */
 export function toolOutput(block: ToolResultBlock): LanguageModelV3ToolResultOutput {
+  const [only] = block.content;
+  if (block.isJson === true && block.content.length === 1 && only?.type === 'text') {
+    const value = JSON.parse(only.text) as JSONValue;
+    return block.isError === true ? { type: 'error-json', value } : { type: 'json', value };
+  }
   if (block.content.every((item) => item.type === 'text')) {
     const value = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
     return block.isError === true ? { type: 'error-text', value } : { type: 'text', value };

@@ -271,6 +271,26 @@ describe('append', () => {
         'data.message.content[0].providerMetadata',
       ],
       [
+        'tool/result',
+        {
+          turn: 1,
+          step: 1,
+          message: {
+            id: 'r',
+            role: 'tool',
+            content: [
+              {
+                type: 'tool-result',
+                toolCallId: 'c',
+                content: [{ type: 'text', text: 'not JSON' }],
+                isJson: true,
+              },
+            ],
+          },
+        },
+        'data.message.content[0].content[0].text',
+      ],
+      [
         'user/message',
         { ...user('u', 'x'), content: [{ type: 'image', mediaType: 'image/png' }] },
         'data.content[0]',

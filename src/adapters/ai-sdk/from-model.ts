@@ -186,11 +186,16 @@ class MessageReader {
   }
 
   private outputBlock(toolCallId: string, output: Part): ToolResultBlock {
-    const block = (content: ToolResultContentBlock[], isError: boolean): ToolResultBlock => ({
+    const block = (
+      content: ToolResultContentBlock[],
+      isError: boolean,
+      isJson = false,
+    ): ToolResultBlock => ({
       type: 'tool-result',
       toolCallId,
       content,
       ...(isError ? { isError: true } : {}),
+      ...(isJson ? { isJson: true } : {}),
     });
     switch (output.type) {
       case 'text':
@@ -201,6 +206,7 @@ class MessageReader {
         return block(
           [{ type: 'text', text: JSON.stringify(output.value ?? null) }],
           output.type === 'error-json',
+          true,
         );
       case 'execution-denied':
         return block(

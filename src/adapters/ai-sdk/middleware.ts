@@ -357,6 +357,7 @@ class SdkCallRecorder {
       const sourceSeq = callSeqs.get(call.id) as number;
       const notes = {
         providerMetadata: block.providerMetadata,
+        isJson: block.isJson,
         ...(reason === undefined ? {} : { decision: { action: 'deny' as const, reason } }),
       };
       this.emit(recordToolResult(this.session, { turn, step, sourceSeq }, call, outcome, notes));

@@ -135,6 +135,7 @@ function resultOutput(block: ToolResultBlock): ToolResultOutput {
 /** Whether reading `output` back gives `block` without help from the stash. */
 function isNatural(block: ToolResultBlock, output: ToolResultOutput): boolean {
   if (output.type === 'text' || output.type === 'error-text') return block.content.length === 1;
+  if (output.type === 'json' || output.type === 'error-json') return true;
   // A content output has no error flag, and an image URL in it no media type.
   return (
     block.isError !== true &&

@@ -9,6 +9,7 @@
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createDeepSeek } from '@ai-sdk/deepseek';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
@@ -99,6 +100,22 @@ const cases: readonly ProviderCase[] = [
       ...chat('deepseek/deepseek-reasoning.chunks.txt'),
     ],
     carries: '"tool_call_id"',
+  },
+  {
+    name: 'google(id), a function call with its thought signature, then text',
+    // Gemini's function calls carry no id: the SDK makes one up, so each run counts from one.
+    model: () => {
+      let calls = 0;
+      const generateId = () => `call-${++calls}`;
+      return createGoogleGenerativeAI({ baseURL: baseURL(), apiKey, generateId })(
+        'gemini-3-pro-preview',
+      );
+    },
+    steps: [
+      ...sdkRecording('google/google-tool-call-gemini3.chunks.txt'),
+      ...sdkRecording('google/google-text.chunks.txt'),
+    ],
+    carries: '"thoughtSignature":"',
   },
   {
     name: 'openai-compatible (xAI), reasoning and a tool call',
