@@ -51,6 +51,7 @@ export const SECTIONS = [
   'store',
   'postgres',
   'agent',
+  'ai-sdk',
   'compaction',
   'import',
   'viewer',
@@ -63,6 +64,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   store: 'Store benchmark',
   postgres: 'PostgreSQL store benchmark',
   agent: 'Agent loop benchmark',
+  'ai-sdk': 'AI SDK middleware benchmark',
   compaction: 'Compaction benchmark',
   import: 'Import benchmark',
   viewer: 'Viewer benchmark',
@@ -175,7 +177,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:ai-sdk` (bench/ai-sdk.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -189,6 +191,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES.store}](#store-benchmark): appends through the JSONL and SQLite stores, flatness over a long session, resume of a 1M-event log, bytes on disk, peak memory (\`npm run bench:store\`).`,
   `- [${SECTION_TITLES.postgres}](#postgresql-store-benchmark): batched appends through \`palimpsest/postgres\` beside raw \`pg\` inserts, durable latency, flatness over a long session, resume of a 200k-event session, concurrent writers (\`npm run bench:postgres\`).`,
   `- [${SECTION_TITLES.agent}](#agent-loop-benchmark): what the agent loop adds to recording, per step and per chunk (\`npm run bench:agent\`).`,
+  `- [${SECTION_TITLES['ai-sdk']}](#ai-sdk-middleware-benchmark): what \`sessionMiddleware\` adds to a bare \`streamText\` tool loop, per step and per chunk (\`npm run bench:ai-sdk\`).`,
   `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
   `- [${SECTION_TITLES.import}](#import-benchmark): reading Claude Code, Codex and pi session files, in MB/s beside \`JSON.parse\` of the same file (\`npm run bench:import\`).`,
   `- [${SECTION_TITLES.viewer}](#viewer-benchmark): the web viewer in Chromium: first render of the model view beside \`JSON.parse\` of the same events, peak JS heap, one live append (\`npm run bench:viewer\`).`,
@@ -208,6 +211,16 @@ function sectionOf(page: string, name: SectionName): string | undefined {
   const end = page.indexOf(endMarker(name));
   if (begin === -1 || end < begin) return undefined;
   return page.slice(begin + beginMarker(name).length, end).trim();
+}
+
+/** The hand-written text after the last generated section (the measurement notes), kept as is. */
+function trailerOf(page: string): string[] {
+  const last = SECTIONS.reduce((end, section) => {
+    const at = page.lastIndexOf(endMarker(section));
+    return at === -1 ? end : Math.max(end, at + endMarker(section).length);
+  }, -1);
+  const trailer = last === -1 ? '' : page.slice(last).trim();
+  return trailer === '' ? [] : [trailer];
 }
 
 function placeholder(name: SectionName): string {
@@ -232,7 +245,7 @@ export function writeSection(file: string, name: SectionName, markdown: string):
     return `${beginMarker(section)}\n\n${body}\n\n${endMarker(section)}`;
   });
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${[PAGE_INTRO, ...sections].join('\n\n')}\n`);
+  writeFileSync(file, `${[PAGE_INTRO, ...sections, ...trailerOf(page)].join('\n\n')}\n`);
 }
 
 /** The report as its section of docs/benchmarks.md (headings from level 2 down). */

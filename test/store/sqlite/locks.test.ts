@@ -144,6 +144,7 @@ describe('the single-writer lock', () => {
       basis: 'fresh',
       refreshedAt: clock.now() - 1000,
       staleMs: 30_000,
+      judgedAt: clock.now(),
     });
     expect((error as Error).message).toMatch(
       /locked by pid \d+ on not-.* since .*; it heartbeats every 5\.0 s, last refreshed .* ago; it is taken over once not refreshed for 30 s/,

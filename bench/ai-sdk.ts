@@ -1,0 +1,249 @@
+/**
+ * The AI SDK middleware benchmark: what `sessionMiddleware` adds to the SDK's own loop. The same
+ * `streamText` tool loop runs on an in-process model twice: bare, keeping its history in the
+ * SDK's `response.messages`, and through the middleware into a session, continuing each turn
+ * from `toModelMessages(session)` and closing it with `finish()`. The ratio is recorded over
+ * bare, on the same model, in the same run.
+ *
+ *   npm run bench:ai-sdk
+ *
+ * Prints the tables and rewrites the ai-sdk section of docs/benchmarks.md. Not a test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { type ModelMessage, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
+import { sessionMiddleware, toModelMessages } from '../src/adapters/ai-sdk/index.js';
+import { Session } from '../src/core/index.js';
+import { openSession, openStore, type SessionStore } from '../src/store/index.js';
+import { type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
+import { collectGarbage, median, spread, timeNsAsync } from './measure.js';
+import {
+  type DetailTable,
+  formatDuration,
+  formatRatio,
+  machineInfo,
+  type Report,
+  renderMarkdown,
+  renderText,
+  type SummaryRow,
+  writeSection,
+} from './report.js';
+
+const TURNS = 50;
+const DELTAS = 200;
+const CHUNK_CHARS = 8;
+const REPS = 5;
+const startedNs = process.hrtime.bigint();
+
+function progress(message: string): void {
+  const seconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
+  process.stderr.write(`[${seconds.toFixed(1).padStart(6)} s] ${message}\n`);
+}
+
+/** Deterministic text of `DELTAS` deltas, so every run streams the same. */
+function prose(turn: number, step: number): string {
+  const words = ['log', 'surface', 'event', 'replay', 'tool', 'model', 'turn', 'chunk', 'seq'];
+  let text = '';
+  let i = turn * 31 + step * 7;
+  while (text.length < DELTAS * CHUNK_CHARS) {
+    text += `${words[i % words.length]} `;
+    i = (i * 1103515245 + 12345) % 2147483648;
+  }
+  return text.slice(0, DELTAS * CHUNK_CHARS);
+}
+
+/** Each turn: a step streaming text and one tool call, then a step streaming the answer. */
+function script(): ScriptedResponse[] {
+  return Array.from({ length: TURNS }, (_, turn) => [
+    {
+      text: prose(turn, 1),
+      toolCalls: [{ name: 'lookup', args: { key: `k${turn}` } }],
+      usage: { inputTokens: 1000, outputTokens: 400 },
+    },
+    { text: prose(turn, 2), usage: { inputTokens: 1400, outputTokens: 400 } },
+  ]).flat();
+}
+
+const tools = {
+  lookup: tool({
+    description: 'Looks a key up.',
+    inputSchema: z.object({ key: z.string() }),
+    execute: async ({ key }) => `value of ${key}: ${'x'.repeat(200)}`,
+  }),
+};
+
+/** One turn of the SDK's loop on `model`; the messages it added. */
+async function turn(model: LanguageModelV3, messages: ModelMessage[]): Promise<ModelMessage[]> {
+  const result = streamText({
+    model,
+    system: 'You are a benchmark.',
+    messages,
+    tools,
+    stopWhen: stepCountIs(3),
+  });
+  await result.consumeStream();
+  return (await result.response).messages;
+}
+
+/** The bare loop: TURNS turns, history kept as the SDK's own messages. */
+async function bareRun(): Promise<number> {
+  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const history: ModelMessage[] = [];
+  return timeNsAsync(async () => {
+    for (let index = 0; index < TURNS; index++) {
+      history.push({ role: 'user', content: `turn ${index}` });
+      history.push(...(await turn(model, history)));
+    }
+  });
+}
+
+type Target = { kind: 'memory' } | { kind: 'jsonl'; store: SessionStore };
+
+/** The recorded loop: the same turns through the middleware, continued from the session. */
+async function recordedRun(
+  target: Target,
+  id: string,
+): Promise<{ ns: number; events: number; chunks: number }> {
+  const session =
+    target.kind === 'memory' ? Session.create({ id }) : await openSession(target.store, id);
+  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const middleware = sessionMiddleware(session);
+  const recorded = wrapLanguageModel({ model, middleware });
+  const ns = await timeNsAsync(async () => {
+    for (let index = 0; index < TURNS; index++) {
+      const messages = [
+        ...toModelMessages(session),
+        { role: 'user' as const, content: `turn ${index}` },
+      ];
+      await middleware.finish(await turn(recorded, messages));
+    }
+  });
+  const events = session.events;
+  const chunks = events.filter((event) => event.type === 'assistant/chunk').length;
+  if ('close' in session && typeof session.close === 'function') await session.close();
+  return { ns, events: events.length, chunks };
+}
+
+interface Measured {
+  readonly bare: number[];
+  readonly recorded: number[];
+  readonly events: number;
+  readonly chunks: number;
+}
+
+async function measure(target: Target, label: string): Promise<Measured> {
+  const bare: number[] = [];
+  const recorded: number[] = [];
+  let events = 0;
+  let chunks = 0;
+  for (let rep = -1; rep < REPS; rep++) {
+    collectGarbage();
+    const bareNs = await bareRun();
+    collectGarbage();
+    const run = await recordedRun(target, `${label}-${rep + 1}`);
+    ({ events, chunks } = run);
+    if (rep >= 0) {
+      bare.push(bareNs);
+      recorded.push(run.ns);
+    }
+    progress(
+      `${label}: rep ${rep + 1}/${REPS} bare ${formatDuration(bareNs)} recorded ${formatDuration(run.ns)}`,
+    );
+  }
+  return { bare, recorded, events, chunks };
+}
+
+async function main(): Promise<void> {
+  const directory = mkdtempSync(join(tmpdir(), 'palimpsest-bench-ai-sdk-'));
+  const summary: SummaryRow[] = [];
+  const rows: string[][] = [];
+  const steps = TURNS * 2;
+  try {
+    const store = await openStore(`jsonl:${directory}`);
+    const targets: Array<[string, Target]> = [
+      ['in memory', { kind: 'memory' }],
+      ['JSONL store, group commit', { kind: 'jsonl', store }],
+    ];
+    for (const [index, [label, target]] of targets.entries()) {
+      const m = await measure(target, target.kind);
+      const bare = median(m.bare);
+      const recorded = median(m.recorded);
+      const ratio = recorded / bare;
+      summary.push({
+        id: String(index + 1),
+        what: `streamText, ${TURNS} turns (${steps} steps, ${m.chunks.toLocaleString('en-US')} chunks), recorded ${label}, vs the bare loop`,
+        ours: formatDuration(recorded),
+        floor: formatDuration(bare),
+        ratio: formatRatio(ratio),
+        goal: index === 0 ? '≤ 1.20×' : 'info',
+        verdict: index === 0 ? (ratio <= 1.2 ? 'pass' : 'miss') : 'info',
+      });
+      rows.push([
+        label,
+        formatDuration(bare / steps),
+        formatDuration(recorded / steps),
+        formatDuration((recorded - bare) / steps),
+        formatDuration((recorded - bare) / m.chunks),
+        String(Math.round(m.events / steps)),
+        `${(spread(m.recorded) * 100).toFixed(0)}% / ${(spread(m.bare) * 100).toFixed(0)}%`,
+      ]);
+    }
+    await store.close();
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+  const details: DetailTable[] = [
+    {
+      title: 'Per step',
+      intro: `Medians of ${REPS} runs.`,
+      header: [
+        'target',
+        'bare step',
+        'recorded step',
+        'added per step',
+        'added per chunk',
+        'events per step',
+        'spread recorded / bare',
+      ],
+      rows,
+    },
+  ];
+  const report: Report = {
+    section: 'ai-sdk',
+    intro: [
+      'The AI SDK’s own `streamText` tool loop on an in-process model, bare and through',
+      '`sessionMiddleware` into a session, continuing each turn from `toModelMessages(session)`',
+      'and closing it with `finish()`. The ratio is what recording adds to the SDK’s loop.',
+    ],
+    runtime: 'about 1 minute',
+    reproduce: [
+      'Ratios move by a few percent between runs on a shared VM; compare them, not the times.',
+    ],
+    machine: machineInfo(),
+    summary,
+    details,
+    method: [
+      `Workload: ${TURNS} turns of two steps on the scripted model (\`palimpsest/testing\`): the first streams ${DELTAS} text deltas of ${CHUNK_CHARS} characters and one tool call, which the SDK executes, the second ${DELTAS} text deltas.`,
+      'Bare: `streamText` on the model, the history kept as the SDK’s `response.messages`. Recorded: `streamText` on `wrapLanguageModel({ model, middleware: sessionMiddleware(session) })`, messages from `toModelMessages(session)`, `finish(response.messages)` after each turn.',
+      `One warm-up round, then ${REPS} rounds alternating bare and recorded; medians. A full GC runs before each measured run.`,
+      'Source: `bench/ai-sdk.ts`.',
+    ],
+    notes: [],
+    durationSeconds: Number(process.hrtime.bigint() - startedNs) / 1e9,
+  };
+  process.stdout.write(`\n${renderText(report)}\n`);
+  const target = resolve(dirname(fileURLToPath(import.meta.url)), '../docs/benchmarks.md');
+  writeSection(target, 'ai-sdk', renderMarkdown(report));
+  progress(`wrote the ai-sdk section of ${target}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});
