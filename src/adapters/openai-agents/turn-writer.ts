@@ -10,7 +10,7 @@ import {
   type ReplaceOp,
   type Session,
 } from '../../core/index.js';
-import { ITEM_SOURCE, itemEvent, itemKind } from './item-events.js';
+import { callsEvent, ITEM_SOURCE, isCallItem, itemEvent, itemKind } from './item-events.js';
 
 /** What removed items from the SDK's history: the method whose replace shadows them. */
 export type RemovalCause = 'popItem' | 'clearSession';
@@ -44,8 +44,10 @@ export class TurnWriter {
     const answered = open?.answered ?? new Set<string>();
     let stepOpen = open !== undefined;
     if (open === undefined) session.append('turn/start', { turn });
-    items.forEach((item, index) => {
-      const event = itemEvent(item, { turn, step, fallbackId: `item-${session.seq}` });
+    callGroups(items).forEach((group, index) => {
+      const place = { turn, step, fallbackId: `item-${session.seq}` };
+      const first = group[0] as JsonObject;
+      const event = isCallItem(first) ? callsEvent(group, place) : itemEvent(first, place);
       if (!stepOpen && (event.type === 'assistant/message' || event.type === 'tool/result')) {
         session.append('step/start', { turn, step });
         stepOpen = true;
@@ -108,21 +110,35 @@ export class TurnWriter {
     });
   }
 
-  /** Appends one removal marker in place of the surface entries `shadow` (in surface order). */
-  remove(shadow: readonly number[], by: RemovalCause, count: number): void {
+  /**
+   * Appends one removal marker in place of the surface entries `shadow` (in surface order). With
+   * `kept`, the first shadowed entry held parallel calls of which only the last was removed: the
+   * marker carries the calls kept, so they stay on the surface as one message.
+   */
+  remove(
+    shadow: readonly number[],
+    by: RemovalCause,
+    count: number,
+    kept: readonly JsonObject[] = [],
+  ): void {
     this.closeOpenTurn();
-    const data: RemovalData = {
-      turn: lastTurnNumber(this.session),
-      step: 1,
-      message: {
-        id: `removed-${this.session.seq}`,
-        role: 'assistant',
-        content: [],
-        source: ITEM_SOURCE,
-      },
-      finishReason: 'other',
-      removed: { by, items: count },
-    };
+    const place = { turn: lastTurnNumber(this.session), step: 1, fallbackId: '' };
+    const message = {
+      id: `removed-${this.session.seq}`,
+      role: 'assistant',
+      content: [],
+      source: ITEM_SOURCE,
+    } as const;
+    const data: RemovalData =
+      kept.length === 0
+        ? {
+            turn: place.turn,
+            step: 1,
+            message,
+            finishReason: 'other',
+            removed: { by, items: count },
+          }
+        : { ...callsEvent(kept, place).data, removed: { by, items: count } };
     this.session.append('assistant/message', data, {
       surfaceOp: replaceOf(shadow),
       sourceEventSeqs: [...shadow],
@@ -135,6 +151,25 @@ interface OpenTurn {
   readonly turn: number;
   readonly requested: Map<string, number>;
   readonly answered: Set<string>;
+}
+
+/**
+ * The items of a batch in the units that become one event each: a run of consecutive call
+ * items (the parallel calls of one model response) together, every other item alone.
+ */
+function callGroups(items: readonly JsonObject[]): JsonObject[][] {
+  const groups: JsonObject[][] = [];
+  let calls: JsonObject[] | undefined;
+  for (const item of items) {
+    if (!isCallItem(item)) {
+      calls = undefined;
+      groups.push([item]);
+    } else if (calls === undefined) {
+      calls = [item];
+      groups.push(calls);
+    } else calls.push(item);
+  }
+  return groups;
 }
 
 /** The runner persists a run's input first: a batch opening with a message starts a run. */

@@ -5,7 +5,8 @@
  *
  * 1. `getItems()` equals the model's items, and `getItems(n)` its last n.
  * 2. `popItem()` returns what the model pops (`undefined` on an empty history).
- * 3. The log only grows, and every item ever added is still in it, in order.
+ * 3. The log only grows, and every item ever added is still in it, in order (consecutive
+ *    calls, parallel calls to the adapter, share one event).
  * 4. A session reopened from the store reads the same items (a turn left open for results that
  *    never came is closed by crash repair, whose closers are not items).
  * 5. Its turns and steps are then closed and well nested (`checkInvariants` with
@@ -16,6 +17,7 @@ import type { AgentInputItem } from '@openai/agents';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PalimpsestSession } from '../../../src/adapters/openai-agents/index.js';
+import { itemsOf } from '../../../src/adapters/openai-agents/surface-items.js';
 import { checkInvariants } from '../../../src/core/index.js';
 import { MemoryStore } from '../../../src/store/index.js';
 import { SAMPLES } from './samples.js';
@@ -87,9 +89,11 @@ describe('PalimpsestSession against an array', () => {
           expect(session.session.seq).toBeGreaterThanOrEqual(logLength);
           logLength = session.session.seq;
         }
+        // Parallel calls share one event (`items`); a removal marker that keeps some of them
+        // repeats those, and is not where they were added.
         const logged = session.session.events.flatMap((event) => {
-          const stored = (event.data as { item?: AgentInputItem }).item;
-          return stored === undefined ? [] : [stored];
+          const data = event.data as { removed?: unknown };
+          return data.removed === undefined ? (itemsOf(event) ?? []) : [];
         });
         expect(logged).toEqual(added);
         await session.close();
