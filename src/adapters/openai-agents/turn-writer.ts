@@ -33,6 +33,8 @@ export class TurnWriter {
    * Appends one batch of items as a turn; with `shadow`, its first item replaces those surface
    * entries. A batch whose step requests calls it does not answer leaves its turn open (the run
    * waits for tool approval), and the next batch continues it, unless that one starts a run.
+   * Consecutive call items share one assistant message, even across batches (see
+   * {@link TurnWriter.mergeCalls}).
    */
   write(items: readonly JsonObject[], shadow?: readonly number[]): void {
     const session = this.session;
@@ -43,11 +45,14 @@ export class TurnWriter {
     const requested = open?.requested ?? new Map<string, number>();
     const answered = open?.answered ?? new Set<string>();
     let stepOpen = open !== undefined;
+    // The call message at the surface's tail whose calls no result has answered yet.
+    let tail = open?.tail !== undefined && this.atTail(open.tail.seq) ? open.tail : undefined;
     if (open === undefined) session.append('turn/start', { turn });
     callGroups(items).forEach((group, index) => {
       const place = { turn, step, fallbackId: `item-${session.seq}` };
       const first = group[0] as JsonObject;
       const event = isCallItem(first) ? callsEvent(group, place) : itemEvent(first, place);
+      if (event.type !== 'assistant/message' || event.calls.length === 0) tail = undefined;
       if (!stepOpen && (event.type === 'assistant/message' || event.type === 'tool/result')) {
         session.append('step/start', { turn, step });
         stepOpen = true;
@@ -81,18 +86,49 @@ export class TurnWriter {
         for (const callId of event.calls) {
           if (!requested.has(callId)) requested.set(callId, appended.seq);
         }
+        if (event.calls.length > 0) {
+          tail = this.mergeCalls(tail, { seq: appended.seq, items: group }, place);
+        }
       } else {
         session.append(event.type, event.data, { surfaceOp: 'append' });
       }
     });
     const waiting = [...requested.keys()].some((callId) => !answered.has(callId));
     if (stepOpen && waiting) {
-      this.open = { turn, requested, answered };
+      this.open = { turn, requested, answered, tail };
       return;
     }
     this.open = undefined;
     if (stepOpen) session.append('step/end', { turn, step });
     session.append('turn/end', { turn, reason: { kind: 'completed' } });
+  }
+
+  /**
+   * Calls that a later batch adds while the calls before them wait unanswered (a caller that
+   * persists a response's calls one by one) belong to the same message: the new calls are
+   * appended as their own message, which the step's pairing rules see, and one replace puts a
+   * message holding all of them in the place of both on the surface, which is what the model
+   * and the exports see. Without an earlier call message waiting, `next` is the tail as it is.
+   */
+  private mergeCalls(
+    tail: CallsTail | undefined,
+    next: CallsTail,
+    place: { readonly turn: number; readonly step: number },
+  ): CallsTail {
+    if (tail === undefined) return next;
+    const items = [...tail.items, ...next.items];
+    const merged = callsEvent(items, { ...place, fallbackId: `item-${this.session.seq}` });
+    const appended = this.session.append('assistant/message', merged.data, {
+      surfaceOp: { op: 'replace', start: tail.seq, end: next.seq },
+      sourceEventSeqs: [tail.seq, next.seq],
+    });
+    return { seq: appended.seq, items };
+  }
+
+  /** Whether `seq` is the last entry of the surface (nothing was written over it since). */
+  private atTail(seq: number): boolean {
+    const surface = this.session.surface;
+    return surface.size > 0 && surface.at(surface.size - 1) === seq;
   }
 
   /**
@@ -151,6 +187,14 @@ interface OpenTurn {
   readonly turn: number;
   readonly requested: Map<string, number>;
   readonly answered: Set<string>;
+  /** Its last call message, when nothing came after it: later calls join that message. */
+  readonly tail: CallsTail | undefined;
+}
+
+/** A call message on the surface's tail: its seq and the call items it carries. */
+interface CallsTail {
+  readonly seq: number;
+  readonly items: readonly JsonObject[];
 }
 
 /**

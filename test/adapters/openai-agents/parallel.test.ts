@@ -301,7 +301,7 @@ describe('one of two parallel calls waiting for approval', () => {
   });
 });
 
-describe('popItem over parallel calls', () => {
+describe('parallel calls added by hand', () => {
   const call = (callId: string): AgentInputItem => ({
     type: 'function_call',
     id: `fc_${callId}`,
@@ -322,5 +322,33 @@ describe('popItem over parallel calls', () => {
     expect(await session.popItem()).toEqual(call('a'));
     expect(await session.getItems()).toEqual(items.slice(0, 1));
     expect(callMessages(session.session.deriveMessages())).toEqual([]);
+  });
+
+  it('joins calls added by later addItems calls to the message of the calls still waiting', async () => {
+    const session = new PalimpsestSession(PalimpsestCore.create({ id: 'split' }));
+    const result = (callId: string): AgentInputItem => ({
+      type: 'function_call_result',
+      callId,
+      name: 'weather',
+      status: 'completed',
+      output: `${callId}: sunny`,
+    });
+    const items = [{ role: 'user', content: 'Go' } as const, call('a'), call('b'), call('c')];
+    // A caller persisting a response's calls one by one, then the results.
+    await session.addItems(items.slice(0, 2));
+    await session.addItems([call('b')]);
+    await session.addItems([call('c')]);
+    await session.addItems([result('a'), result('b'), result('c')]);
+    expect(await session.getItems()).toEqual([...items, result('a'), result('b'), result('c')]);
+    const messages = session.session.deriveMessages();
+    expect(callMessages(messages)).toEqual([['a', 'b', 'c']]);
+    expect(answersAfter(messages, 'a')).toEqual(['a', 'b', 'c']);
+    expect(checkInvariants(session.session.events, { requireClosed: true })).toEqual([]);
+    // The last of them pops as from a message that held them from the start.
+    await session.popItem();
+    await session.popItem();
+    await session.popItem();
+    expect(await session.popItem()).toEqual(call('c'));
+    expect(callMessages(session.session.deriveMessages())).toEqual([['a', 'b']]);
   });
 });
