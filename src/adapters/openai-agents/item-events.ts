@@ -34,10 +34,14 @@ export interface UserItemEvent {
   readonly data: UserMessage & { readonly item: JsonObject };
 }
 
-/** An assistant message carrying an item; `calls` are the call ids its tool-call block opens. */
+/**
+ * An assistant message carrying an item, or (`items`) the several call items of one model
+ * response; `calls` are the call ids its tool-call blocks open.
+ */
 export interface AssistantItemEvent {
   readonly type: 'assistant/message';
-  readonly data: AssistantMessageData & { readonly item: JsonObject };
+  readonly data: AssistantMessageData &
+    ({ readonly item: JsonObject } | { readonly items: readonly JsonObject[] });
   readonly calls: readonly string[];
 }
 
@@ -71,6 +75,43 @@ const RESULTS = new Set([
 
 /** Server-side work the model reports: shown as assistant text, with no tool pairing to keep. */
 const HOSTED = new Set(['hosted_tool_call', 'tool_search_call', 'tool_search_output']);
+
+/** Whether `item` asks the application to run a tool (a call its result will answer). */
+export function isCallItem(item: JsonObject): boolean {
+  return CALLS.has(itemKind(item));
+}
+
+/**
+ * The one assistant message that carries consecutive call items: the calls a model response
+ * makes in parallel. Providers take parallel calls as one assistant message with several
+ * tool-call blocks followed by their results; a message per call would leave each call
+ * unanswered before the next message. One item gives the event {@link itemEvent} gives.
+ */
+export function callsEvent(items: readonly JsonObject[], place: ItemPlace): AssistantItemEvent {
+  const events = items.map((item) => itemEvent(item, place));
+  const first = events[0];
+  if (events.length === 1 && first?.type === 'assistant/message') return first;
+  const content: AssistantContentBlock[] = [];
+  const calls: string[] = [];
+  for (const event of events) {
+    if (event.type !== 'assistant/message') continue; // callers pass call items only
+    content.push(...event.data.message.content);
+    calls.push(...event.calls);
+  }
+  const data: AssistantItemEvent['data'] = {
+    turn: place.turn,
+    step: place.step,
+    message: {
+      id: first?.type === 'assistant/message' ? first.data.message.id : place.fallbackId,
+      role: 'assistant',
+      content,
+      source: ITEM_SOURCE,
+    },
+    finishReason: 'tool-calls',
+    items: [...items],
+  };
+  return { type: 'assistant/message', data, calls };
+}
 
 /** The event that carries `item` (already JSON, validated by the caller). */
 export function itemEvent(item: JsonObject, place: ItemPlace): ItemEvent {

@@ -13,7 +13,7 @@ import {
 import { OpenAIAgentsSessionError } from './errors.js';
 import { itemKind } from './item-events.js';
 import { copyItem, jsonItem } from './json-item.js';
-import { itemOf, SurfaceItems } from './surface-items.js';
+import { itemsOf, SurfaceItems } from './surface-items.js';
 import { TurnWriter } from './turn-writer.js';
 
 /** Options of {@link PalimpsestSession.open}: those of `openSession` the adapter leaves open. */
@@ -26,8 +26,9 @@ export type PalimpsestSessionOptions = Pick<
  * The OpenAI Agents JS SDK's `Session`, backed by a palimpsest session.
  *
  * Each item becomes one surface event that keeps the item verbatim (`data.item`), so
- * `getItems()` returns exactly what was added; the mapping of every item type is in
- * docs/openai-agents.md. One `addItems` call is one turn of the log, except that a turn whose
+ * `getItems()` returns exactly what was added; consecutive tool calls (the parallel calls of one
+ * model response) share one assistant message (`data.items`), as providers require. The mapping
+ * of every item type is in docs/openai-agents.md. One `addItems` call is one turn of the log, except that a turn whose
  * tool calls wait for results (a run interrupted for approval) stays open until a later call
  * brings them. Nothing is ever deleted:
  * `popItem` and `clearSession` append a replace that shadows the removed surface range, and
@@ -138,15 +139,18 @@ export class PalimpsestSession implements AgentsSession {
 
   /**
    * Shadows the most recent item (and any removal marker after it) with a removal marker, and
-   * returns that item; `undefined`, writing nothing, when there is none.
+   * returns that item; `undefined`, writing nothing, when there is none. When that item is the
+   * last of parallel calls sharing a message, the marker carries the calls before it.
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     const seqs = this.session.surface.seqs;
     let at = seqs.length - 1;
-    while (at >= 0 && itemOf(this.surfaceItems.eventAt(seqs[at])) === undefined) at--;
+    while (at >= 0 && itemsOf(this.surfaceItems.eventAt(seqs[at])) === undefined) at--;
     if (at < 0) return undefined;
-    const item = itemOf(this.surfaceItems.eventAt(seqs[at])) as JsonObject;
-    this.writer.remove(seqs.slice(at), 'popItem', 1);
+    const items = itemsOf(this.surfaceItems.eventAt(seqs[at])) as readonly JsonObject[];
+    const item = items[items.length - 1] as JsonObject;
+    // Of parallel calls held in one message, the last is removed and the others stay.
+    this.writer.remove(seqs.slice(at), 'popItem', 1, items.slice(0, -1));
     await this.durable();
     return copyItem(item) as AgentInputItem;
   }

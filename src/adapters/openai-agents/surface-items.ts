@@ -30,8 +30,8 @@ export class SurfaceItems {
     }
     for (; this.cachedSize < surface.size; this.cachedSize++) {
       const event = this.eventAt(surface.at(this.cachedSize));
-      const item = itemOf(event);
-      if (item !== undefined) this.cached.push(item);
+      const items = itemsOf(event);
+      if (items !== undefined) this.cached.push(...items);
       else if (!isRemoval(event) && !isRepairCloser(event)) {
         throw new OpenAIAgentsSessionError(
           'FOREIGN_SURFACE_EVENT',
@@ -48,13 +48,19 @@ export class SurfaceItems {
   }
 }
 
-/** The item an event carries, if it carries one. */
-export function itemOf(event: SessionEvent): JsonObject | undefined {
-  const data = event.data as { item?: unknown } | null;
-  const item = data?.item;
-  return typeof item === 'object' && item !== null && !Array.isArray(item)
-    ? (item as JsonObject)
-    : undefined;
+/**
+ * The items an event carries, in order: its `item`, or the parallel calls of one model response
+ * it carries as `items`; undefined for an event that carries none.
+ */
+export function itemsOf(event: SessionEvent): readonly JsonObject[] | undefined {
+  const data = event.data as { item?: unknown; items?: unknown } | null;
+  if (isItem(data?.item)) return [data.item];
+  const items = data?.items;
+  return Array.isArray(items) && items.length > 0 && items.every(isItem) ? items : undefined;
+}
+
+function isItem(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

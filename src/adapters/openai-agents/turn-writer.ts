@@ -10,7 +10,7 @@ import {
   type ReplaceOp,
   type Session,
 } from '../../core/index.js';
-import { ITEM_SOURCE, itemEvent, itemKind } from './item-events.js';
+import { callsEvent, ITEM_SOURCE, isCallItem, itemEvent, itemKind } from './item-events.js';
 
 /** What removed items from the SDK's history: the method whose replace shadows them. */
 export type RemovalCause = 'popItem' | 'clearSession';
@@ -33,6 +33,8 @@ export class TurnWriter {
    * Appends one batch of items as a turn; with `shadow`, its first item replaces those surface
    * entries. A batch whose step requests calls it does not answer leaves its turn open (the run
    * waits for tool approval), and the next batch continues it, unless that one starts a run.
+   * Consecutive call items share one assistant message, even across batches (see
+   * {@link TurnWriter.mergeCalls}).
    */
   write(items: readonly JsonObject[], shadow?: readonly number[]): void {
     const session = this.session;
@@ -43,9 +45,14 @@ export class TurnWriter {
     const requested = open?.requested ?? new Map<string, number>();
     const answered = open?.answered ?? new Set<string>();
     let stepOpen = open !== undefined;
+    // The call message at the surface's tail whose calls no result has answered yet.
+    let tail = open?.tail !== undefined && this.atTail(open.tail.seq) ? open.tail : undefined;
     if (open === undefined) session.append('turn/start', { turn });
-    items.forEach((item, index) => {
-      const event = itemEvent(item, { turn, step, fallbackId: `item-${session.seq}` });
+    callGroups(items).forEach((group, index) => {
+      const place = { turn, step, fallbackId: `item-${session.seq}` };
+      const first = group[0] as JsonObject;
+      const event = isCallItem(first) ? callsEvent(group, place) : itemEvent(first, place);
+      if (event.type !== 'assistant/message' || event.calls.length === 0) tail = undefined;
       if (!stepOpen && (event.type === 'assistant/message' || event.type === 'tool/result')) {
         session.append('step/start', { turn, step });
         stepOpen = true;
@@ -79,18 +86,49 @@ export class TurnWriter {
         for (const callId of event.calls) {
           if (!requested.has(callId)) requested.set(callId, appended.seq);
         }
+        if (event.calls.length > 0) {
+          tail = this.mergeCalls(tail, { seq: appended.seq, items: group }, place);
+        }
       } else {
         session.append(event.type, event.data, { surfaceOp: 'append' });
       }
     });
     const waiting = [...requested.keys()].some((callId) => !answered.has(callId));
     if (stepOpen && waiting) {
-      this.open = { turn, requested, answered };
+      this.open = { turn, requested, answered, tail };
       return;
     }
     this.open = undefined;
     if (stepOpen) session.append('step/end', { turn, step });
     session.append('turn/end', { turn, reason: { kind: 'completed' } });
+  }
+
+  /**
+   * Calls that a later batch adds while the calls before them wait unanswered (a caller that
+   * persists a response's calls one by one) belong to the same message: the new calls are
+   * appended as their own message, which the step's pairing rules see, and one replace puts a
+   * message holding all of them in the place of both on the surface, which is what the model
+   * and the exports see. Without an earlier call message waiting, `next` is the tail as it is.
+   */
+  private mergeCalls(
+    tail: CallsTail | undefined,
+    next: CallsTail,
+    place: { readonly turn: number; readonly step: number },
+  ): CallsTail {
+    if (tail === undefined) return next;
+    const items = [...tail.items, ...next.items];
+    const merged = callsEvent(items, { ...place, fallbackId: `item-${this.session.seq}` });
+    const appended = this.session.append('assistant/message', merged.data, {
+      surfaceOp: { op: 'replace', start: tail.seq, end: next.seq },
+      sourceEventSeqs: [tail.seq, next.seq],
+    });
+    return { seq: appended.seq, items };
+  }
+
+  /** Whether `seq` is the last entry of the surface (nothing was written over it since). */
+  private atTail(seq: number): boolean {
+    const surface = this.session.surface;
+    return surface.size > 0 && surface.at(surface.size - 1) === seq;
   }
 
   /**
@@ -108,21 +146,35 @@ export class TurnWriter {
     });
   }
 
-  /** Appends one removal marker in place of the surface entries `shadow` (in surface order). */
-  remove(shadow: readonly number[], by: RemovalCause, count: number): void {
+  /**
+   * Appends one removal marker in place of the surface entries `shadow` (in surface order). With
+   * `kept`, the first shadowed entry held parallel calls of which only the last was removed: the
+   * marker carries the calls kept, so they stay on the surface as one message.
+   */
+  remove(
+    shadow: readonly number[],
+    by: RemovalCause,
+    count: number,
+    kept: readonly JsonObject[] = [],
+  ): void {
     this.closeOpenTurn();
-    const data: RemovalData = {
-      turn: lastTurnNumber(this.session),
-      step: 1,
-      message: {
-        id: `removed-${this.session.seq}`,
-        role: 'assistant',
-        content: [],
-        source: ITEM_SOURCE,
-      },
-      finishReason: 'other',
-      removed: { by, items: count },
-    };
+    const place = { turn: lastTurnNumber(this.session), step: 1, fallbackId: '' };
+    const message = {
+      id: `removed-${this.session.seq}`,
+      role: 'assistant',
+      content: [],
+      source: ITEM_SOURCE,
+    } as const;
+    const data: RemovalData =
+      kept.length === 0
+        ? {
+            turn: place.turn,
+            step: 1,
+            message,
+            finishReason: 'other',
+            removed: { by, items: count },
+          }
+        : { ...callsEvent(kept, place).data, removed: { by, items: count } };
     this.session.append('assistant/message', data, {
       surfaceOp: replaceOf(shadow),
       sourceEventSeqs: [...shadow],
@@ -135,6 +187,33 @@ interface OpenTurn {
   readonly turn: number;
   readonly requested: Map<string, number>;
   readonly answered: Set<string>;
+  /** Its last call message, when nothing came after it: later calls join that message. */
+  readonly tail: CallsTail | undefined;
+}
+
+/** A call message on the surface's tail: its seq and the call items it carries. */
+interface CallsTail {
+  readonly seq: number;
+  readonly items: readonly JsonObject[];
+}
+
+/**
+ * The items of a batch in the units that become one event each: a run of consecutive call
+ * items (the parallel calls of one model response) together, every other item alone.
+ */
+function callGroups(items: readonly JsonObject[]): JsonObject[][] {
+  const groups: JsonObject[][] = [];
+  let calls: JsonObject[] | undefined;
+  for (const item of items) {
+    if (!isCallItem(item)) {
+      calls = undefined;
+      groups.push([item]);
+    } else if (calls === undefined) {
+      calls = [item];
+      groups.push(calls);
+    } else calls.push(item);
+  }
+  return groups;
 }
 
 /** The runner persists a run's input first: a batch opening with a message starts a run. */

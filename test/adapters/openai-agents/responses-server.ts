@@ -121,8 +121,23 @@ export async function startResponsesServer(
           ...item,
           status: 'in_progress',
           ...(item.type === 'message' ? { content: [] } : {}),
+          ...(item.type === 'function_call' ? { arguments: '' } : {}),
         },
       });
+      if (item.type === 'function_call') {
+        // As the API streams a call (recorded in the AI SDK's Responses fixtures): the
+        // arguments arrive as deltas, then whole, before the item is done.
+        send('response.function_call_arguments.delta', {
+          item_id: item.id,
+          output_index: outputIndex,
+          delta: item.arguments,
+        });
+        send('response.function_call_arguments.done', {
+          item_id: item.id,
+          output_index: outputIndex,
+          arguments: item.arguments,
+        });
+      }
       if (item.type === 'message') {
         for (const part of item.content) {
           for (const delta of part.text.match(/.{1,8}/gs) ?? []) {
