@@ -80,8 +80,18 @@ export async function* follow(
  */
 export class Wakeups {
   #waiters = new Set<() => void>();
+  #count = 0;
+
+  /**
+   * How many times `notify` was called: a listener compares it with the count it saw before its
+   * last read, since a notification that came while it was reading had no waiter to wake.
+   */
+  get count(): number {
+    return this.#count;
+  }
 
   notify(): void {
+    this.#count++;
     const waiters = this.#waiters;
     this.#waiters = new Set();
     for (const wake of waiters) wake();

@@ -108,23 +108,27 @@ export class SqliteReads {
         context.assertOpen();
         checkSessionId(id);
         const key = this.#keyOf(id);
-        const version = (): unknown => context.db.pragma('data_version', { simple: true });
+        // What commits had happened, taken *before* each read: a commit landing between a read
+        // and the wait after it changes this, so the wait returns at once rather than waiting
+        // for a commit that may never come.
+        const mark = (): string =>
+          `${String(context.db.pragma('data_version', { simple: true }))}:${context.committed.count}`;
+        let seen = mark();
         const rows = context.rowContext(id, key);
         return {
           read: async (from) => {
             context.assertOpen();
             if (this.#keyOf(id) !== key) throw new NotFoundError(id, context.location);
             try {
+              seen = mark();
               return this.#page(rows, from);
             } catch (error) {
               throw context.loadError(`watch session '${id}'`, error);
             }
           },
           changed: async (signal) => {
-            const seen = version();
-            while (!signal.aborted) {
-              if (await context.committed.wait(signal, WATCH_POLL_MS)) return;
-              if (context.closed || version() !== seen) return;
+            while (!signal.aborted && !context.closed && mark() === seen) {
+              await context.committed.wait(signal, WATCH_POLL_MS);
             }
           },
           close: async () => {},
