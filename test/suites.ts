@@ -10,6 +10,7 @@ export const slowTests: readonly string[] = [
   'test/store/postgres/store.test.ts',
   'test/store/postgres/chunk-runs.test.ts',
   'test/conformance/postgres.test.ts',
+  'test/adapters/claude-agent-sdk/postgres.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',

@@ -16,6 +16,7 @@ import type {
   UserContentBlock,
 } from '../core/index.js';
 import { type At, SessionBuilder, timeOf } from './builder.js';
+import { type ChainNode, conversationPaths } from './claude-code-chain.js';
 import {
   baseName,
   jsonText,
@@ -35,13 +36,9 @@ import {
   type ReadOptions,
   Skips,
 } from './source.js';
-import { type TreeNode, treePaths } from './tree.js';
 
-interface Node extends TreeNode {
-  readonly line: number;
+interface Node extends ChainNode {
   readonly entry: JsonObject;
-  /** `conversation`: carried over; `boundary`: a compaction's start; `other`: only a link. */
-  readonly role: 'conversation' | 'boundary' | 'other';
 }
 
 const LEFT_OUT: Readonly<Record<string, string>> = {
@@ -49,6 +46,7 @@ const LEFT_OUT: Readonly<Record<string, string>> = {
   'file-history-snapshot': 'file-history-snapshot (file backups for undo, not conversation)',
   'queue-operation': 'queue-operation (input queued in the UI; it enters as a user entry)',
   progress: 'progress (tool and hook progress shown in the UI)',
+  agent_metadata: "agent_metadata (a subagent's type and the call that spawned it, in the header)",
 };
 
 /** True when the entries look like a Claude Code transcript (one of its entry shapes appears). */
@@ -82,6 +80,9 @@ export function readClaudeCode(
   let cwd: string | undefined;
   let version: string | undefined;
   const copies = new Copies();
+  // A subagent's own transcript (under `subagents/` in newer versions) is all sidechain: it is
+  // read as a conversation; sidechain entries inside a main transcript are left to their own file.
+  const subagent = isSubagentTranscript(lines);
   for (const { line, value } of lines) {
     const type = value.type;
     if (typeof type !== 'string') throw malformedEntry(path, line, 'expected a string type');
@@ -90,7 +91,7 @@ export function readClaudeCode(
       if (typeof value.uuid !== 'string' || objectField(value, 'message') === undefined) {
         throw malformedEntry(path, line, `expected a ${type} entry with a uuid and a message`);
       }
-      if (value.isSidechain === true) {
+      if (value.isSidechain === true && !subagent) {
         skips.add("sidechain (a subagent's conversation, in its own transcript)");
         continue;
       }
@@ -114,12 +115,17 @@ export function readClaudeCode(
     if (typeof value.uuid === 'string')
       nodes.push(node(value, line, boundary ? 'boundary' : 'other'));
   }
-  const paths = treePaths(nodes);
+  const paths = conversationPaths(nodes);
   const first = paths.active.find((n) => n.role === 'conversation');
   if (first === undefined)
     return { harness: 'claude-code', path, sessions: [], skipped: skips.counts };
   const base = {
-    id: `claude-code-${file.replace(/\.jsonl$/, '')}`,
+    // A subagent's transcript is named after its parent session, where Claude Code files it
+    // (`<session>/subagents/agent-<id>.jsonl`) and where the Agent SDK's store keys it.
+    id:
+      subagent && sessionId !== undefined
+        ? `claude-code-${sessionId}/subagents/${file.replace(/\.jsonl$/, '')}`
+        : `claude-code-${file.replace(/\.jsonl$/, '')}`,
     createdAt: timeOf(first.entry.timestamp, 0),
     metadata: {
       imported: {
@@ -130,6 +136,9 @@ export function readClaudeCode(
         ...(version === undefined ? {} : { version }),
         ...(copies.parentId === undefined ? {} : { forkedFromSessionId: copies.parentId }),
       },
+      ...(subagent && sessionId !== undefined
+        ? { subagentOf: subagentLink(lines, sessionId) }
+        : {}),
     },
   };
   const build = (path_: readonly Node[], hold = false): SessionBuilder => {
@@ -150,6 +159,31 @@ export function readClaudeCode(
     skipped: skips.counts,
     ...(forkedFrom === undefined ? {} : { forkedFrom }),
   };
+}
+
+/**
+ * Where a subagent's transcript came from: the parent session's import, the call that spawned it
+ * (newer versions name it in an `agent_metadata` entry) and the agent's id.
+ */
+function subagentLink(lines: readonly SourceLine[], sessionId: string): JsonObject {
+  let agentId: string | undefined;
+  let toolCallId: string | undefined;
+  for (const { value } of lines) {
+    agentId ??= stringField(value, 'agentId');
+    if (value.type === 'agent_metadata') toolCallId ??= stringField(value, 'toolUseId');
+  }
+  return {
+    session: `claude-code-${sessionId}`,
+    ...(toolCallId === undefined ? {} : { toolCallId }),
+    ...(agentId === undefined ? {} : { agentId }),
+  };
+}
+
+function isSubagentTranscript(lines: readonly SourceLine[]): boolean {
+  const conversation = lines.filter(
+    ({ value }) => value.type === 'user' || value.type === 'assistant',
+  );
+  return conversation.length > 0 && conversation.every(({ value }) => value.isSidechain === true);
 }
 
 /**
@@ -184,7 +218,30 @@ function node(entry: JsonObject, line: number, role: Node['role']): Node {
   const parent =
     stringField(entry, 'parentUuid') ??
     (role === 'boundary' ? stringField(entry, 'logicalParentUuid') : undefined);
-  return { id: entry.uuid as string, parentId: parent, line, entry, role };
+  const blocks =
+    role === 'conversation' ? (objectsField(objectField(entry, 'message'), 'content') ?? []) : [];
+  const ids = (type: string, field: string): string[] =>
+    blocks.flatMap((block) => {
+      const id = block.type === type ? stringField(block, field) : undefined;
+      return id === undefined ? [] : [id];
+    });
+  const answers = entry.type === 'user' ? ids('tool_result', 'tool_use_id') : [];
+  const messageId =
+    entry.type === 'assistant' && role === 'conversation'
+      ? stringField(objectField(entry, 'message'), 'id')
+      : undefined;
+  return {
+    id: entry.uuid as string,
+    parentId: parent,
+    line,
+    entry,
+    role,
+    nullParent: entry.parentUuid === null,
+    ...(messageId === undefined ? {} : { messageId }),
+    calls: entry.type === 'assistant' ? ids('tool_use', 'id') : [],
+    answers,
+    resultsOnly: answers.length > 0 && blocks.every((block) => block.type === 'tool_result'),
+  };
 }
 
 function convert(

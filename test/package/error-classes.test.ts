@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
+import * as claudeAgentSdk from '../../src/adapters/claude-agent-sdk/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
@@ -31,6 +32,7 @@ const entryPoints = {
   './testing': testing,
   './openai-agents': openaiAgents,
   './ai-sdk': aiSdk,
+  './claude-agent-sdk': claudeAgentSdk,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
@@ -41,7 +43,8 @@ type Samples = typeof core &
   typeof compaction &
   typeof importer &
   typeof openaiAgents &
-  typeof aiSdk;
+  typeof aiSdk &
+  typeof claudeAgentSdk;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -77,6 +80,8 @@ const samples = {
     new m.ImportError('MALFORMED_LINE', 'not JSON', { file: 's.jsonl', line: 3 }),
   AiSdkError: (m: Samples) =>
     new m.AiSdkError('PROMPT_DIVERGED', 'an unrecorded assistant message'),
+  ClaudeSessionStoreError: (m: Samples) =>
+    new m.ClaudeSessionStoreError('INVALID_KEY', 'invalid session key: expected an object'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -94,6 +99,7 @@ const sourceCopy: Samples = {
   ...importer,
   ...openaiAgents,
   ...aiSdk,
+  ...claudeAgentSdk,
 };
 
 function loadedCopies(): Promise<Samples[]> {
@@ -104,7 +110,7 @@ function loadedCopies(): Promise<Samples[]> {
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
       // Vite resolves a variable import one folder deep only, so adapters get their own pattern.
-      ...['openai-agents', 'ai-sdk'].map(
+      ...['openai-agents', 'ai-sdk', 'claude-agent-sdk'].map(
         (adapter) =>
           import(`../../dist/adapters/${adapter}/index.js`) as Promise<Record<string, unknown>>,
       ),

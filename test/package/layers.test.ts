@@ -1,6 +1,7 @@
 /**
  * The layers of DESIGN §2 import one way only: store and model each build on core alone; agent on
- * both; compaction on core and model; adapters, import and viewer above them; cli on top. Inside the store, its own floors do too: contract ← sql ← sqlite,
+ * both; compaction on core and model; import and viewer above them, adapters above import (the
+ * Claude Agent SDK store writes what the importer reads); cli on top. Inside the store, its own floors do too: contract ← sql ← sqlite,
  * postgres; contract ← jsonl, memory; the live session (`session/`) above every backend.
  * Testing depends on core and the provider specification alone. Drivers and framework packages
  * are imported only by the files of their own backend or adapter. Type-only imports count: a
@@ -20,7 +21,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   agent: ['core', 'model', 'store'],
   compaction: ['core', 'model'],
   testing: ['core'],
-  adapters: ['core', 'store', 'model', 'agent', 'compaction'],
+  adapters: ['core', 'store', 'model', 'agent', 'compaction', 'import'],
   import: ['core', 'store'],
   viewer: ['core', 'store'],
   cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
@@ -55,7 +56,13 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
   ],
   compaction: ['@ai-sdk/provider'],
   testing: ['@ai-sdk/provider'],
-  adapters: ['@ai-sdk/provider', 'ai', '@openai/agents', '@openai/agents-core'],
+  adapters: [
+    '@ai-sdk/provider',
+    'ai',
+    '@openai/agents',
+    '@openai/agents-core',
+    '@anthropic-ai/claude-agent-sdk',
+  ],
   import: [],
   viewer: ['markdown-it'],
   cli: ['@ai-sdk/provider', 'commander'],
@@ -70,6 +77,7 @@ const CONFINED: Readonly<Record<string, string>> = {
   pg: 'store/postgres/',
   '@openai/agents': 'adapters/openai-agents/',
   '@openai/agents-core': 'adapters/openai-agents/',
+  '@anthropic-ai/claude-agent-sdk': 'adapters/claude-agent-sdk/',
 };
 
 interface Import {

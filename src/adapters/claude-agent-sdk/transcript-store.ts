@@ -1,0 +1,327 @@
+/**
+ * `ClaudeTranscriptStore`: the Claude Agent SDK's `SessionStore` over any palimpsest store. Each
+ * transcript (a main session or a subagent's) is one palimpsest session holding two layers:
+ * every entry the SDK mirrors, verbatim, as a `claude-code/entry` event (what `load` gives back),
+ * and after each batch's entries the conversation events `palimpsest import` makes of the same
+ * transcript (what `show`, `verify`, the viewer, forks and exports read).
+ */
+import type {
+  SessionStore as SdkSessionStore,
+  SessionKey,
+  SessionStoreEntry,
+} from '@anthropic-ai/claude-agent-sdk';
+import {
+  dataAsJson,
+  isJsonValue,
+  type JsonObject,
+  type JsonValue,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  type SessionHeader,
+} from '../../core/index.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  type LoadedSession,
+  NotFoundError,
+  type SessionStore,
+  type SessionSummary,
+} from '../../store/index.js';
+import { derivedTail, ENTRY_TYPE, STOPPED_TYPE } from './derived-events.js';
+import { ClaudeSessionStoreError } from './errors.js';
+import {
+  type ClaudeSessionKey,
+  ID_PREFIX,
+  KEY_FIELD,
+  keyMetadata,
+  keyOf,
+  sessionIdOf,
+  subkeyPrefixOf,
+} from './session-key.js';
+
+/** Options of {@link ClaudeTranscriptStore}. */
+export interface ClaudeTranscriptStoreOptions {
+  /** The clock for times the entries do not carry (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+/** How often a batch is tried again after another writer appended first. */
+const CONFLICT_RETRIES = 5;
+
+/**
+ * The Claude Agent SDK's `SessionStore` over a palimpsest store: pass it as `sessionStore` to
+ * `query()` and to the SDK's session functions, and every Claude Code transcript is mirrored into
+ * the store as a palimpsest session.
+ *
+ * - `append` keeps each entry verbatim and treats `uuid` as an idempotency key (a replayed entry
+ *   is not stored twice); after the entries it writes the conversation events `palimpsest
+ *   import` makes of the transcript, turn by turn, in the same atomic batch.
+ * - `load` returns the entries in the order they were appended, deep-equal to them.
+ * - `listSessions`, `listSubkeys` and `delete` read and remove sessions by their key (deleting a
+ *   main transcript deletes its subagents' too).
+ *
+ * @example
+ * ```ts
+ * import { query } from '@anthropic-ai/claude-agent-sdk';
+ * import { ClaudeTranscriptStore } from 'palimpsest/claude-agent-sdk';
+ * import { openStore } from 'palimpsest/store';
+ *
+ * const store = await openStore('sqlite:.palimpsest/sessions.db');
+ * const sessionStore = new ClaudeTranscriptStore(store);
+ * for await (const message of query({ prompt: 'Fix the failing test', options: { sessionStore } })) {
+ *   if (message.type === 'result') console.log(message.session_id);
+ * }
+ * // The session is now `claude-code-<session id>` in the store: `palimpsest show` it.
+ * await store.close();
+ * ```
+ */
+export class ClaudeTranscriptStore implements SdkSessionStore {
+  /** The palimpsest store the transcripts are kept in. */
+  readonly store: SessionStore;
+  readonly #now: () => number;
+
+  constructor(store: SessionStore, options: ClaudeTranscriptStoreOptions = {}) {
+    this.store = store;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Mirrors a batch of transcript entries, atomically with the conversation events they
+   * complete. Entries whose `uuid` the session already holds are left out.
+   *
+   * @throws ClaudeSessionStoreError `INVALID_KEY`, `INVALID_ENTRY`, `PROJECT_MISMATCH` or
+   *   `NOT_A_MIRROR`; the store's own errors otherwise. Nothing is written when it throws.
+   */
+  async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+    const id = sessionIdOf(key);
+    const batch = entries.map(checkEntry);
+    if (batch.length === 0) return;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#appendOnce(key, id, batch);
+        return;
+      } catch (error) {
+        const raced = ConflictError.isInstance(error) || AlreadyExistsError.isInstance(error);
+        if (!raced || attempt >= CONFLICT_RETRIES) throw error;
+      }
+    }
+  }
+
+  /**
+   * The entries appended under `key`, in order, or `null` for a key never written.
+   *
+   * @throws ClaudeSessionStoreError `INVALID_KEY`; the store's errors for a damaged session.
+   */
+  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const loaded = await this.#loaded(key, sessionIdOf(key));
+    if (loaded === undefined) return null;
+    return entriesOf(loaded.events) as SessionStoreEntry[];
+  }
+
+  /** The main transcripts of a project, with the time each was last written (epoch ms). */
+  async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    const found: Array<{ sessionId: string; mtime: number }> = [];
+    for (const summary of await this.#mirrored(ID_PREFIX)) {
+      const key = keyOf(summary.header);
+      if (key === undefined || key.projectKey !== projectKey || key.subpath !== undefined) continue;
+      found.push({ sessionId: key.sessionId, mtime: Math.floor(mtimeOf(summary)) });
+    }
+    return found;
+  }
+
+  /** The subpaths of a session's subagent transcripts (`subagents/agent-<id>`). */
+  async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+    const subpaths: string[] = [];
+    for (const summary of await this.#mirrored(subkeyPrefixOf(key))) {
+      const stored = keyOf(summary.header);
+      if (stored?.projectKey !== key.projectKey || stored.subpath === undefined) continue;
+      subpaths.push(stored.subpath);
+    }
+    return subpaths;
+  }
+
+  /**
+   * Deletes a transcript; a main transcript's subagent transcripts go with it. A key never
+   * written is left as it is.
+   */
+  async delete(key: SessionKey): Promise<void> {
+    const id = sessionIdOf(key);
+    if (key.subpath === undefined) {
+      for (const subpath of await this.listSubkeys(key)) {
+        await this.#deleteIfAny(sessionIdOf({ ...key, subpath }));
+      }
+    }
+    if ((await this.#loaded(key, id)) !== undefined) await this.#deleteIfAny(id);
+  }
+
+  async #appendOnce(
+    key: ClaudeSessionKey,
+    id: string,
+    batch: readonly JsonObject[],
+  ): Promise<void> {
+    const loaded = await this.#loaded(key, id);
+    if (loaded === undefined) await this.store.create(this.#header(key, id, batch));
+    const events = loaded?.events ?? [];
+    const stored = entriesOf(events);
+    const seen = new Set(
+      stored.flatMap((entry) => (typeof entry.uuid === 'string' ? [entry.uuid] : [])),
+    );
+    const fresh = batch.filter((entry) => {
+      if (typeof entry.uuid !== 'string') return true;
+      if (seen.has(entry.uuid)) return false;
+      seen.add(entry.uuid);
+      return true;
+    });
+    if (fresh.length === 0) return;
+    const nextSeq = events.length;
+    let time = events.at(-1)?.time ?? 0;
+    const written: SessionEvent[] = fresh.map((entry, index) => {
+      time = Math.max(time, timeOf(entry.timestamp) ?? this.#now());
+      return { seq: nextSeq + index, time, type: ENTRY_TYPE, data: { entry } } as SessionEvent;
+    });
+    if (!events.some((event) => event.type === STOPPED_TYPE)) {
+      const derived = events.filter((event) => !event.type.startsWith('claude-code/'));
+      const tail = derivedTail([...stored, ...fresh], derived, nextSeq + fresh.length, fileOf(key));
+      if ('events' in tail) written.push(...tail.events);
+      else {
+        written.push({
+          seq: nextSeq + fresh.length,
+          time,
+          type: STOPPED_TYPE,
+          data: { reason: tail.stopped, entries: stored.length + fresh.length },
+        } as SessionEvent);
+      }
+    }
+    await this.store.append(id, written, { expectedSeq: nextSeq });
+  }
+
+  #header(key: ClaudeSessionKey, id: string, batch: readonly JsonObject[]): SessionHeader {
+    const first = batch.map((entry) => timeOf(entry.timestamp)).find((time) => time !== undefined);
+    const subagentOf = key.subpath === undefined ? undefined : subagentLink(key, batch);
+    return {
+      version: SESSION_FORMAT_VERSION,
+      id,
+      createdAt: first ?? this.#now(),
+      metadata: {
+        [KEY_FIELD]: keyMetadata(key),
+        ...(subagentOf === undefined ? {} : { subagentOf }),
+      },
+    };
+  }
+
+  /** The session this store wrote under `key`, or `undefined` when there is none. */
+  async #loaded(key: ClaudeSessionKey, id: string): Promise<LoadedSession | undefined> {
+    let loaded: LoadedSession;
+    try {
+      loaded = await this.store.load(id);
+    } catch (error) {
+      if (NotFoundError.isInstance(error)) return undefined;
+      throw error;
+    }
+    const stored = keyOf(loaded.header);
+    if (stored === undefined) {
+      throw new ClaudeSessionStoreError(
+        'NOT_A_MIRROR',
+        `session '${id}' is in the store but was not written by a Claude transcript store (an import of the transcript file?); delete it or use another store`,
+      );
+    }
+    if (stored.projectKey !== key.projectKey) {
+      throw new ClaudeSessionStoreError(
+        'PROJECT_MISMATCH',
+        `session '${id}' is stored under project ${JSON.stringify(stored.projectKey)}, not ${JSON.stringify(key.projectKey)}`,
+      );
+    }
+    return loaded;
+  }
+
+  async #mirrored(idPrefix: string): Promise<SessionSummary[]> {
+    const found: SessionSummary[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.list({ idPrefix, ...(cursor === undefined ? {} : { cursor }) });
+      found.push(...page.sessions);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return found;
+  }
+
+  async #deleteIfAny(id: string): Promise<void> {
+    try {
+      await this.store.delete(id);
+    } catch (error) {
+      if (!NotFoundError.isInstance(error)) throw error;
+    }
+  }
+}
+
+/** The raw entries of a mirrored session's events, in order. */
+function entriesOf(events: readonly SessionEvent[]): JsonObject[] {
+  const entries: JsonObject[] = [];
+  for (const event of events) {
+    if (event.type !== ENTRY_TYPE) continue;
+    const entry = (dataAsJson(event) as JsonObject).entry;
+    if (isObject(entry)) entries.push(entry);
+  }
+  return entries;
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkEntry(entry: unknown, index: number): JsonObject {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    throw invalidEntry(
+      index,
+      `expected an object, found ${entry === null ? 'null' : Array.isArray(entry) ? 'an array' : typeof entry}`,
+    );
+  }
+  if (typeof (entry as { type?: unknown }).type !== 'string') {
+    throw invalidEntry(index, 'expected a string type');
+  }
+  if (!isJsonValue(entry)) {
+    throw invalidEntry(
+      index,
+      'expected JSON values only (no undefined, NaN, functions or class instances)',
+    );
+  }
+  return entry as JsonObject;
+}
+
+function invalidEntry(index: number, reason: string): ClaudeSessionStoreError {
+  return new ClaudeSessionStoreError(
+    'INVALID_ENTRY',
+    `invalid transcript entry at index ${index}: ${reason}`,
+  );
+}
+
+function timeOf(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const ms = Date.parse(value);
+  return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined;
+}
+
+function mtimeOf(summary: SessionSummary): number {
+  return summary.updatedAt ?? summary.header.createdAt;
+}
+
+/** The file Claude Code writes the transcript to, named in the events' `origin`. */
+function fileOf(key: ClaudeSessionKey): string {
+  return key.subpath === undefined ? `${key.sessionId}.jsonl` : `${key.subpath}.jsonl`;
+}
+
+/** The parent session and the call that spawned a subagent, as far as the batch names them. */
+function subagentLink(key: ClaudeSessionKey, batch: readonly JsonObject[]): JsonObject {
+  let toolCallId: string | undefined;
+  let agentId: string | undefined;
+  for (const entry of batch) {
+    if (entry.type === 'agent_metadata' && typeof entry.toolUseId === 'string')
+      toolCallId ??= entry.toolUseId;
+    if (typeof entry.agentId === 'string') agentId ??= entry.agentId;
+  }
+  return {
+    session: `${ID_PREFIX}${key.sessionId}`,
+    ...(toolCallId === undefined ? {} : { toolCallId }),
+    ...(agentId === undefined ? {} : { agentId }),
+  };
+}

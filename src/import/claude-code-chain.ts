@@ -1,0 +1,97 @@
+/**
+ * The conversation a Claude Code transcript holds, read the way Claude Code reads it back. Its
+ * `parentUuid` chain is not a faithful tree of the conversation:
+ * - parallel tool calls: each content block of a response is its own `assistant` entry, and each
+ *   `tool_result` entry names *its own* `tool_use` entry as parent; the chain goes on from one
+ *   result (whichever finished last), so the other calls and results hang off it as leaves,
+ *   though the model saw all of them;
+ * - links that only the UI shows (`progress` entries) hang off the chain as leaves too;
+ * - older versions wrote `parentUuid: null` on every line, where file order is the chain.
+ * None of these is a branch the user left. A branch is a leaf whose own part (what it does not
+ * share with the active path) holds a conversation entry the active path does not take in.
+ */
+import { type TreeNode, type TreePaths, treePaths } from './tree.js';
+
+/** What the chain needs of an entry; the reader's own nodes carry more. */
+export interface ChainNode extends TreeNode {
+  /** Position in the file (any increasing number). */
+  readonly line: number;
+  /** `conversation`: carried over; `boundary`: a compaction's start; `other`: only a link. */
+  readonly role: 'conversation' | 'boundary' | 'other';
+  /** The entry's explicit `parentUuid` was `null` (a root, or an older version's every line). */
+  readonly nullParent: boolean;
+  /** The `message.id` of an assistant entry: the entries of one response share it. */
+  readonly messageId?: string;
+  /** The ids of the `tool_use` blocks of an assistant entry. */
+  readonly calls: readonly string[];
+  /** The `tool_use_id`s a user entry answers; empty for an entry that answers nothing. */
+  readonly answers: readonly string[];
+  /** True for a user entry holding only tool results (no prompt text or image). */
+  readonly resultsOnly: boolean;
+}
+
+/** The active path with the parallel results it lost put back, and the branches the user left. */
+export function conversationPaths<T extends ChainNode>(nodes: readonly T[]): TreePaths<T> {
+  const paths = treePaths(linkNullParents(nodes));
+  const active = withSiblingResults(paths.active, nodes);
+  const taken = new Set(active.map((node) => node.id));
+  const branches = paths.branches.filter(({ path }) =>
+    path.some((node) => !taken.has(node.id) && node.role === 'conversation'),
+  );
+  return { active, branches };
+}
+
+/**
+ * Gives each conversation entry whose `parentUuid` is `null`, other than the first, the entry
+ * before it in the file as parent, when the file has no real chain at all (every conversation
+ * entry a root): how older Claude Code versions wrote it.
+ */
+function linkNullParents<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
+  const conversation = nodes.filter((node) => node.role === 'conversation');
+  if (conversation.length < 2 || !conversation.every((node) => node.nullParent)) return nodes;
+  let previous: T | undefined;
+  return nodes.map((node) => {
+    const linked =
+      node.role === 'conversation' && previous !== undefined
+        ? { ...node, parentId: previous.id }
+        : node;
+    if (node.role !== 'boundary') previous = linked;
+    return linked;
+  });
+}
+
+/**
+ * Puts back what a response's parallel calls left off the path: the `assistant` entries of a
+ * response on the path (same `message.id`) that hang off it, then the tool-result entries that
+ * answer calls of the path. Each goes in file order among the entries after the one it belongs
+ * with, before the first entry written after it.
+ */
+function withSiblingResults<T extends ChainNode>(active: readonly T[], nodes: readonly T[]): T[] {
+  const path = [...active];
+  const onPath = new Set(active.map((node) => node.id));
+  const responses = new Map<string, T>();
+  for (const node of active) if (node.messageId !== undefined) responses.set(node.messageId, node);
+  const insert = (node: T, anchor: number): void => {
+    let at = anchor + 1;
+    while (at < path.length && (path[at] as T).line < node.line) at++;
+    path.splice(at, 0, node);
+    onPath.add(node.id);
+  };
+  for (const node of nodes) {
+    const response = node.messageId === undefined ? undefined : responses.get(node.messageId);
+    if (response !== undefined && !onPath.has(node.id)) insert(node, path.indexOf(response));
+  }
+  const caller = new Map<string, T>();
+  const answered = new Set<string>();
+  for (const node of path) {
+    for (const call of node.calls) caller.set(call, node);
+    for (const answer of node.answers) answered.add(answer);
+  }
+  for (const node of nodes) {
+    if (onPath.has(node.id) || !node.resultsOnly) continue;
+    if (!node.answers.every((id) => caller.has(id) && !answered.has(id))) continue;
+    insert(node, Math.max(...node.answers.map((id) => path.indexOf(caller.get(id) as T))));
+    for (const id of node.answers) answered.add(id);
+  }
+  return path;
+}

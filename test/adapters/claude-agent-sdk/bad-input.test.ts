@@ -1,0 +1,151 @@
+/**
+ * What the Claude Agent SDK session store refuses, and that a refusal writes nothing. The entries
+ * here are hand-made on purpose: they are the malformed cases no harness writes.
+ */
+import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  ClaudeSessionStoreError,
+  ClaudeTranscriptStore,
+} from '../../../src/adapters/claude-agent-sdk/index.js';
+import { checkInvariants } from '../../../src/core/index.js';
+import { MemoryStore, openStore, type SessionStore } from '../../../src/store/index.js';
+
+const key: SessionKey = {
+  projectKey: '-work-app',
+  sessionId: 'b0b0b0b0-0000-4000-8000-000000000001',
+};
+const at = (second: number) => `2026-12-06T10:00:${String(second).padStart(2, '0')}.000Z`;
+const user = (
+  uuid: string,
+  parentUuid: string | null,
+  text: string,
+  second: number,
+): SessionStoreEntry => ({
+  type: 'user',
+  uuid,
+  parentUuid,
+  timestamp: at(second),
+  sessionId: key.sessionId,
+  message: { role: 'user', content: text },
+});
+const assistant = (
+  uuid: string,
+  parentUuid: string,
+  text: string,
+  second: number,
+): SessionStoreEntry => ({
+  type: 'assistant',
+  uuid,
+  parentUuid,
+  timestamp: at(second),
+  sessionId: key.sessionId,
+  message: {
+    id: `msg_${uuid}`,
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    usage: { input_tokens: 10, output_tokens: 3 },
+  },
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (ClaudeSessionStoreError.isInstance(error)) return error.code;
+    throw error;
+  }
+  return 'resolved';
+}
+
+describe('ClaudeTranscriptStore refuses bad input and writes nothing', () => {
+  let store: SessionStore;
+  let mirror: ClaudeTranscriptStore;
+  beforeEach(async () => {
+    store = await openStore('memory:');
+    mirror = new ClaudeTranscriptStore(store);
+  });
+
+  it.each([
+    ['no projectKey', { sessionId: 's' }],
+    ['an empty sessionId', { projectKey: 'p', sessionId: '' }],
+    ['a sessionId holding a slash', { projectKey: 'p', sessionId: '../escape' }],
+    ['an empty subpath', { projectKey: 'p', sessionId: 's', subpath: '' }],
+    ['a subpath that is not a string', { projectKey: 'p', sessionId: 's', subpath: 7 }],
+  ])('a key with %s is INVALID_KEY on every method', async (_case, bad) => {
+    const badKey = bad as unknown as SessionKey;
+    expect(await codeOf(mirror.append(badKey, [user('u1', null, 'hi', 1)]))).toBe('INVALID_KEY');
+    expect(await codeOf(mirror.load(badKey))).toBe('INVALID_KEY');
+    expect(await codeOf(mirror.delete(badKey))).toBe('INVALID_KEY');
+    expect((await store.list()).sessions).toEqual([]);
+  });
+
+  it('says what it found, with control characters escaped', async () => {
+    const error = await mirror
+      .load({ projectKey: 'p', sessionId: 'a/\u001b[31mred' })
+      .catch((e: unknown) => e);
+    expect(String((error as Error).message)).toBe(
+      `invalid session key: expected a sessionId without '/', found "a/\\u001b[31mred"`,
+    );
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', []],
+    ['an entry without a type', { uuid: 'x' }],
+    ['an entry holding undefined', { type: 'user', uuid: 'x', message: undefined }],
+    ['an entry holding NaN', { type: 'custom-title', value: Number.NaN }],
+  ])(
+    'a batch holding %s is INVALID_ENTRY, and the good entries before it are not written either',
+    async (_case, bad) => {
+      const batch = [user('u1', null, 'hi', 1), bad as SessionStoreEntry];
+      expect(await codeOf(mirror.append(key, batch))).toBe('INVALID_ENTRY');
+      expect(await mirror.load(key)).toBeNull();
+    },
+  );
+
+  it('a key whose session is stored under another project is PROJECT_MISMATCH', async () => {
+    await mirror.append(key, [user('u1', null, 'hi', 1)]);
+    const elsewhere = { ...key, projectKey: '-work-other' };
+    expect(await codeOf(mirror.append(elsewhere, [user('u2', 'u1', 'again', 2)]))).toBe(
+      'PROJECT_MISMATCH',
+    );
+    expect(await codeOf(mirror.load(elsewhere))).toBe('PROJECT_MISMATCH');
+    expect(await mirror.load(key)).toHaveLength(1);
+  });
+
+  it('a session with the same id that another writer made (an import of the file) is NOT_A_MIRROR', async () => {
+    const imported = new MemoryStore();
+    await imported.create({ version: 1, id: `claude-code-${key.sessionId}`, createdAt: 0 });
+    const over = new ClaudeTranscriptStore(imported);
+    expect(await codeOf(over.append(key, [user('u1', null, 'hi', 1)]))).toBe('NOT_A_MIRROR');
+    expect((await imported.load(`claude-code-${key.sessionId}`)).events).toEqual([]);
+  });
+
+  it('an empty batch writes nothing, not even the session', async () => {
+    await mirror.append(key, []);
+    expect(await mirror.load(key)).toBeNull();
+  });
+});
+
+describe('ClaudeTranscriptStore on a transcript that leaves the written path', () => {
+  it('keeps every entry, and marks where the conversation events stopped following', async () => {
+    const store = await openStore('memory:');
+    const mirror = new ClaudeTranscriptStore(store);
+    await mirror.append(key, [user('u1', null, 'first', 1), assistant('a1', 'u1', 'one', 2)]);
+    await mirror.append(key, [user('u2', 'a1', 'second', 3), assistant('a2', 'u2', 'two', 4)]);
+    // A rewind: the conversation goes on from the first answer, leaving the second turn.
+    const rewound = [user('u3', 'a1', 'second, again', 5), assistant('a3', 'u3', 'three', 6)];
+    await mirror.append(key, rewound);
+    await mirror.append(key, [user('u4', 'a3', 'fourth', 7)]);
+    const loaded = await mirror.load(key);
+    expect(loaded?.map((entry) => entry.uuid)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4']);
+    const session = await store.load(`claude-code-${key.sessionId}`);
+    const stopped = session.events.filter((event) => event.type === 'claude-code/derive-stopped');
+    expect(stopped).toHaveLength(1);
+    expect(checkInvariants(session.events)).toEqual([]);
+    expect(session.events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
+  });
+});

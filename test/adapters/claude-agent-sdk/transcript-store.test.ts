@@ -1,0 +1,145 @@
+/**
+ * The Claude Agent SDK's `SessionStore` over palimpsest stores, on what the real Claude Code
+ * wrote: a run with parallel tool calls and a subagent, mirrored through the SDK's own
+ * `InMemorySessionStore` (the reference), its append batches replayed into each backend, and read
+ * back through the SDK's own session functions.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  deleteSession,
+  InMemorySessionStore,
+  importSessionToStore,
+  type SessionKey,
+  type SessionStoreEntry,
+} from '@anthropic-ai/claude-agent-sdk';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ClaudeTranscriptStore } from '../../../src/adapters/claude-agent-sdk/index.js';
+import { checkInvariants } from '../../../src/core/index.js';
+import { openStore } from '../../../src/store/index.js';
+import {
+  type ClaudeCodeRun,
+  describeClaudeCode,
+  RecordingStore,
+  runClaudeCode,
+} from './claude-code-rig.js';
+import { conversation, replayContract } from './replay-contract.js';
+
+function storeUrls(): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'claude-store-'));
+  return {
+    memory: 'memory:',
+    jsonl: `jsonl:${join(dir, 'jsonl')}`,
+    sqlite: `sqlite:${join(dir, 'db.sqlite')}`,
+  };
+}
+
+describeClaudeCode('ClaudeTranscriptStore on a real Claude Code run', () => {
+  const reference = new RecordingStore();
+  let run: ClaudeCodeRun;
+  let keys: SessionKey[];
+  let mainKey: SessionKey;
+  beforeAll(async () => {
+    run = await runClaudeCode(['PARALLEL: read a.txt and b.txt', 'SUBAGENT: say hello'], reference);
+    const seen = new Map(reference.batches.map(({ key }) => [JSON.stringify(key), key]));
+    keys = [...seen.values()];
+    mainKey = keys[0] as SessionKey;
+    run.close();
+  }, 120_000);
+
+  it('the run made a main transcript and a subagent transcript, in several batches', () => {
+    // A third result comes when the background subagent's notice starts a turn of its own.
+    expect(run.results.length).toBeGreaterThanOrEqual(2);
+    expect(run.results.every((result) => result.subtype === 'success')).toBe(true);
+    expect(keys.map((key) => key.subpath?.replace(/agent-.*/, 'agent-…'))).toEqual([
+      undefined,
+      'subagents/agent-…',
+    ]);
+    expect(reference.batches.length).toBeGreaterThan(2);
+  });
+
+  describe.each(Object.entries(storeUrls()))('replayed into a %s store', (_name, url) => {
+    replayContract(
+      () => ({ reference, run, mainKey, agentKey: keys[1] as SessionKey }),
+      () => openStore(url),
+    );
+  });
+
+  it("importSessionToStore copies Claude Code's own file, idempotently", async () => {
+    const store = await openStore('memory:');
+    const mirror = new ClaudeTranscriptStore(store);
+    const copy = new InMemorySessionStore();
+    // The SDK finds Claude Code's files under the config directory of this process.
+    process.env.CLAUDE_CONFIG_DIR = run.configDir;
+    await importSessionToStore(run.sessionId, copy, { dir: run.cwd });
+    await importSessionToStore(run.sessionId, mirror, { dir: run.cwd, batchSize: 7 });
+    await importSessionToStore(run.sessionId, mirror, { dir: run.cwd });
+    const key = { projectKey: mainKey.projectKey, sessionId: run.sessionId };
+    const copied = copy.getEntries(key);
+    const identified = (entries: readonly SessionStoreEntry[]) =>
+      entries.filter((entry) => entry.uuid !== undefined);
+    const loaded = (await mirror.load(key)) ?? [];
+    // The second import adds only the entries without a uuid, which the contract never dedups.
+    expect(loaded.slice(0, copied.length)).toEqual(copied);
+    expect(identified(loaded)).toEqual(identified(copied));
+    expect(loaded.length - copied.length).toBe(copied.length - identified(copied).length);
+    expect(checkInvariants((await store.load(`claude-code-${run.sessionId}`)).events)).toEqual([]);
+  });
+
+  it('deleteSession removes the session and its subagent transcripts', async () => {
+    const store = await openStore('memory:');
+    const mirror = new ClaudeTranscriptStore(store);
+    for (const { key, entries } of reference.batches) await mirror.append(key, entries);
+    await deleteSession(run.sessionId, { dir: run.cwd, sessionStore: mirror });
+    expect((await store.list()).sessions).toEqual([]);
+    for (const key of keys) expect(await mirror.load(key)).toBeNull();
+  });
+});
+
+describeClaudeCode('Claude Code with a palimpsest store as its session store', () => {
+  it('mirrors each turn as it runs and resumes from the store', async () => {
+    const store = await openStore(`jsonl:${mkdtempSync(join(tmpdir(), 'claude-live-'))}`);
+    const mirror = new ClaudeTranscriptStore(store);
+    const run = await runClaudeCode(['Hello there', 'PARALLEL: read a.txt and b.txt'], mirror);
+    expect(run.results.map((result) => result.result)).toEqual([
+      'Hello from the loopback model.',
+      'Read 2 results.',
+    ]);
+    const session = await store.load(`claude-code-${run.sessionId}`);
+    expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+    const turns = conversation(session.events).filter((event) => event.type === 'turn/end');
+    expect(turns).toHaveLength(2);
+    await store.close();
+  }, 120_000);
+});
+
+describeClaudeCode('Claude Code rewinding a session mirrored into a palimpsest store', () => {
+  it('keeps every entry, and marks where the conversation events stop following the transcript', async () => {
+    const store = await openStore('memory:');
+    const reference = new RecordingStore();
+    const mirror = new ClaudeTranscriptStore(store);
+    const both = {
+      append: async (key: SessionKey, entries: SessionStoreEntry[]) => {
+        await reference.append(key, entries);
+        await mirror.append(key, entries);
+      },
+      load: (key: SessionKey) => mirror.load(key),
+    };
+    const run = await runClaudeCode(['Hello there', 'And again'], both);
+    const key = (reference.batches[0] as { key: SessionKey }).key;
+    const firstAnswer = reference.getEntries(key).find((entry) => entry.type === 'assistant');
+    // A truncating resume: the conversation goes on from the first answer, leaving turn two.
+    await run.ask('Instead, this', { resumeSessionAt: String(firstAnswer?.uuid) });
+    run.close();
+    expect(run.results.map((result) => result.subtype)).toEqual(['success', 'success', 'success']);
+    expect(await mirror.load(key)).toEqual(reference.getEntries(key));
+    const session = await store.load(`claude-code-${run.sessionId}`);
+    expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+    const stopped = session.events.filter((event) => event.type === 'claude-code/derive-stopped');
+    expect(stopped).toHaveLength(1);
+    expect(conversation(session.events).filter((event) => event.type === 'turn/end')).toHaveLength(
+      2,
+    );
+  }, 120_000);
+});
