@@ -11,12 +11,9 @@ import type {
   SessionStoreEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import {
-  dataAsJson,
   isJsonValue,
   type JsonObject,
-  type JsonValue,
   SESSION_FORMAT_VERSION,
-  type SessionEvent,
   type SessionHeader,
 } from '../../core/index.js';
 import {
@@ -27,8 +24,8 @@ import {
   type SessionStore,
   type SessionSummary,
 } from '../../store/index.js';
-import { derivedTail, ENTRY_TYPE, STOPPED_TYPE } from './derived-events.js';
 import { ClaudeSessionStoreError } from './errors.js';
+import { entriesOf, MirrorState, timeOf } from './mirror-state.js';
 import {
   type ClaudeSessionKey,
   ID_PREFIX,
@@ -44,6 +41,9 @@ export interface ClaudeTranscriptStoreOptions {
   /** The clock for times the entries do not carry (default `Date.now`). */
   readonly now?: () => number;
 }
+
+/** How many transcripts' states a store keeps between appends. */
+const REMEMBERED_SESSIONS = 32;
 
 /** How often a batch is tried again after another writer appended first. */
 const CONFLICT_RETRIES = 5;
@@ -79,6 +79,8 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
   /** The palimpsest store the transcripts are kept in. */
   readonly store: SessionStore;
   readonly #now: () => number;
+  /** The transcripts this store wrote last, by id (a cache of their logs). */
+  readonly #states = new Map<string, MirrorState>();
 
   constructor(store: SessionStore, options: ClaudeTranscriptStoreOptions = {}) {
     this.store = store;
@@ -159,40 +161,29 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
     id: string,
     batch: readonly JsonObject[],
   ): Promise<void> {
-    const loaded = await this.#loaded(key, id);
-    if (loaded === undefined) await this.store.create(this.#header(key, id, batch));
-    const events = loaded?.events ?? [];
-    const stored = entriesOf(events);
-    const seen = new Set(
-      stored.flatMap((entry) => (typeof entry.uuid === 'string' ? [entry.uuid] : [])),
-    );
-    const fresh = batch.filter((entry) => {
-      if (typeof entry.uuid !== 'string') return true;
-      if (seen.has(entry.uuid)) return false;
-      seen.add(entry.uuid);
-      return true;
-    });
-    if (fresh.length === 0) return;
-    const nextSeq = events.length;
-    let time = events.at(-1)?.time ?? 0;
-    const written: SessionEvent[] = fresh.map((entry, index) => {
-      time = Math.max(time, timeOf(entry.timestamp) ?? this.#now());
-      return { seq: nextSeq + index, time, type: ENTRY_TYPE, data: { entry } } as SessionEvent;
-    });
-    if (!events.some((event) => event.type === STOPPED_TYPE)) {
-      const derived = events.filter((event) => !event.type.startsWith('claude-code/'));
-      const tail = derivedTail([...stored, ...fresh], derived, nextSeq + fresh.length, fileOf(key));
-      if ('events' in tail) written.push(...tail.events);
-      else {
-        written.push({
-          seq: nextSeq + fresh.length,
-          time,
-          type: STOPPED_TYPE,
-          data: { reason: tail.stopped, entries: stored.length + fresh.length },
-        } as SessionEvent);
-      }
+    let state = this.#states.get(id);
+    // The id holds no project: a key of another project goes to the store, which refuses it.
+    if (state?.projectKey !== key.projectKey) {
+      const loaded = await this.#loaded(key, id);
+      if (loaded === undefined) await this.store.create(this.#header(key, id, batch));
+      state = MirrorState.of(key.projectKey, loaded?.events ?? []);
     }
-    await this.store.append(id, written, { expectedSeq: nextSeq });
+    const fresh = state.fresh(batch);
+    if (fresh.length === 0) return;
+    const events = state.batch(fresh, this.#now, fileOf(key));
+    // Forgotten until the append succeeds: a failed or raced append leaves the state unknown.
+    this.#states.delete(id);
+    await this.store.append(id, events, { expectedSeq: state.nextSeq });
+    state.wrote(events);
+    this.#remember(id, state);
+  }
+
+  #remember(id: string, state: MirrorState): void {
+    this.#states.set(id, state);
+    // The oldest transcript goes first: a process mirrors a few sessions at a time.
+    const oldest = this.#states.keys().next().value;
+    if (this.#states.size > REMEMBERED_SESSIONS && oldest !== undefined)
+      this.#states.delete(oldest);
   }
 
   #header(key: ClaudeSessionKey, id: string, batch: readonly JsonObject[]): SessionHeader {
@@ -246,27 +237,13 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
   }
 
   async #deleteIfAny(id: string): Promise<void> {
+    this.#states.delete(id);
     try {
       await this.store.delete(id);
     } catch (error) {
       if (!NotFoundError.isInstance(error)) throw error;
     }
   }
-}
-
-/** The raw entries of a mirrored session's events, in order. */
-function entriesOf(events: readonly SessionEvent[]): JsonObject[] {
-  const entries: JsonObject[] = [];
-  for (const event of events) {
-    if (event.type !== ENTRY_TYPE) continue;
-    const entry = (dataAsJson(event) as JsonObject).entry;
-    if (isObject(entry)) entries.push(entry);
-  }
-  return entries;
-}
-
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function checkEntry(entry: unknown, index: number): JsonObject {
@@ -293,12 +270,6 @@ function invalidEntry(index: number, reason: string): ClaudeSessionStoreError {
     'INVALID_ENTRY',
     `invalid transcript entry at index ${index}: ${reason}`,
   );
-}
-
-function timeOf(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const ms = Date.parse(value);
-  return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined;
 }
 
 function mtimeOf(summary: SessionSummary): number {

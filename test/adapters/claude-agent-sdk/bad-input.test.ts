@@ -149,3 +149,27 @@ describe('ClaudeTranscriptStore on a transcript that leaves the written path', (
     expect(session.events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
   });
 });
+
+describe('ClaudeTranscriptStore with two writers on one transcript', () => {
+  it('takes in what the other wrote before appending, so nothing is lost, duplicated or reordered', async () => {
+    const store = await openStore('memory:');
+    const here = new ClaudeTranscriptStore(store);
+    const there = new ClaudeTranscriptStore(store);
+    await here.append(key, [user('u1', null, 'first', 1), assistant('a1', 'u1', 'one', 2)]);
+    await there.append(key, [user('u2', 'a1', 'second', 3), assistant('a2', 'u2', 'two', 4)]);
+    // `here` still remembers the log as it left it; the store refuses its stale append.
+    await here.append(key, [assistant('a2', 'u2', 'two', 4), user('u3', 'a2', 'third', 5)]);
+    await there.append(key, [assistant('a3', 'u3', 'three', 6)]);
+    expect((await here.load(key))?.map((entry) => entry.uuid)).toEqual([
+      'u1',
+      'a1',
+      'u2',
+      'a2',
+      'u3',
+      'a3',
+    ]);
+    const session = await store.load(`claude-code-${key.sessionId}`);
+    expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+    expect(session.events.filter((event) => event.type === 'turn/end')).toHaveLength(3);
+  });
+});
