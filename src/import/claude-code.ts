@@ -252,6 +252,8 @@ function convert(
 ): void {
   let time = 0;
   let compactMetadata: JsonObject | undefined;
+  // Past this index the path holds only links (attachments, metadata), no conversation.
+  const lastLink = path.findLastIndex((n) => n.role !== 'other');
   for (let i = 0; i < path.length; i++) {
     const current = path[i] as Node;
     time = timeOf(current.entry.timestamp, time);
@@ -274,7 +276,7 @@ function convert(
         group.push(nextMessage as JsonObject);
         i = next.index;
       }
-      const last = path.slice(i + 1).every((n) => n.role === 'other');
+      const last = i >= lastLink;
       if (holdUnfinished && last && !group.some((m) => typeof m.stop_reason === 'string')) break;
       assistant(group, builder, skips, at, id ?? (current.entry.uuid as string));
       continue;

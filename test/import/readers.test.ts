@@ -132,6 +132,108 @@ describe('Claude Code', () => {
   });
 });
 
+describe('Claude Code, chains that are not a tree of the conversation', () => {
+  const at = (s: number) => `2026-06-01T10:00:${String(s).padStart(2, '0')}.000Z`;
+  const entry = (type: string, uuid: string, parentUuid: string | null, extra: JsonObject) => ({
+    type,
+    uuid,
+    parentUuid,
+    timestamp: at(Number(uuid.replace(/\D/g, '')) || 0),
+    sessionId: 's',
+    ...extra,
+  });
+  const prompt = (uuid: string, parent: string | null, text: string) =>
+    entry('user', uuid, parent, { message: { role: 'user', content: text } });
+  const answer = (uuid: string, parent: string, blocks: JsonObject[], stop: string, id = uuid) =>
+    entry('assistant', uuid, parent, {
+      message: {
+        id: `msg_${id}`,
+        role: 'assistant',
+        model: 'm',
+        content: blocks,
+        stop_reason: stop,
+      },
+    });
+  const result = (uuid: string, parent: string, callId: string) =>
+    entry('user', uuid, parent, {
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: callId, content: 'ok' }],
+      },
+    });
+  const call = (id: string) => ({ type: 'tool_use', id, name: 'Read', input: {} });
+  const readEntries = (entries: readonly object[]): ImportedFile => {
+    const dir = mkdtempSync(join(tmpdir(), 'claude-chain-'));
+    try {
+      const path = join(dir, 'chain.jsonl');
+      writeFileSync(path, `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`);
+      return readSourceFile('claude-code', path);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('puts parallel calls and results that hang off the chain back in place, as one session', () => {
+    // The chain goes on from the result of the first call; the second call and its result are
+    // a dead end, as Claude Code writes them when the first call finishes last.
+    const file = readEntries([
+      prompt('e1', null, 'read both'),
+      answer('e2', 'e1', [call('c1')], 'tool_use', 'r'),
+      answer('e3', 'e2', [call('c2')], 'tool_use', 'r'),
+      result('e4', 'e3', 'c2'),
+      result('e5', 'e2', 'c1'),
+      answer('e6', 'e5', [{ type: 'text', text: 'done' }], 'end_turn'),
+    ]);
+    expect(file.sessions).toHaveLength(1);
+    const events = file.sessions[0]?.events ?? [];
+    expect(checkInvariants(events, { requireClosed: true })).toEqual([]);
+    const results = events.filter((e) => e.type === 'tool/result').map((e) => origin(e).line);
+    expect(results).toEqual([4, 5]);
+    expect(events.some((e) => origin(e).made === 'no-result')).toBe(false);
+  });
+
+  it('reads a file whose every entry has a null parent in file order', () => {
+    const file = readEntries(
+      [
+        prompt('e1', null, 'one'),
+        answer('e2', 'e1', [{ type: 'text', text: 'first' }], 'end_turn'),
+        prompt('e3', null, 'two'),
+        answer('e4', 'e3', [{ type: 'text', text: 'second' }], 'end_turn'),
+      ].map((e) => ({ ...e, parentUuid: null })),
+    );
+    expect(file.sessions).toHaveLength(1);
+    expect(file.sessions[0]?.events.filter((e) => e.type === 'turn/end')).toHaveLength(2);
+  });
+
+  it('does not read a dead end of progress links as a branch', () => {
+    const file = readEntries([
+      prompt('e1', null, 'run it'),
+      answer('e2', 'e1', [call('c1')], 'tool_use'),
+      entry('progress', 'e3', 'e2', { data: { type: 'bash_progress' } }),
+      result('e4', 'e2', 'c1'),
+      answer('e5', 'e4', [{ type: 'text', text: 'done' }], 'end_turn'),
+    ]);
+    expect(file.sessions).toHaveLength(1);
+  });
+
+  it('reads a subagent transcript as a session linked to its parent and the call that spawned it', () => {
+    const sidechain = (e: JsonObject) => ({ ...e, isSidechain: true, agentId: 'a1' });
+    const file = readEntries([
+      { type: 'agent_metadata', agentType: 'general-purpose', toolUseId: 'toolu_9' },
+      sidechain(prompt('e1', null, 'Say hello.')),
+      sidechain(answer('e2', 'e1', [{ type: 'text', text: 'hello' }], 'end_turn')),
+    ]);
+    expect(file.sessions.map((session) => session.header.id)).toEqual([
+      'claude-code-s/subagents/chain',
+    ]);
+    expect(file.sessions[0]?.header.metadata?.subagentOf).toEqual({
+      session: 'claude-code-s',
+      toolCallId: 'toolu_9',
+      agentId: 'a1',
+    });
+  });
+});
+
 describe('Codex', () => {
   const file = read('codex');
   const [session] = file.sessions;

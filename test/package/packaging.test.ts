@@ -29,6 +29,7 @@ const specifiers = Object.keys(manifest.exports)
 const FRAMEWORK_ENTRIES: ReadonlySet<string> = new Set([
   'palimpsest/openai-agents',
   'palimpsest/ai-sdk',
+  'palimpsest/claude-agent-sdk',
 ]);
 
 const consumer = mkdtempSync(join(tmpdir(), 'palimpsest-consumer-'));

@@ -60,18 +60,27 @@ const CONFLICT_RETRIES = 5;
  * - `listSessions`, `listSubkeys` and `delete` read and remove sessions by their key (deleting a
  *   main transcript deletes its subagents' too).
  *
+ * With Claude Code: `query({ prompt, options: { sessionStore: new ClaudeTranscriptStore(store) } })`.
+ * Here, the calls the SDK makes while it runs:
+ *
  * @example
  * ```ts
- * import { query } from '@anthropic-ai/claude-agent-sdk';
  * import { ClaudeTranscriptStore } from 'palimpsest/claude-agent-sdk';
  * import { openStore } from 'palimpsest/store';
  *
- * const store = await openStore('sqlite:.palimpsest/sessions.db');
+ * const store = await openStore('memory:');
  * const sessionStore = new ClaudeTranscriptStore(store);
- * for await (const message of query({ prompt: 'Fix the failing test', options: { sessionStore } })) {
- *   if (message.type === 'result') console.log(message.session_id);
- * }
- * // The session is now `claude-code-<session id>` in the store: `palimpsest show` it.
+ * const key = { projectKey: '-work-app', sessionId: '7d0c9a52-4b1e-4f7a-9c3d-2e8f6a1b5c40' };
+ * await sessionStore.append(key, [
+ *   { type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-12-06T10:00:00.000Z',
+ *     message: { role: 'user', content: 'Hello' } },
+ *   { type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: '2026-12-06T10:00:02.000Z',
+ *     message: { id: 'msg_1', role: 'assistant', model: 'claude-sonnet-4-5',
+ *       content: [{ type: 'text', text: 'Hi!' }], stop_reason: 'end_turn' } },
+ * ]);
+ * console.log((await sessionStore.load(key))?.length); // 2: the entries, as appended
+ * const session = await store.load('claude-code-7d0c9a52-4b1e-4f7a-9c3d-2e8f6a1b5c40');
+ * console.log(session.events.filter((event) => event.type === 'assistant/message').length); // 1
  * await store.close();
  * ```
  */
