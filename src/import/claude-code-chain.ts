@@ -10,7 +10,7 @@
  * None of these is a branch the user left. A branch is a leaf whose own part (what it does not
  * share with the active path) holds a conversation entry the active path does not take in.
  */
-import { type TreeNode, type TreePaths, treePaths } from './tree.js';
+import { pathTo, type TreeNode, type TreePaths, treePaths } from './tree.js';
 
 /** What the chain needs of an entry; the reader's own nodes carry more. */
 export interface ChainNode extends TreeNode {
@@ -39,6 +39,14 @@ export function conversationPaths<T extends ChainNode>(nodes: readonly T[]): Tre
     path.some((node) => !taken.has(node.id) && node.role === 'conversation'),
   );
   return { active, branches };
+}
+
+/** The active path alone, as {@link conversationPaths} gives it, for a reader that keeps no branches. */
+export function activePath<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
+  const linked = linkNullParents(nodes);
+  const last = linked[linked.length - 1];
+  if (last === undefined) return [];
+  return withSiblingResults(pathTo(last, new Map(linked.map((node) => [node.id, node]))), nodes);
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   NO_RESULT,
 } from './builder.js';
 export { readClaudeCode } from './claude-code.js';
+export { GrowingClaudeTranscript } from './claude-code-growing.js';
 export { readCodex } from './codex.js';
 export { ImportError, type ImportErrorCode } from './errors.js';
 export {

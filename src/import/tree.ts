@@ -38,7 +38,8 @@ export function treePaths<T extends TreeNode>(nodes: readonly T[]): TreePaths<T>
   return { active, branches };
 }
 
-function pathTo<T extends TreeNode>(leaf: T, byId: ReadonlyMap<string, T>): T[] {
+/** The path from the root to `leaf`. */
+export function pathTo<T extends TreeNode>(leaf: T, byId: ReadonlyMap<string, T>): T[] {
   const path: T[] = [];
   const seen = new Set<string>();
   // A parent that is missing (a file cut at its start) or a cycle ends the walk: that is the root.

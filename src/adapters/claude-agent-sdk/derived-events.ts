@@ -1,13 +1,14 @@
 /**
- * The conversation events of a mirrored transcript: what `palimpsest import` writes for the same
- * entries, placed in the log after the raw entries they come from. The importer reads the whole
- * transcript each time; its events for a prefix of the entries are a prefix of its events for all
- * of them (the builder's contract), so what a new batch adds is the tail past what is written.
- * Only whole turns are written: inside a turn Claude Code writes one entry per content block and
- * parallel results in completion order, and a turn read half-way could still change.
+ * The conversation layer of a mirrored transcript: the events `palimpsest import` makes of the
+ * same entries, placed in the log after the raw entries they come from. A
+ * `GrowingClaudeTranscript` reads the entries as they come; its events are numbered from 0 in its
+ * own session, so each is renumbered to its seq in the log, and the seqs it cites with it.
+ * Only whole turns are written: a turn read half-way could still change.
  */
-import { type JsonObject, jsonEqual, replaceOpOf, type SessionEvent } from '../../core/index.js';
-import { ImportError, readClaudeCode, type SourceLine } from '../../import/index.js';
+
+import type { JsonObject } from '../../core/index.js';
+import { jsonEqual, replaceOpOf, type SessionEvent } from '../../core/index.js';
+import { GrowingClaudeTranscript, ImportError } from '../../import/index.js';
 
 /** The event type of one raw transcript entry, kept verbatim as `data.entry`. */
 export const ENTRY_TYPE = 'claude-code/entry';
@@ -15,82 +16,99 @@ export const ENTRY_TYPE = 'claude-code/entry';
 /** The event type marking where the conversation events stopped following the entries. */
 export const STOPPED_TYPE = 'claude-code/derive-stopped';
 
-/** What a batch adds besides its raw entries. */
-export type DerivedTail =
-  | { readonly events: readonly SessionEvent[] }
-  | { readonly stopped: string };
+/** The conversation layer as written so far, and the reader that extends it. */
+export class DerivedLayer {
+  readonly #transcript: GrowingClaudeTranscript;
+  /** The reader's events written to the log so far. */
+  #written = 0;
+  /** The log seq of each of the reader's events written, by the reader's seq. */
+  readonly #seqOf = new Map<number, number>();
+  #stopped: string | undefined;
 
-/**
- * The conversation events `entries` add to those `written` already holds, numbered from
- * `nextSeq`, or why they no longer follow (the transcript took another path than the one written,
- * or an entry the importer cannot read).
- *
- * @param file The transcript's file name, for the events' `origin`.
- */
-export function derivedTail(
-  entries: readonly JsonObject[],
-  written: readonly SessionEvent[],
-  nextSeq: number,
-  file: string,
-): DerivedTail {
-  let imported: readonly SessionEvent[];
-  try {
-    const lines: SourceLine[] = entries.map((value, index) => ({ line: index + 1, value }));
-    const read = readClaudeCode(lines, file, { holdUnfinished: true });
-    imported = read.sessions[0]?.events ?? [];
-  } catch (error) {
-    if (ImportError.isInstance(error)) return { stopped: error.message };
-    throw error;
+  constructor(file: string, subagent: boolean) {
+    this.#transcript = new GrowingClaudeTranscript(file, subagent);
   }
-  const whole = lastTurnEnd(imported) + 1;
-  const seqOf = new Map<number, number>();
-  for (let i = 0; i < written.length; i++) {
-    const ours = imported[i];
-    const theirs = written[i] as SessionEvent;
-    if (ours === undefined) {
-      return {
-        stopped: `the transcript now reads as ${imported.length} events, ${written.length} are written`,
-      };
-    }
-    seqOf.set(ours.seq, theirs.seq);
-    if (!jsonEqual(renumbered(ours, seqOf, theirs.seq), theirs)) {
-      return {
-        stopped: `the transcript now reads differently at its event ${i} ('${ours.type}'), written as seq ${theirs.seq}`,
-      };
+
+  /** Why the layer stopped following the entries, once it has. */
+  get stopped(): string | undefined {
+    return this.#stopped;
+  }
+
+  /**
+   * Takes in entries, as the log holds them or as a batch brings them.
+   */
+  add(entries: readonly JsonObject[]): void {
+    if (this.#stopped !== undefined) return;
+    try {
+      this.#transcript.add(entries);
+    } catch (error) {
+      if (!ImportError.isInstance(error)) throw error;
+      this.#stopped = error.message;
     }
   }
-  const events: SessionEvent[] = [];
-  for (let i = written.length; i < whole; i++) {
-    const ours = imported[i] as SessionEvent;
-    const seq = nextSeq + events.length;
-    seqOf.set(ours.seq, seq);
-    events.push(renumbered(ours, seqOf, seq));
+
+  /**
+   * Takes in the conversation events a loaded log holds, checking that the reader makes the same
+   * (it may not: a rewind, or a version of palimpsest that reads the transcript otherwise).
+   */
+  adopt(written: readonly SessionEvent[]): void {
+    if (this.#stopped !== undefined || written.length === 0) return;
+    const ours = this.#transcript.events();
+    if (typeof ours === 'string') {
+      this.#stopped = ours;
+      return;
+    }
+    for (const theirs of written) {
+      const event = ours[this.#written];
+      if (event === undefined || !jsonEqual(this.#renumbered(event, theirs.seq), theirs)) {
+        this.#stopped = `the transcript now reads differently from the conversation written at seq ${theirs.seq}`;
+        return;
+      }
+      this.#written++;
+    }
   }
-  return { events };
+
+  /**
+   * The conversation events the entries taken in complete, numbered from `nextSeq`; empty when
+   * they complete no turn. Marks the layer stopped when the reader can no longer extend it.
+   */
+  next(nextSeq: number): SessionEvent[] {
+    if (this.#stopped !== undefined) return [];
+    const ours = this.#transcript.events();
+    if (typeof ours === 'string') {
+      this.#stopped = ours;
+      return [];
+    }
+    const whole = lastTurnEnd(ours) + 1;
+    const events: SessionEvent[] = [];
+    for (let i = this.#written; i < whole; i++) {
+      events.push(this.#renumbered(ours[i] as SessionEvent, nextSeq + events.length));
+    }
+    this.#written = Math.max(this.#written, whole);
+    return events;
+  }
+
+  /** `event` at `seq`, its references to earlier events moved to their seqs in the log. */
+  #renumbered(event: SessionEvent, seq: number): SessionEvent {
+    this.#seqOf.set(event.seq, seq);
+    const moved = (at: number): number => this.#seqOf.get(at) ?? at;
+    const replace = replaceOpOf(event);
+    return {
+      ...event,
+      seq,
+      ...(replace === undefined
+        ? {}
+        : { surfaceOp: { op: 'replace', start: moved(replace.start), end: moved(replace.end) } }),
+      ...(event.sourceEventSeqs === undefined
+        ? {}
+        : { sourceEventSeqs: event.sourceEventSeqs.map(moved) }),
+    } as SessionEvent;
+  }
 }
 
 function lastTurnEnd(events: readonly SessionEvent[]): number {
-  for (let i = events.length - 1; i >= 0; i--)
+  for (let i = events.length - 1; i >= 0; i--) {
     if ((events[i] as SessionEvent).type === 'turn/end') return i;
+  }
   return -1;
-}
-
-/** `event` at `seq`, its references to earlier events moved the way `seqOf` says. */
-function renumbered(
-  event: SessionEvent,
-  seqOf: ReadonlyMap<number, number>,
-  seq: number,
-): SessionEvent {
-  const moved = (at: number): number => seqOf.get(at) ?? at;
-  const replace = replaceOpOf(event);
-  return {
-    ...event,
-    seq,
-    ...(replace === undefined
-      ? {}
-      : { surfaceOp: { op: 'replace', start: moved(replace.start), end: moved(replace.end) } }),
-    ...(event.sourceEventSeqs === undefined
-      ? {}
-      : { sourceEventSeqs: event.sourceEventSeqs.map(moved) }),
-  } as SessionEvent;
 }

@@ -1,9 +1,8 @@
 /**
  * What the store remembers of a mirrored transcript between appends, so a batch costs what it
- * adds, not a reload of the session: the raw entries (the importer reads them all again when a
- * batch may end a turn), the uuids seen, the conversation events written and the next seq. It is
- * a cache of the log: a write another process made shows as a conflict, and the state is rebuilt
- * from the store.
+ * adds, not a reload of the session: the uuids seen, the next seq, and the conversation layer
+ * with its reader. It is a cache of the log: a write another process made shows as a conflict,
+ * and the state is rebuilt from the store.
  */
 import {
   dataAsJson,
@@ -11,29 +10,43 @@ import {
   type JsonValue,
   type SessionEvent,
 } from '../../core/index.js';
-import { derivedTail, ENTRY_TYPE, STOPPED_TYPE } from './derived-events.js';
+import { DerivedLayer, ENTRY_TYPE, STOPPED_TYPE } from './derived-events.js';
 
 /** A mirrored transcript as the store holds it. */
 export class MirrorState {
   /** The project the transcript is kept under. */
   readonly projectKey: string;
-  /** The raw entries, in order. */
-  readonly entries: JsonObject[] = [];
-  /** The conversation events written (everything but the raw layer). */
-  readonly derived: SessionEvent[] = [];
+  readonly #layer: DerivedLayer;
   readonly #uuids = new Set<string>();
   #nextSeq = 0;
   #time = 0;
-  #stopped = false;
+  /** Raw entries held. */
+  #entries = 0;
+  /** The log holds the mark that the conversation layer stopped. */
+  #marked = false;
 
-  private constructor(projectKey: string) {
+  private constructor(projectKey: string, layer: DerivedLayer) {
     this.projectKey = projectKey;
+    this.#layer = layer;
   }
 
-  /** The state of a session's events, as loaded. */
-  static of(projectKey: string, events: readonly SessionEvent[]): MirrorState {
-    const state = new MirrorState(projectKey);
-    state.#take(events);
+  /**
+   * The state of a session's events, as loaded.
+   *
+   * @param file The transcript's file name, for the conversation events' `origin`.
+   * @param subagent The transcript is a subagent's.
+   */
+  static of(
+    projectKey: string,
+    file: string,
+    subagent: boolean,
+    events: readonly SessionEvent[],
+  ): MirrorState {
+    const state = new MirrorState(projectKey, new DerivedLayer(file, subagent));
+    const entries = state.#take(events);
+    if (state.#marked) return state;
+    state.#layer.add(entries);
+    state.#layer.adopt(events.filter((event) => !event.type.startsWith('claude-code/')));
     return state;
   }
 
@@ -56,11 +69,11 @@ export class MirrorState {
   /**
    * The events that mirror `fresh` (entries {@link fresh} kept): one per entry, then the
    * conversation events they complete, or the mark that the conversation stopped following.
+   * The state is only valid again once {@link wrote} took in what the store accepted.
    *
    * @param now The time for entries that carry none.
-   * @param file The transcript's file name, for the conversation events' `origin`.
    */
-  batch(fresh: readonly JsonObject[], now: () => number, file: string): SessionEvent[] {
+  batch(fresh: readonly JsonObject[], now: () => number): SessionEvent[] {
     let time = this.#time;
     const events = fresh.map((entry, index) => {
       time = Math.max(time, timeOf(entry.timestamp) ?? now());
@@ -71,15 +84,20 @@ export class MirrorState {
         data: { entry },
       } as SessionEvent;
     });
-    if (this.#stopped || !fresh.some(mayEndTurn)) return events;
-    const all = [...this.entries, ...fresh];
-    const tail = derivedTail(all, this.derived, this.#nextSeq + fresh.length, file);
-    if ('events' in tail) return [...events, ...tail.events];
-    const data = { reason: tail.stopped, entries: all.length };
-    return [
-      ...events,
-      { seq: this.#nextSeq + fresh.length, time, type: STOPPED_TYPE, data } as SessionEvent,
-    ];
+    if (this.#marked) return events;
+    this.#layer.add(fresh);
+    if (fresh.some(mayEndTurn)) events.push(...this.#layer.next(this.#nextSeq + fresh.length));
+    const stopped = this.#layer.stopped;
+    if (stopped !== undefined) {
+      const data = { reason: stopped, entries: this.#entries + fresh.length };
+      events.push({
+        seq: this.#nextSeq + events.length,
+        time,
+        type: STOPPED_TYPE,
+        data,
+      } as SessionEvent);
+    }
+    return events;
   }
 
   /** Takes in what a successful append wrote. */
@@ -87,20 +105,20 @@ export class MirrorState {
     this.#take(events);
   }
 
-  #take(events: readonly SessionEvent[]): void {
+  /** Notes what `events` hold; returns their raw entries. */
+  #take(events: readonly SessionEvent[]): JsonObject[] {
+    const entries: JsonObject[] = [];
     for (const event of events) {
       this.#nextSeq = event.seq + 1;
       this.#time = Math.max(this.#time, event.time);
-      if (event.type === STOPPED_TYPE) this.#stopped = true;
-      else if (event.type !== ENTRY_TYPE) {
-        if (!event.type.startsWith('claude-code/')) this.derived.push(event);
-        continue;
-      }
-      const entry = (dataAsJson(event) as JsonObject).entry;
-      if (!isObject(entry)) continue;
-      this.entries.push(entry);
+      if (event.type === STOPPED_TYPE) this.#marked = true;
+      const entry = entryOf(event);
+      if (entry === undefined) continue;
+      entries.push(entry);
+      this.#entries++;
       if (typeof entry.uuid === 'string') this.#uuids.add(entry.uuid);
     }
+    return entries;
   }
 }
 
@@ -127,7 +145,17 @@ function mayEndTurn(entry: JsonObject): boolean {
 
 /** The raw entries of a mirrored session's events, in order. */
 export function entriesOf(events: readonly SessionEvent[]): JsonObject[] {
-  return MirrorState.of('', events).entries;
+  return events.flatMap((event) => {
+    const entry = entryOf(event);
+    return entry === undefined ? [] : [entry];
+  });
+}
+
+/** The raw entry an event holds, if it is one. */
+function entryOf(event: SessionEvent): JsonObject | undefined {
+  if (event.type !== ENTRY_TYPE) return undefined;
+  const entry = (dataAsJson(event) as JsonObject).entry;
+  return isObject(entry) ? entry : undefined;
 }
 
 export function isObject(value: JsonValue | undefined): value is JsonObject {

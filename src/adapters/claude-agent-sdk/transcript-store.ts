@@ -175,11 +175,16 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
     if (state?.projectKey !== key.projectKey) {
       const loaded = await this.#loaded(key, id);
       if (loaded === undefined) await this.store.create(this.#header(key, id, batch));
-      state = MirrorState.of(key.projectKey, loaded?.events ?? []);
+      state = MirrorState.of(
+        key.projectKey,
+        fileOf(key),
+        key.subpath !== undefined,
+        loaded?.events ?? [],
+      );
     }
     const fresh = state.fresh(batch);
     if (fresh.length === 0) return;
-    const events = state.batch(fresh, this.#now, fileOf(key));
+    const events = state.batch(fresh, this.#now);
     // Forgotten until the append succeeds: a failed or raced append leaves the state unknown.
     this.#states.delete(id);
     await this.store.append(id, events, { expectedSeq: state.nextSeq });
@@ -287,7 +292,8 @@ function mtimeOf(summary: SessionSummary): number {
 
 /** The file Claude Code writes the transcript to, named in the events' `origin`. */
 function fileOf(key: ClaudeSessionKey): string {
-  return key.subpath === undefined ? `${key.sessionId}.jsonl` : `${key.subpath}.jsonl`;
+  const name = key.subpath === undefined ? key.sessionId : key.subpath.split('/').pop();
+  return `${name}.jsonl`;
 }
 
 /** The parent session and the call that spawned a subagent, as far as the batch names them. */

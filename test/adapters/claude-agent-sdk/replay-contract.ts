@@ -141,6 +141,22 @@ export function replayContract(
     ).toHaveLength(1);
   });
 
+  it('writes the same conversation whatever the batches: one entry per append, or all at once', async () => {
+    for (const key of keys) {
+      const entries = reference.getEntries(key);
+      const id = `claude-code-${key.sessionId}${key.subpath === undefined ? '' : `/${key.subpath}`}`;
+      const batched = shapes((await store.load(id)).events);
+      for (const size of [1, entries.length]) {
+        const other = await openStore('memory:');
+        const mirror = new ClaudeTranscriptStore(other);
+        for (let at = 0; at < entries.length; at += size) {
+          await mirror.append(key, entries.slice(at, at + size));
+        }
+        expect(shapes((await other.load(id)).events)).toEqual(batched);
+      }
+    }
+  });
+
   it('stores an entry with a uuid appended again (a retry, a replayed import) only once', async () => {
     const { key, entries } = reference.batches[0] as MirrorBatch;
     await mirror.append(key, entries);

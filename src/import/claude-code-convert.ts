@@ -1,0 +1,265 @@
+/**
+ * A Claude Code conversation path, converted into palimpsest events through a `SessionBuilder`:
+ * prompts, context, responses (the entries of one response gathered into one message), tool
+ * results, compactions. The conversion can stop and go on later, for a transcript that grows.
+ */
+import type {
+  AssistantContentBlock,
+  FinishReason,
+  ImageBlock,
+  JsonObject,
+  TokenUsage,
+  ToolResultContentBlock,
+  TurnEndReason,
+  UserContentBlock,
+} from '../core/index.js';
+import { type At, type SessionBuilder, timeOf } from './builder.js';
+import type { EntryNode } from './claude-code-nodes.js';
+import {
+  jsonText,
+  numberField,
+  objectField,
+  objectsField,
+  stringField,
+  text,
+  textAndImages,
+} from './fields.js';
+import type { Skips } from './source.js';
+
+/** Converts a path into a builder's events, from where it left off. */
+export class PathConverter {
+  private time = 0;
+  private compactMetadata: JsonObject | undefined;
+
+  constructor(
+    private readonly builder: SessionBuilder,
+    private readonly skips: Skips,
+  ) {}
+
+  /**
+   * Converts `path[from, to)` and returns the index it reached: `to`, or, with `holdUnfinished`,
+   * the start of a last response the source has not said is finished (left for a later call).
+   */
+  convert(path: readonly EntryNode[], from = 0, to = path.length, holdUnfinished = false): number {
+    const { builder, skips } = this;
+    // Past this index the range holds only links (attachments, metadata), no conversation.
+    let lastLink = to - 1;
+    while (lastLink >= from && (path[lastLink] as EntryNode).role === 'other') lastLink--;
+    for (let i = from; i < to; i++) {
+      const current = path[i] as EntryNode;
+      this.time = timeOf(current.entry.timestamp, this.time);
+      const at: At = { line: current.line, time: this.time };
+      if (current.role === 'boundary') {
+        this.compactMetadata = objectField(current.entry, 'compactMetadata') ?? {};
+        continue;
+      }
+      if (current.role !== 'conversation') continue;
+      const message = objectField(current.entry, 'message') as JsonObject;
+      if (current.entry.type === 'assistant') {
+        // The entries of one response share message.id; later links of the chain may sit between.
+        const start = i;
+        const group = [message];
+        const id = stringField(message, 'id');
+        while (id !== undefined) {
+          const next = nextConversation(path, i, to);
+          if (next === undefined) break;
+          const nextMessage = objectField(next.node.entry, 'message');
+          if (next.node.entry.type !== 'assistant' || stringField(nextMessage, 'id') !== id) break;
+          group.push(nextMessage as JsonObject);
+          i = next.index;
+        }
+        const last = i >= lastLink;
+        if (holdUnfinished && last && !group.some((m) => typeof m.stop_reason === 'string')) {
+          return start;
+        }
+        assistant(group, builder, skips, at, id ?? (current.entry.uuid as string));
+        continue;
+      }
+      if (current.entry.isCompactSummary === true) {
+        const compactMetadata = this.compactMetadata;
+        builder.compaction(userContent(message, skips), at, () => true, {
+          source: 'compact_boundary',
+          ...(compactMetadata === undefined ? {} : { compactMetadata }),
+        });
+        this.compactMetadata = undefined;
+        continue;
+      }
+      user(current, message, builder, skips, at);
+    }
+    return to;
+  }
+}
+
+function nextConversation(
+  path: readonly EntryNode[],
+  from: number,
+  to: number,
+): { node: EntryNode; index: number } | undefined {
+  for (let j = from + 1; j < to; j++) {
+    const candidate = path[j] as EntryNode;
+    if (candidate.role === 'conversation') return { node: candidate, index: j };
+    if (candidate.role === 'boundary') return undefined;
+  }
+  return undefined;
+}
+
+function user(
+  current: EntryNode,
+  message: JsonObject,
+  builder: SessionBuilder,
+  skips: Skips,
+  at: At,
+): void {
+  const content = message.content;
+  const uuid = current.entry.uuid as string;
+  if (Array.isArray(content)) {
+    for (const block of objectsField(message, 'content') ?? []) {
+      if (block.type !== 'tool_result') continue;
+      const callId = stringField(block, 'tool_use_id') ?? '';
+      const answered = builder.toolResult(
+        callId,
+        toolResultContent(block.content, skips),
+        block.is_error === true,
+        at,
+      );
+      if (!answered) skips.add('tool_result without a matching tool_use in its step');
+    }
+  }
+  const blocks = userContent(message, skips);
+  if (blocks.length === 0) return;
+  if (current.entry.isMeta === true) builder.context(blocks, at, { name: 'meta' }, uuid);
+  else builder.prompt(blocks, at, uuid);
+}
+
+/** The text and image blocks of a user message (its tool results are read apart). */
+function userContent(message: JsonObject, skips: Skips): UserContentBlock[] {
+  return textAndImages(message.content, imageBlock, (type) => {
+    if (type !== 'tool_result')
+      skips.add(`user content block '${type}' (no palimpsest block holds it)`);
+  });
+}
+
+function toolResultContent(content: unknown, skips: Skips): ToolResultContentBlock[] {
+  return textAndImages(content, imageBlock, (type) =>
+    skips.add(`tool_result block '${type}' (no palimpsest block holds it)`),
+  );
+}
+
+function imageBlock(block: JsonObject): ImageBlock | undefined {
+  const source = objectField(block, 'source');
+  const mediaType = stringField(source, 'media_type') ?? 'image/png';
+  const data = stringField(source, 'data');
+  if (source?.type === 'base64' && data !== undefined) return { type: 'image', mediaType, data };
+  const url = stringField(source, 'url');
+  if (url !== undefined) return { type: 'image', mediaType, url };
+  return undefined;
+}
+
+function assistant(
+  group: readonly JsonObject[],
+  builder: SessionBuilder,
+  skips: Skips,
+  at: At,
+  id: string,
+): void {
+  const content: AssistantContentBlock[] = [];
+  const seen = new Set<string>();
+  let stopReason: string | undefined;
+  let usage: JsonObject | undefined;
+  let model = 'unknown';
+  for (const message of group) {
+    model = stringField(message, 'model') ?? model;
+    stopReason = stringField(message, 'stop_reason') ?? stopReason;
+    usage = objectField(message, 'usage') ?? usage;
+    for (const block of objectsField(message, 'content') ?? []) {
+      // A response rewritten line by line repeats the blocks it had already written.
+      const key = JSON.stringify(block);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const converted = assistantBlock(block);
+      if (converted !== undefined) content.push(converted);
+      else
+        skips.add(`assistant content block '${String(block.type)}' (no palimpsest block holds it)`);
+    }
+  }
+  const calls = content.some((block) => block.type === 'tool-call');
+  const { finishReason, endsTurn } = finish(stopReason, calls);
+  builder.assistant(
+    content,
+    {
+      provider: 'anthropic',
+      model,
+      finishReason,
+      ...(stopReason === undefined ? {} : { rawFinishReason: stopReason }),
+      ...(usage === undefined ? {} : { usage: tokenUsage(usage) }),
+      ...(endsTurn === undefined ? {} : { endsTurn }),
+    },
+    at,
+    id,
+  );
+}
+
+function assistantBlock(block: JsonObject): AssistantContentBlock | undefined {
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' ? text(block.text) : undefined;
+    case 'thinking': {
+      const signature = stringField(block, 'signature');
+      return {
+        type: 'reasoning',
+        text: stringField(block, 'thinking') ?? '',
+        ...(signature === undefined ? {} : { providerMetadata: { anthropic: { signature } } }),
+      };
+    }
+    case 'redacted_thinking':
+      return {
+        type: 'reasoning',
+        text: '',
+        providerMetadata: { anthropic: { redactedData: stringField(block, 'data') ?? '' } },
+      };
+    case 'tool_use': {
+      const id = stringField(block, 'id');
+      const name = stringField(block, 'name');
+      if (id === undefined || id === '' || name === undefined || name === '') return undefined;
+      return { type: 'tool-call', id, name, arguments: jsonText(block.input) };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function finish(
+  stopReason: string | undefined,
+  calls: boolean,
+): { finishReason: FinishReason; endsTurn?: TurnEndReason } {
+  if (calls) return { finishReason: 'tool-calls' };
+  switch (stopReason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return { finishReason: 'stop', endsTurn: { kind: 'completed' } };
+    case 'max_tokens':
+      return { finishReason: 'length', endsTurn: { kind: 'max-tokens' } };
+    case 'refusal':
+      return {
+        finishReason: 'content-filter',
+        endsTurn: { kind: 'completed', finishReason: 'content-filter' },
+      };
+    default:
+      return { finishReason: 'unknown' };
+  }
+}
+
+function tokenUsage(usage: JsonObject): TokenUsage {
+  const input = numberField(usage, 'input_tokens');
+  const output = numberField(usage, 'output_tokens');
+  const cacheRead = numberField(usage, 'cache_read_input_tokens');
+  const cacheWrite = numberField(usage, 'cache_creation_input_tokens');
+  return {
+    ...(input === undefined ? {} : { inputTokens: input + (cacheRead ?? 0) + (cacheWrite ?? 0) }),
+    ...(output === undefined ? {} : { outputTokens: output }),
+    ...(cacheRead === undefined ? {} : { cachedInputTokens: cacheRead }),
+    ...(cacheWrite === undefined ? {} : { cacheWriteTokens: cacheWrite }),
+    ...(input === undefined ? {} : { noCacheTokens: input }),
+    raw: usage,
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * A Claude Code transcript read as it grows: entries come in batches (a session store's mirror,
+ * a file being written), and each entry of the conversation is converted once. The reader
+ * converts the active path up to its last settled entry, one no later entry can change: a prompt,
+ * or a response with a final stop reason (with the other entries of that response). Inside a
+ * turn Claude Code writes a response block by block and parallel results in the order they
+ * finish, so the part after the last settled entry waits for the next batch.
+ */
+import type { JsonObject, SessionEvent } from '../core/index.js';
+import { SessionBuilder } from './builder.js';
+import { activePath } from './claude-code-chain.js';
+import { PathConverter } from './claude-code-convert.js';
+import { type EntryNode, entryNode } from './claude-code-nodes.js';
+import { stringField } from './fields.js';
+import { baseHeader, Skips } from './source.js';
+
+/** A transcript read batch by batch; its events are those `readClaudeCode` makes of it. */
+export class GrowingClaudeTranscript {
+  readonly #file: string;
+  readonly #subagent: boolean;
+  readonly #nodes: EntryNode[] = [];
+  readonly #skips = new Skips();
+  readonly #builder: SessionBuilder;
+  readonly #converter: PathConverter;
+  /** The part of the active path converted so far. */
+  #read: readonly EntryNode[] = [];
+  #lines = 0;
+
+  /**
+   * @param file The transcript's file name, for the events' `origin`.
+   * @param subagent The transcript is a subagent's own (its sidechain entries are its conversation).
+   */
+  constructor(file: string, subagent: boolean) {
+    this.#file = file;
+    this.#subagent = subagent;
+    const header = baseHeader({ id: `claude-code-${file}`, createdAt: 0, metadata: {} });
+    this.#builder = new SessionBuilder(header, 'claude-code', file);
+    this.#converter = new PathConverter(this.#builder, this.#skips);
+  }
+
+  /**
+   * Takes in the next entries, numbered on from the last (line 1 is the first entry).
+   *
+   * @throws ImportError `MALFORMED_LINE`, as `readClaudeCode`.
+   */
+  add(entries: readonly JsonObject[]): void {
+    for (const value of entries) {
+      const node = entryNode(value, ++this.#lines, this.#file, this.#subagent, this.#skips);
+      if (node !== undefined) this.#nodes.push(node);
+    }
+  }
+
+  /**
+   * The events of the conversation through its last settled entry (later ones may follow a
+   * turn still open), or why the transcript no longer extends what was read: its active path
+   * left the part already converted (a rewind, a truncating resume).
+   */
+  events(): readonly SessionEvent[] | string {
+    const path = activePath(this.#nodes);
+    const read = this.#read;
+    for (let i = 0; i < read.length; i++) {
+      if (path[i]?.id !== (read[i] as EntryNode).id) {
+        return `the transcript's conversation left the path read so far at its entry ${(read[i] as EntryNode).line}`;
+      }
+    }
+    const end = settledEnd(path);
+    if (end > read.length) {
+      this.#converter.convert(path, read.length, end);
+      this.#read = path.slice(0, end);
+    }
+    return this.#builder.events;
+  }
+}
+
+/** The index after the last entry of `path` no later entry can change. */
+function settledEnd(path: readonly EntryNode[]): number {
+  let end = 0;
+  let settledResponse: string | undefined;
+  path.forEach((node, index) => {
+    if (node.role !== 'conversation') return;
+    const message = node.entry.message as JsonObject;
+    if (node.entry.type === 'user') {
+      if (node.resultsOnly) return;
+      end = index + 1;
+      settledResponse = undefined;
+      return;
+    }
+    const stop = stringField(message, 'stop_reason');
+    if (stop !== undefined && stop !== 'tool_use') {
+      settledResponse = node.messageId;
+      end = index + 1;
+    } else if (node.messageId !== undefined && node.messageId === settledResponse) end = index + 1;
+  });
+  return end;
+}
