@@ -14,7 +14,29 @@ import { type EntryNode, entryNode } from './claude-code-nodes.js';
 import { stringField } from './fields.js';
 import { baseHeader, Skips } from './source.js';
 
-/** A transcript read batch by batch; its events are those `readClaudeCode` makes of it. */
+/**
+ * A transcript read batch by batch; its events are those `readClaudeCode` makes of it.
+ *
+ * @example
+ * ```ts
+ * import { GrowingClaudeTranscript } from 'palimpsest/import';
+ *
+ * const transcript = new GrowingClaudeTranscript('session.jsonl', false);
+ * const at = (s: number) => `2026-12-06T10:00:0${s}.000Z`;
+ * transcript.add([
+ *   { type: 'user', uuid: 'u1', parentUuid: null, timestamp: at(0), message: { role: 'user', content: 'Hi' } },
+ * ]);
+ * const first = transcript.events();
+ * console.log(typeof first === 'string' ? first : first.length); // 2: the turn and its prompt
+ * transcript.add([
+ *   { type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: at(1),
+ *     message: { id: 'm1', role: 'assistant', model: 'claude-sonnet-4-5',
+ *       content: [{ type: 'text', text: 'Hello!' }], stop_reason: 'end_turn' } },
+ * ]);
+ * const second = transcript.events();
+ * console.log(typeof second === 'string' ? second : second.at(-1)?.type); // 'turn/end'
+ * ```
+ */
 export class GrowingClaudeTranscript {
   readonly #file: string;
   readonly #subagent: boolean;
