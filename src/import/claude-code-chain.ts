@@ -50,6 +50,29 @@ export function activePath<T extends ChainNode>(nodes: readonly T[]): readonly T
 }
 
 /**
+ * The part of the active path after `from`, an entry of it no later entry can change, found
+ * without walking the whole chain: the walk back from the last entry stops at `from`, and the
+ * parallel calls and results put back come from `later` (the entries written after `from`).
+ * `undefined` when the walk does not reach `from` (the path left it, or the chain is not one
+ * this shortcut reads); the caller then reads the whole path.
+ */
+export function pathPast<T extends ChainNode>(
+  from: T,
+  later: readonly T[],
+  byId: ReadonlyMap<string, T>,
+): T[] | undefined {
+  const segment: T[] = [];
+  for (let at = later[later.length - 1]; at !== undefined; ) {
+    if (at.id === from.id) return withSiblingResults(segment.reverse(), later);
+    // An entry written before `from` is not after it on any path through it.
+    if (at.line <= from.line || at.parentId === undefined) return undefined;
+    segment.push(at);
+    at = byId.get(at.parentId);
+  }
+  return later.length === 0 ? [] : undefined;
+}
+
+/**
  * Gives each conversation entry whose `parentUuid` is `null`, other than the first, the entry
  * before it in the file as parent, when the file has no real chain at all (every conversation
  * entry a root): how older Claude Code versions wrote it.

@@ -8,7 +8,7 @@
  */
 import type { JsonObject, SessionEvent } from '../core/index.js';
 import { SessionBuilder } from './builder.js';
-import { activePath } from './claude-code-chain.js';
+import { activePath, pathPast } from './claude-code-chain.js';
 import { PathConverter } from './claude-code-convert.js';
 import { type EntryNode, entryNode } from './claude-code-nodes.js';
 import { stringField } from './fields.js';
@@ -41,11 +41,16 @@ export class GrowingClaudeTranscript {
   readonly #file: string;
   readonly #subagent: boolean;
   readonly #nodes: EntryNode[] = [];
+  readonly #byId = new Map<string, EntryNode>();
+  /** Each node's index in `#nodes` (file order). */
+  readonly #indexOf = new Map<string, number>();
+  /** Some conversation entry names its parent (older versions wrote no chain at all). */
+  #chained = false;
   readonly #skips = new Skips();
   readonly #builder: SessionBuilder;
   readonly #converter: PathConverter;
   /** The part of the active path converted so far. */
-  #read: readonly EntryNode[] = [];
+  readonly #read: EntryNode[] = [];
   #lines = 0;
 
   /**
@@ -68,7 +73,11 @@ export class GrowingClaudeTranscript {
   add(entries: readonly JsonObject[]): void {
     for (const value of entries) {
       const node = entryNode(value, ++this.#lines, this.#file, this.#subagent, this.#skips);
-      if (node !== undefined) this.#nodes.push(node);
+      if (node === undefined) continue;
+      this.#indexOf.set(node.id, this.#nodes.length);
+      this.#nodes.push(node);
+      this.#byId.set(node.id, node);
+      if (node.role === 'conversation' && !node.nullParent) this.#chained = true;
     }
   }
 
@@ -78,19 +87,36 @@ export class GrowingClaudeTranscript {
    * left the part already converted (a rewind, a truncating resume).
    */
   events(): readonly SessionEvent[] | string {
-    const path = activePath(this.#nodes);
+    const past = this.#pathPastRead();
+    if (typeof past === 'string') return past;
+    const end = settledEnd(past);
+    if (end > 0) {
+      this.#converter.convert(past, 0, end);
+      this.#read.push(...past.slice(0, end));
+    }
+    return this.#builder.events;
+  }
+
+  /**
+   * The active path after the part read, or why it no longer goes through that part. The walk
+   * stops where the part read ends, so a batch costs what it adds; the whole path is read only
+   * when that walk cannot answer (nothing read yet, a file without a chain, a path that left).
+   */
+  #pathPastRead(): readonly EntryNode[] | string {
     const read = this.#read;
+    const last = read[read.length - 1];
+    if (last !== undefined && this.#chained) {
+      const later = this.#nodes.slice((this.#indexOf.get(last.id) ?? -1) + 1);
+      const past = pathPast(last, later, this.#byId);
+      if (past !== undefined) return past;
+    }
+    const path = activePath(this.#nodes);
     for (let i = 0; i < read.length; i++) {
       if (path[i]?.id !== (read[i] as EntryNode).id) {
         return `the transcript's conversation left the path read so far at its entry ${(read[i] as EntryNode).line}`;
       }
     }
-    const end = settledEnd(path);
-    if (end > read.length) {
-      this.#converter.convert(path, read.length, end);
-      this.#read = path.slice(0, end);
-    }
-    return this.#builder.events;
+    return path.slice(read.length);
   }
 }
 
