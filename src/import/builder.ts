@@ -77,6 +77,8 @@ export class SessionBuilder {
   private readonly lines = new Map<number, number>();
   private readonly summaries = new Set<number>();
   private ids = 0;
+  /** The surface seqs the next prompt shadows, after a rewind. */
+  private rewound: number[] | undefined;
   /** Messages read from the source (not made by the builder). */
   sourceMessages = 0;
   /** Results the builder made for calls the source never answered. */
@@ -106,11 +108,47 @@ export class SessionBuilder {
     if (this.turnOpen) this.closeTurn(this.pending.size > 0 ? abandoned : completed, at);
     this.openTurn(at);
     this.sourceMessages++;
-    this.surface(
+    const data = { id: this.id(id, at), role: 'user', content, source: { kind: 'user' } };
+    const rewound = this.rewound;
+    this.rewound = undefined;
+    if (rewound === undefined || rewound.length === 0) {
+      this.surface('user/message', data, at);
+      return;
+    }
+    // The prompt takes the place of what the source went back on, which stays in the log.
+    const replace: ReplaceOp = {
+      op: 'replace',
+      start: rewound[0] as number,
+      end: rewound[rewound.length - 1] as number,
+    };
+    const event = this.session.appendAdopted(
       'user/message',
-      { id: this.id(id, at), role: 'user', content, source: { kind: 'user' } },
-      at,
+      { ...data, origin: this.origin(at) } as never,
+      { surfaceOp: replace, sourceEventSeqs: rewound },
     );
+    this.lines.set(event.seq, at.line);
+  }
+
+  /**
+   * The source went back to an earlier point (a rewind): the surface entries from position
+   * `keep` on are shadowed by the next prompt. Returns false, and changes nothing, when there is
+   * no such prompt to go back to (`keep` past the surface).
+   */
+  rewind(keep: number): boolean {
+    const seqs = this.session.surface.seqs;
+    if (keep < 0 || keep > seqs.length) return false;
+    this.rewound = seqs.slice(keep);
+    return true;
+  }
+
+  /** The position on the surface of the prompt with this id, if it is on the surface. */
+  surfaceIndexOf(id: string): number {
+    const seqs = this.session.surface.seqs;
+    for (let i = 0; i < seqs.length; i++) {
+      const event = this.session.event(seqs[i] as number);
+      if (event?.type === 'user/message' && event.data.id === id) return i;
+    }
+    return -1;
   }
 
   /** Context the harness injected (instructions, environment, extension messages). */

@@ -83,8 +83,10 @@ export class GrowingClaudeTranscript {
 
   /**
    * The events of the conversation through its last settled entry (later ones may follow a
-   * turn still open), or why the transcript no longer extends what was read: its active path
-   * left the part already converted (a rewind, a truncating resume).
+   * turn still open), or why the transcript can no longer be followed. A path that goes back to
+   * a prompt and goes on with another (a rewind, a truncating resume) is followed: the new
+   * prompt replaces on the surface what the old one started. A path that leaves the part
+   * already read anywhere else cannot be.
    */
   events(): readonly SessionEvent[] | string {
     const past = this.#pathPastRead();
@@ -112,12 +114,47 @@ export class GrowingClaudeTranscript {
     }
     const path = activePath(this.#nodes);
     for (let i = 0; i < read.length; i++) {
-      if (path[i]?.id !== (read[i] as EntryNode).id) {
-        return `the transcript's conversation left the path read so far at its entry ${(read[i] as EntryNode).line}`;
-      }
+      if (path[i]?.id !== (read[i] as EntryNode).id) return this.#rewind(path, i);
     }
     return path.slice(read.length);
   }
+
+  /**
+   * The path left the part read at `at`: when it goes back to a prompt and goes on with another
+   * one (a rewind, a truncating resume), the new prompt will shadow what was read from the old
+   * one on; anything else is a change the log cannot follow.
+   */
+  #rewind(path: readonly EntryNode[], at: number): readonly EntryNode[] | string {
+    // Links (attachments, notices) may come between the point gone back to and either prompt.
+    const left = firstConversation(this.#read, at) ?? (this.#read[at] as EntryNode);
+    const taken = firstConversation(path, at);
+    if (isPrompt(left) && taken !== undefined && isPrompt(taken)) {
+      const keep = this.#builder.surfaceIndexOf(left.id);
+      if (keep >= 0 && this.#builder.rewind(keep)) {
+        this.#read.length = at;
+        return path.slice(at);
+      }
+    }
+    return `the transcript's conversation left the path read so far at its entry ${left.line}, not at a prompt it went back to`;
+  }
+}
+
+function firstConversation(path: readonly EntryNode[], from: number): EntryNode | undefined {
+  for (let i = from; i < path.length; i++) {
+    if ((path[i] as EntryNode).role !== 'other') return path[i];
+  }
+  return undefined;
+}
+
+/** A prompt the user typed (not a tool result, a harness notice or a compaction summary). */
+function isPrompt(node: EntryNode): boolean {
+  return (
+    node.role === 'conversation' &&
+    node.entry.type === 'user' &&
+    !node.resultsOnly &&
+    node.entry.isMeta !== true &&
+    node.entry.isCompactSummary !== true
+  );
 }
 
 /** The index after the last entry of `path` no later entry can change. */

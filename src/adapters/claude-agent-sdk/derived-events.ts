@@ -6,7 +6,7 @@
  * Only whole turns are written: a turn read half-way could still change.
  */
 
-import type { JsonObject } from '../../core/index.js';
+import type { JsonObject, JsonValue } from '../../core/index.js';
 import { jsonEqual, replaceOpOf, type SessionEvent } from '../../core/index.js';
 import { GrowingClaudeTranscript, ImportError } from '../../import/index.js';
 
@@ -38,12 +38,20 @@ export class DerivedLayer {
    * Takes in entries, as the log holds them or as a batch brings them.
    */
   add(entries: readonly JsonObject[]): void {
-    if (this.#stopped !== undefined) return;
-    try {
-      this.#transcript.add(entries);
-    } catch (error) {
-      if (!ImportError.isInstance(error)) throw error;
-      this.#stopped = error.message;
+    for (const entry of entries) {
+      if (this.#stopped !== undefined) return;
+      try {
+        this.#transcript.add([entry]);
+      } catch (error) {
+        if (!ImportError.isInstance(error)) throw error;
+        this.#stopped = error.message;
+        return;
+      }
+      // Read where a turn may settle, so that entries read from a loaded log are read as they
+      // were when they came: a rewind is only seen as one by a reader that read what it left.
+      if (!mayEndTurn(entry)) continue;
+      const read = this.#transcript.events();
+      if (typeof read === 'string') this.#stopped = read;
     }
   }
 
@@ -104,6 +112,31 @@ export class DerivedLayer {
         : { sourceEventSeqs: event.sourceEventSeqs.map(moved) }),
     } as SessionEvent;
   }
+}
+
+/**
+ * True for an entry after which a turn may settle: a response with a final stop reason, a
+ * prompt (it closes a turn cut short), or a system entry (a compaction's boundary). Other
+ * entries (a response's blocks before its last, tool results, attachments, metadata) only ever
+ * join a turn still open.
+ */
+function mayEndTurn(entry: JsonObject): boolean {
+  if (entry.type === 'system') return true;
+  const message = entry.message;
+  if (!isObject(message)) return false;
+  if (entry.type === 'assistant') {
+    return typeof message.stop_reason === 'string' && message.stop_reason !== 'tool_use';
+  }
+  if (entry.type !== 'user') return false;
+  const content = message.content;
+  return (
+    !Array.isArray(content) ||
+    content.some((block) => !isObject(block) || block.type !== 'tool_result')
+  );
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function lastTurnEnd(events: readonly SessionEvent[]): number {

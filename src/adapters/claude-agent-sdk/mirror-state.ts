@@ -86,7 +86,7 @@ export class MirrorState {
     });
     if (this.#marked) return events;
     this.#layer.add(fresh);
-    if (fresh.some(mayEndTurn)) events.push(...this.#layer.next(this.#nextSeq + fresh.length));
+    events.push(...this.#layer.next(this.#nextSeq + fresh.length));
     const stopped = this.#layer.stopped;
     if (stopped !== undefined) {
       const data = { reason: stopped, entries: this.#entries + fresh.length };
@@ -120,27 +120,6 @@ export class MirrorState {
     }
     return entries;
   }
-}
-
-/**
- * True for an entry after which the importer may close a turn: a response with a final stop
- * reason, a prompt (it closes a turn cut short), or a system entry (a compaction's boundary).
- * Other entries (a response's blocks before its last, tool results, attachments, metadata) only
- * ever join a turn still open, whose events are written when it closes.
- */
-function mayEndTurn(entry: JsonObject): boolean {
-  if (entry.type === 'system') return true;
-  const message = entry.message;
-  if (!isObject(message)) return false;
-  if (entry.type === 'assistant') {
-    return typeof message.stop_reason === 'string' && message.stop_reason !== 'tool_use';
-  }
-  if (entry.type !== 'user') return false;
-  const content = message.content;
-  return (
-    !Array.isArray(content) ||
-    content.some((block) => !isObject(block) || block.type !== 'tool_result')
-  );
 }
 
 /** The raw entries of a mirrored session's events, in order. */

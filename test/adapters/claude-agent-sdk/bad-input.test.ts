@@ -8,7 +8,7 @@ import {
   ClaudeSessionStoreError,
   ClaudeTranscriptStore,
 } from '../../../src/adapters/claude-agent-sdk/index.js';
-import { checkInvariants } from '../../../src/core/index.js';
+import { checkInvariants, Session, type SessionEvent } from '../../../src/core/index.js';
 import { MemoryStore, openStore, type SessionStore } from '../../../src/store/index.js';
 
 const key: SessionKey = {
@@ -49,6 +49,11 @@ const assistant = (
     usage: { input_tokens: 10, output_tokens: 3 },
   },
 });
+
+/** The uuids of what `load` gave, in order, as one string. */
+function uuidsOf(entries: readonly SessionStoreEntry[] | null): string {
+  return (entries ?? []).map((entry) => entry.uuid).join(' ');
+}
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -130,23 +135,61 @@ describe('ClaudeTranscriptStore refuses bad input and writes nothing', () => {
   });
 });
 
-describe('ClaudeTranscriptStore on a transcript that leaves the written path', () => {
-  it('keeps every entry, and marks where the conversation events stopped following', async () => {
+describe('ClaudeTranscriptStore on a transcript that goes back to an earlier point', () => {
+  const textOf = (event: SessionEvent): string | undefined => {
+    const [block] =
+      event.type === 'user/message'
+        ? event.data.content
+        : event.type === 'assistant/message'
+          ? event.data.message.content
+          : [];
+    return block?.type === 'text' ? block.text : undefined;
+  };
+  const texts = (events: readonly SessionEvent[]) =>
+    Session.create({ seed: events })
+      .deriveMessages()
+      .map((message) => {
+        const [block] = message.content;
+        return block?.type === 'text' ? block.text : block?.type;
+      });
+
+  it('follows a rewind to a prompt: the new prompt shadows what it went back on, which the log keeps', async () => {
     const store = await openStore('memory:');
     const mirror = new ClaudeTranscriptStore(store);
     await mirror.append(key, [user('u1', null, 'first', 1), assistant('a1', 'u1', 'one', 2)]);
     await mirror.append(key, [user('u2', 'a1', 'second', 3), assistant('a2', 'u2', 'two', 4)]);
-    // A rewind: the conversation goes on from the first answer, leaving the second turn.
-    const rewound = [user('u3', 'a1', 'second, again', 5), assistant('a3', 'u3', 'three', 6)];
-    await mirror.append(key, rewound);
-    await mirror.append(key, [user('u4', 'a3', 'fourth', 7)]);
-    const loaded = await mirror.load(key);
-    expect(loaded?.map((entry) => entry.uuid)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3', 'u4']);
-    const session = await store.load(`claude-code-${key.sessionId}`);
-    const stopped = session.events.filter((event) => event.type === 'claude-code/derive-stopped');
-    expect(stopped).toHaveLength(1);
-    expect(checkInvariants(session.events)).toEqual([]);
-    expect(session.events.filter((event) => event.type === 'turn/end')).toHaveLength(2);
+    // The conversation goes on from the first answer, leaving the second turn.
+    await mirror.append(key, [
+      user('u3', 'a1', 'second, again', 5),
+      assistant('a3', 'u3', 'three', 6),
+    ]);
+    // Another process (a fresh store over the same log) reads the rewind as it happened.
+    await new ClaudeTranscriptStore(store).append(key, [user('u4', 'a3', 'fourth', 7)]);
+    await mirror.append(key, [assistant('a4', 'u4', 'four', 8)]);
+    expect(uuidsOf(await mirror.load(key))).toBe('u1 a1 u2 a2 u3 a3 u4 a4');
+    const { events } = await store.load(`claude-code-${key.sessionId}`);
+    expect(checkInvariants(events, { requireClosed: true })).toEqual([]);
+    expect(events.some((event) => event.type === 'claude-code/derive-stopped')).toBe(false);
+    expect(texts(events)).toEqual(['first', 'one', 'second, again', 'three', 'fourth', 'four']);
+    const prompt = events.find(
+      (event) => event.type === 'user/message' && typeof event.surfaceOp === 'object',
+    );
+    const abandoned = events.filter((event) => ['second', 'two'].includes(textOf(event) ?? ''));
+    expect(prompt?.sourceEventSeqs).toEqual(abandoned.map((event) => event.seq));
+  });
+
+  it('keeps every entry, and marks where the conversation stopped, when it leaves the path elsewhere', async () => {
+    const store = await openStore('memory:');
+    const mirror = new ClaudeTranscriptStore(store);
+    await mirror.append(key, [user('u1', null, 'first', 1), assistant('a1', 'u1', 'one', 2)]);
+    await mirror.append(key, [user('u2', 'a1', 'second', 3), assistant('a2', 'u2', 'two', 4)]);
+    // Another answer to the second prompt: the path leaves at an answer, not at a prompt.
+    await mirror.append(key, [assistant('b2', 'u2', 'two, again', 5)]);
+    expect(uuidsOf(await mirror.load(key))).toBe('u1 a1 u2 a2 b2');
+    const { events } = await store.load(`claude-code-${key.sessionId}`);
+    expect(events.filter((event) => event.type === 'claude-code/derive-stopped')).toHaveLength(1);
+    expect(checkInvariants(events)).toEqual([]);
+    expect(texts(events)).toEqual(['first', 'one', 'second', 'two']);
   });
 });
 
@@ -160,14 +203,7 @@ describe('ClaudeTranscriptStore with two writers on one transcript', () => {
     // `here` still remembers the log as it left it; the store refuses its stale append.
     await here.append(key, [assistant('a2', 'u2', 'two', 4), user('u3', 'a2', 'third', 5)]);
     await there.append(key, [assistant('a3', 'u3', 'three', 6)]);
-    expect((await here.load(key))?.map((entry) => entry.uuid)).toEqual([
-      'u1',
-      'a1',
-      'u2',
-      'a2',
-      'u3',
-      'a3',
-    ]);
+    expect(uuidsOf(await here.load(key))).toBe('u1 a1 u2 a2 u3 a3');
     const session = await store.load(`claude-code-${key.sessionId}`);
     expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
     expect(session.events.filter((event) => event.type === 'turn/end')).toHaveLength(3);
