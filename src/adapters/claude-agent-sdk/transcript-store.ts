@@ -11,9 +11,11 @@ import type {
   SessionStoreEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import {
+  DEFAULT_JSON_LIMITS,
   isJsonValue,
   type JsonObject,
   SESSION_FORMAT_VERSION,
+  Session,
   type SessionHeader,
 } from '../../core/index.js';
 import {
@@ -171,10 +173,11 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
     batch: readonly JsonObject[],
   ): Promise<void> {
     let state = this.#states.get(id);
+    let header: SessionHeader | undefined;
     // The id holds no project: a key of another project goes to the store, which refuses it.
     if (state?.projectKey !== key.projectKey) {
       const loaded = await this.#loaded(key, id);
-      if (loaded === undefined) await this.store.create(this.#header(key, id, batch));
+      if (loaded === undefined) header = this.#header(key, id, batch);
       state = MirrorState.of(
         key.projectKey,
         fileOf(key),
@@ -187,6 +190,12 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
     const events = state.batch(fresh, this.#now);
     // Forgotten until the append succeeds: a failed or raced append leaves the state unknown.
     this.#states.delete(id);
+    if (header !== undefined) {
+      // Checked before the session exists, so that a batch the store would refuse (an entry over
+      // its limits) leaves no empty session behind.
+      Session.create({ header, seed: events });
+      await this.store.create(header);
+    }
     await this.store.append(id, events, { expectedSeq: state.nextSeq });
     state.wrote(events);
     this.#remember(id, state);
@@ -273,7 +282,7 @@ function checkEntry(entry: unknown, index: number): JsonObject {
   if (!isJsonValue(entry)) {
     throw invalidEntry(
       index,
-      'expected JSON values only (no undefined, NaN, functions or class instances)',
+      `expected JSON values within the data limits (no undefined, NaN, functions or class instances; nesting at most ${DEFAULT_JSON_LIMITS.maxDepth} deep, at most ${DEFAULT_JSON_LIMITS.maxNodes} values)`,
     );
   }
   return entry as JsonObject;

@@ -8,7 +8,12 @@ import {
   ClaudeSessionStoreError,
   ClaudeTranscriptStore,
 } from '../../../src/adapters/claude-agent-sdk/index.js';
-import { checkInvariants, Session, type SessionEvent } from '../../../src/core/index.js';
+import {
+  checkInvariants,
+  PalimpsestError,
+  Session,
+  type SessionEvent,
+} from '../../../src/core/index.js';
 import { MemoryStore, openStore, type SessionStore } from '../../../src/store/index.js';
 
 const key: SessionKey = {
@@ -127,6 +132,19 @@ describe('ClaudeTranscriptStore refuses bad input and writes nothing', () => {
     const over = new ClaudeTranscriptStore(imported);
     expect(await codeOf(over.append(key, [user('u1', null, 'hi', 1)]))).toBe('NOT_A_MIRROR');
     expect((await imported.load(`claude-code-${key.sessionId}`)).events).toEqual([]);
+  });
+
+  it('an entry nested past the data limits is INVALID_ENTRY, and leaves no session behind', async () => {
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let depth = 0; depth < 300; depth++) deep = { deep };
+    const error = await mirror
+      .append(key, [user('u1', null, 'hi', 1), { type: 'custom-title', deep }])
+      .catch((caught: unknown) => caught);
+    expect(PalimpsestError.isInstance(error)).toBe(true);
+    expect((error as PalimpsestError).code).toBe('INVALID_ENTRY');
+    expect((error as PalimpsestError).message).toContain('nesting at most 256 deep');
+    expect((await store.list()).sessions).toEqual([]);
+    expect(await mirror.load(key)).toBeNull();
   });
 
   it('an empty batch writes nothing, not even the session', async () => {
