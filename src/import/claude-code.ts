@@ -87,7 +87,12 @@ export function readClaudeCode(
         ...(copies.parentId === undefined ? {} : { forkedFromSessionId: copies.parentId }),
       },
       ...(subagent && sessionId !== undefined
-        ? { subagentOf: subagentLink(lines, sessionId) }
+        ? {
+            subagentOf: subagentLink(
+              lines.map(({ value }) => value),
+              sessionId,
+            ),
+          }
         : {}),
     },
   };
@@ -112,13 +117,25 @@ export function readClaudeCode(
 }
 
 /**
- * Where a subagent's transcript came from: the parent session's import, the call that spawned it
- * (newer versions name it in an `agent_metadata` entry) and the agent's id.
+ * Where a subagent's transcript came from, as its header records it (`metadata.subagentOf`): the
+ * parent session's palimpsest id, the call that spawned it (newer versions name it in an
+ * `agent_metadata` entry) and the agent's id, as far as `entries` name them.
+ *
+ * @example
+ * ```ts
+ * import { subagentLink } from 'palimpsest/import';
+ *
+ * const link = subagentLink(
+ *   [{ type: 'agent_metadata', toolUseId: 'toolu_1' }, { type: 'user', agentId: 'a7' }],
+ *   '7d0c9a52',
+ * );
+ * console.log(link.session); // 'claude-code-7d0c9a52'
+ * ```
  */
-function subagentLink(lines: readonly SourceLine[], sessionId: string): JsonObject {
+export function subagentLink(entries: readonly JsonObject[], sessionId: string): JsonObject {
   let agentId: string | undefined;
   let toolCallId: string | undefined;
-  for (const { value } of lines) {
+  for (const value of entries) {
     agentId ??= stringField(value, 'agentId');
     if (value.type === 'agent_metadata') toolCallId ??= stringField(value, 'toolUseId');
   }

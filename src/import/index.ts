@@ -10,7 +10,7 @@ export {
   type ImportOrigin,
   NO_RESULT,
 } from './builder.js';
-export { readClaudeCode } from './claude-code.js';
+export { readClaudeCode, subagentLink } from './claude-code.js';
 export { GrowingClaudeTranscript } from './claude-code-growing.js';
 export { readCodex } from './codex.js';
 export { ImportError, type ImportErrorCode } from './errors.js';

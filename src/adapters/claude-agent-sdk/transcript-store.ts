@@ -18,6 +18,7 @@ import {
   Session,
   type SessionHeader,
 } from '../../core/index.js';
+import { subagentLink } from '../../import/index.js';
 import {
   AlreadyExistsError,
   ConflictError,
@@ -211,7 +212,7 @@ export class ClaudeTranscriptStore implements SdkSessionStore {
 
   #header(key: ClaudeSessionKey, id: string, batch: readonly JsonObject[]): SessionHeader {
     const first = batch.map((entry) => timeOf(entry.timestamp)).find((time) => time !== undefined);
-    const subagentOf = key.subpath === undefined ? undefined : subagentLink(key, batch);
+    const subagentOf = key.subpath === undefined ? undefined : subagentLink(batch, key.sessionId);
     return {
       version: SESSION_FORMAT_VERSION,
       id,
@@ -303,20 +304,4 @@ function mtimeOf(summary: SessionSummary): number {
 function fileOf(key: ClaudeSessionKey): string {
   const name = key.subpath === undefined ? key.sessionId : key.subpath.split('/').pop();
   return `${name}.jsonl`;
-}
-
-/** The parent session and the call that spawned a subagent, as far as the batch names them. */
-function subagentLink(key: ClaudeSessionKey, batch: readonly JsonObject[]): JsonObject {
-  let toolCallId: string | undefined;
-  let agentId: string | undefined;
-  for (const entry of batch) {
-    if (entry.type === 'agent_metadata' && typeof entry.toolUseId === 'string')
-      toolCallId ??= entry.toolUseId;
-    if (typeof entry.agentId === 'string') agentId ??= entry.agentId;
-  }
-  return {
-    session: `${ID_PREFIX}${key.sessionId}`,
-    ...(toolCallId === undefined ? {} : { toolCallId }),
-    ...(agentId === undefined ? {} : { agentId }),
-  };
 }
