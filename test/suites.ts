@@ -31,6 +31,8 @@ export const slowTests: readonly string[] = [
   'test/package/packaging.test.ts',
   // Every TSDoc example type-checked by the compiler and run (11 s).
   'test/docs/tsdoc-examples.test.ts',
+  // The real Claude Code (the Claude Agent SDK's binary) run against a loopback Anthropic API.
+  'test/adapters/claude-agent-sdk/transcript-store.test.ts',
   // Loopback servers replaying a provider's wire format to its real client package.
   'test/agent/wire-server.test.ts',
   'test/agent/wire-openai-compatible.test.ts',

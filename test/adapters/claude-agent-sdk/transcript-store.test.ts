@@ -4,7 +4,8 @@
  * `InMemorySessionStore` (the reference), its append batches replayed into each backend, and read
  * back through the SDK's own session functions.
  */
-import { mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -21,6 +22,7 @@ import { openStore } from '../../../src/store/index.js';
 import {
   type ClaudeCodeRun,
   describeClaudeCode,
+  type MirrorBatch,
   RecordingStore,
   runClaudeCode,
 } from './claude-code-rig.js';
@@ -87,6 +89,47 @@ describeClaudeCode('ClaudeTranscriptStore on a real Claude Code run', () => {
     expect(checkInvariants((await store.load(`claude-code-${run.sessionId}`)).events)).toEqual([]);
   });
 
+  it('a mirror killed between or inside appends leaves whole batches, and a new one goes on from there', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'claude-kill-')), 'batches.json');
+    writeFileSync(file, JSON.stringify(reference.batches));
+    const entriesOf = (batches: readonly MirrorBatch[], key: SessionKey) =>
+      batches
+        .filter((batch) => JSON.stringify(batch.key) === JSON.stringify(key))
+        .flatMap((batch) => batch.entries);
+    for (const killAfter of [
+      1,
+      Math.ceil(reference.batches.length / 2),
+      reference.batches.length - 1,
+    ]) {
+      const directory = mkdtempSync(join(tmpdir(), 'claude-killed-'));
+      await killAfterAppends(file, directory, killAfter);
+      const store = await openStore(`jsonl:${directory}`);
+      const mirror = new ClaudeTranscriptStore(store);
+      // What survived is the entries of the first `kept` batches, whole, for every key.
+      let kept = killAfter;
+      const loaded = await Promise.all(keys.map((key) => mirror.load(key)));
+      while (
+        kept < reference.batches.length &&
+        keys.some(
+          (key, i) =>
+            (loaded[i] ?? []).length > entriesOf(reference.batches.slice(0, kept), key).length,
+        )
+      )
+        kept++;
+      keys.forEach((key, i) => {
+        expect(loaded[i] ?? []).toEqual(entriesOf(reference.batches.slice(0, kept), key));
+      });
+      for (const { key, entries } of reference.batches.slice(kept))
+        await mirror.append(key, entries);
+      for (const key of keys) {
+        expect(await mirror.load(key)).toEqual(reference.getEntries(key));
+        const id = `claude-code-${key.sessionId}${key.subpath === undefined ? '' : `/${key.subpath}`}`;
+        expect(checkInvariants((await store.load(id)).events, { requireClosed: true })).toEqual([]);
+      }
+      await store.close();
+    }
+  }, 120_000);
+
   it('deleteSession removes the session and its subagent transcripts', async () => {
     const store = await openStore('memory:');
     const mirror = new ClaudeTranscriptStore(store);
@@ -96,6 +139,31 @@ describeClaudeCode('ClaudeTranscriptStore on a real Claude Code run', () => {
     for (const key of keys) expect(await mirror.load(key)).toBeNull();
   });
 });
+
+/** Runs the mirror child on `directory` and kills it (SIGKILL) once it reports `count` appends. */
+async function killAfterAppends(file: string, directory: string, count: number): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'mirror-child.ts'), file, directory],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (data: Buffer) => {
+    stderr += data.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (data: Buffer) => {
+      if (data.toString().includes(`APPENDED ${count}\n`)) {
+        child.kill('SIGKILL');
+        resolve();
+      }
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`the mirror child exited (${code}) before ${count} appends: ${stderr}`)),
+    );
+  });
+  await new Promise((resolve) => child.once('exit', resolve));
+}
 
 describeClaudeCode('Claude Code with a palimpsest store as its session store', () => {
   it('mirrors each turn as it runs and resumes from the store', async () => {
