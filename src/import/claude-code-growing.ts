@@ -94,7 +94,8 @@ export class GrowingClaudeTranscript {
     const end = settledEnd(past);
     if (end > 0) {
       this.#converter.convert(past, 0, end);
-      this.#read.push(...past.slice(0, end));
+      // One push per entry: a spread of a whole transcript read at once would overflow the stack.
+      for (let i = 0; i < end; i++) this.#read.push(past[i] as EntryNode);
     }
     return this.#builder.events;
   }

@@ -86,7 +86,7 @@ export class MirrorState {
     });
     if (this.#marked) return events;
     this.#layer.add(fresh);
-    events.push(...this.#layer.next(this.#nextSeq + fresh.length));
+    for (const event of this.#layer.next(this.#nextSeq + fresh.length)) events.push(event);
     const stopped = this.#layer.stopped;
     if (stopped !== undefined) {
       const data = { reason: stopped, entries: this.#entries + fresh.length };
