@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { defineTool, runTurn } from '../src/agent/index.js';
 import { Session, type SessionEvent } from '../src/core/index.js';
 import { openSession, openStore, type SessionStore } from '../src/store/index.js';
-import { type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+import { CHUNK_CHARS, DELTAS, progressLog, twoStepScript } from './agent-workload.js';
 import { collectGarbage, median, spread, timeNsAsync } from './measure.js';
 import {
   type DetailTable,
@@ -31,51 +32,10 @@ import {
 } from './report.js';
 
 const TURNS = 100;
-const DELTAS = 200;
-const CHUNK_CHARS = 8;
 const REPS = 5;
 const startedNs = process.hrtime.bigint();
 
-function progress(message: string): void {
-  const seconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
-  process.stderr.write(`[${seconds.toFixed(1).padStart(6)} s] ${message}\n`);
-}
-
-/** A deterministic prose source, so every run streams the same text. */
-function prose(turn: number, step: number): string {
-  const words = [
-    'log',
-    'surface',
-    'event',
-    'replay',
-    'tool',
-    'model',
-    'turn',
-    'chunk',
-    'fold',
-    'seq',
-  ];
-  let text = '';
-  let i = turn * 31 + step * 7;
-  while (text.length < DELTAS * CHUNK_CHARS) {
-    text += `${words[i % words.length]} `;
-    i = (i * 1103515245 + 12345) % 2147483648;
-  }
-  return text.slice(0, DELTAS * CHUNK_CHARS);
-}
-
-function script(): ScriptedResponse[] {
-  const responses: ScriptedResponse[] = [];
-  for (let turn = 0; turn < TURNS; turn++) {
-    responses.push({
-      text: prose(turn, 1),
-      toolCalls: [{ name: 'lookup', args: { key: `k${turn}` } }],
-      usage: { inputTokens: 1000, outputTokens: 400 },
-    });
-    responses.push({ text: prose(turn, 2), usage: { inputTokens: 1400, outputTokens: 400 } });
-  }
-  return responses;
-}
+const progress = progressLog();
 
 const lookup = defineTool({
   name: 'lookup',
@@ -101,7 +61,7 @@ async function loopRun(
   id: string,
 ): Promise<{ ns: number; events: SessionEvent[] }> {
   const session = await sessionFor(target, id);
-  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const model = scriptedModel(twoStepScript(TURNS), { chunkSize: CHUNK_CHARS });
   const ns = await timeNsAsync(async () => {
     for (let turn = 0; turn < TURNS; turn++) {
       await runTurn({
@@ -159,7 +119,7 @@ async function rawRun(
 
 /** The model alone: every scripted call streamed and read, nothing recorded. */
 async function modelRun(): Promise<number> {
-  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const model = scriptedModel(twoStepScript(TURNS), { chunkSize: CHUNK_CHARS });
   return timeNsAsync(async () => {
     for (let call = 0; call < TURNS * 2; call++) {
       const { stream } = await model.doStream({ prompt: [] });

@@ -19,7 +19,8 @@ import { z } from 'zod';
 import { sessionMiddleware, toModelMessages } from '../src/adapters/ai-sdk/index.js';
 import { Session } from '../src/core/index.js';
 import { openSession, openStore, type SessionStore } from '../src/store/index.js';
-import { type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+import { CHUNK_CHARS, DELTAS, progressLog, twoStepScript } from './agent-workload.js';
 import { collectGarbage, median, spread, timeNsAsync } from './measure.js';
 import {
   type DetailTable,
@@ -34,39 +35,10 @@ import {
 } from './report.js';
 
 const TURNS = 50;
-const DELTAS = 200;
-const CHUNK_CHARS = 8;
 const REPS = 5;
 const startedNs = process.hrtime.bigint();
 
-function progress(message: string): void {
-  const seconds = Number(process.hrtime.bigint() - startedNs) / 1e9;
-  process.stderr.write(`[${seconds.toFixed(1).padStart(6)} s] ${message}\n`);
-}
-
-/** Deterministic text of `DELTAS` deltas, so every run streams the same. */
-function prose(turn: number, step: number): string {
-  const words = ['log', 'surface', 'event', 'replay', 'tool', 'model', 'turn', 'chunk', 'seq'];
-  let text = '';
-  let i = turn * 31 + step * 7;
-  while (text.length < DELTAS * CHUNK_CHARS) {
-    text += `${words[i % words.length]} `;
-    i = (i * 1103515245 + 12345) % 2147483648;
-  }
-  return text.slice(0, DELTAS * CHUNK_CHARS);
-}
-
-/** Each turn: a step streaming text and one tool call, then a step streaming the answer. */
-function script(): ScriptedResponse[] {
-  return Array.from({ length: TURNS }, (_, turn) => [
-    {
-      text: prose(turn, 1),
-      toolCalls: [{ name: 'lookup', args: { key: `k${turn}` } }],
-      usage: { inputTokens: 1000, outputTokens: 400 },
-    },
-    { text: prose(turn, 2), usage: { inputTokens: 1400, outputTokens: 400 } },
-  ]).flat();
-}
+const progress = progressLog();
 
 const tools = {
   lookup: tool({
@@ -91,7 +63,7 @@ async function turn(model: LanguageModelV3, messages: ModelMessage[]): Promise<M
 
 /** The bare loop: TURNS turns, history kept as the SDK's own messages. */
 async function bareRun(): Promise<number> {
-  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const model = scriptedModel(twoStepScript(TURNS), { chunkSize: CHUNK_CHARS });
   const history: ModelMessage[] = [];
   return timeNsAsync(async () => {
     for (let index = 0; index < TURNS; index++) {
@@ -110,7 +82,7 @@ async function recordedRun(
 ): Promise<{ ns: number; events: number; chunks: number }> {
   const session =
     target.kind === 'memory' ? Session.create({ id }) : await openSession(target.store, id);
-  const model = scriptedModel(script(), { chunkSize: CHUNK_CHARS });
+  const model = scriptedModel(twoStepScript(TURNS), { chunkSize: CHUNK_CHARS });
   const middleware = sessionMiddleware(session);
   const recorded = wrapLanguageModel({ model, middleware });
   const ns = await timeNsAsync(async () => {
