@@ -6,8 +6,13 @@
  * Only whole turns are written: a turn read half-way could still change.
  */
 
-import type { JsonObject, JsonValue } from '../../core/index.js';
-import { jsonEqual, replaceOpOf, type SessionEvent } from '../../core/index.js';
+import {
+  type JsonObject,
+  type JsonValue,
+  jsonEqual,
+  replaceOpOf,
+  type SessionEvent,
+} from '../../core/index.js';
 import { GrowingClaudeTranscript, ImportError } from '../../import/index.js';
 
 /** The event type of one raw transcript entry, kept verbatim as `data.entry`. */
@@ -57,7 +62,7 @@ export class DerivedLayer {
 
   /**
    * Takes in the conversation events a loaded log holds, checking that the reader makes the same
-   * (it may not: a rewind, or a version of palimpsest that reads the transcript otherwise).
+   * (it may not: a log written by a version of palimpsest that read the transcript otherwise).
    */
   adopt(written: readonly SessionEvent[]): void {
     if (this.#stopped !== undefined || written.length === 0) return;
@@ -135,7 +140,8 @@ function mayEndTurn(entry: JsonObject): boolean {
   );
 }
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
+/** True for a JSON object (not an array, not null). */
+export function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -4,13 +4,8 @@
  * with its reader. It is a cache of the log: a write another process made shows as a conflict,
  * and the state is rebuilt from the store.
  */
-import {
-  dataAsJson,
-  type JsonObject,
-  type JsonValue,
-  type SessionEvent,
-} from '../../core/index.js';
-import { DerivedLayer, ENTRY_TYPE, STOPPED_TYPE } from './derived-events.js';
+import { dataAsJson, type JsonObject, type SessionEvent } from '../../core/index.js';
+import { DerivedLayer, ENTRY_TYPE, isObject, STOPPED_TYPE } from './derived-events.js';
 
 /** A mirrored transcript as the store holds it. */
 export class MirrorState {
@@ -135,10 +130,6 @@ function entryOf(event: SessionEvent): JsonObject | undefined {
   if (event.type !== ENTRY_TYPE) return undefined;
   const entry = (dataAsJson(event) as JsonObject).entry;
   return isObject(entry) ? entry : undefined;
-}
-
-export function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function timeOf(value: unknown): number | undefined {
