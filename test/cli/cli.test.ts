@@ -319,6 +319,8 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
   it('a session locked by a live writer is exit code 5 for writing commands', async () => {
     const opened = await openStore(store);
     const session = await openSession(opened, 'busy');
+    session.append('turn/start', { turn: 1 });
+    await session.flush();
     try {
       const blocked = run('repair', 'busy');
       expect(blocked.code).toBe(5);
@@ -406,9 +408,10 @@ describe('palimpsest on damaged or foreign logs', () => {
     const files = readdirSync(join(dir, 'damaged')).filter((name) => name.endsWith('.jsonl'));
     const corrupt = join(dir, 'damaged', files.find((name) => name.startsWith('corrupt')) ?? '');
     const lines = readFileSync(corrupt, 'utf8').split('\n');
-    // Line 1 is the first event, in the first of two batches: damage before the last batch.
-    expect(lines[1]).toContain('"turn":1');
-    lines[1] = (lines[1] ?? '').replace('"turn":1', '"turn":7');
+    // After the header and its seal, the first event, in the first of two batches: damage
+    // before the last batch.
+    expect(lines[2]).toContain('"turn":1');
+    lines[2] = (lines[2] ?? '').replace('"turn":1', '"turn":7');
     writeFileSync(corrupt, lines.join('\n'));
     const future = join(dir, 'damaged', files.find((name) => name.startsWith('future')) ?? '');
     const text = readFileSync(future, 'utf8');

@@ -630,6 +630,27 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
         expect(loaded.header.metadata).toEqual({ title: 't' });
       });
 
+      it('creates a new session in the store with its first events, and leaves nothing when none came', async () => {
+        const empty = await openSession(store, 'never-written');
+        expect(empty.openReport.created).toBe(true);
+        await empty.flush();
+        await empty.close();
+        await expect(store.load('never-written')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        expect((await store.list()).sessions.map((entry) => entry.header.id)).not.toContain(
+          'never-written',
+        );
+        await expect(
+          openSession(store, 'bad-metadata', { header: { metadata: { huge: 1n as never } } }),
+        ).rejects.toMatchObject({ code: 'INVALID_HEADER' });
+
+        const live = await openSession(store, 'written', { header: { metadata: { a: 1 } } });
+        live.append('app/tick', { i: 0 });
+        await live.close();
+        const loaded = await store.load('written');
+        expect(loaded.header.metadata).toEqual({ a: 1 });
+        expect(loaded.events).toHaveLength(1);
+      });
+
       it('groups appends made within the window into few batches', async () => {
         const live = await openSession(store, 'group', {
           durability: { mode: 'group', windowMs: 30 },

@@ -158,6 +158,37 @@ export function commitLine(committed: number, bytes: number, checksum: number): 
   return `{"${COMMIT_KEY}":${committed},"bytes":${bytes},"crc32":${checksum}}`;
 }
 
+/**
+ * The commit marker that seals the header: a batch of no events whose `bytes` and `crc32` cover
+ * the header line, written with it by `create`, so a flipped byte in the header (a digit of
+ * `createdAt` still parses) is detected like damage in any batch. Logs written before the seal
+ * existed have none and load as before.
+ */
+export function headerSealLine(headerLine: Buffer): string {
+  return commitLine(0, headerLine.length + 1, crc32(NEWLINE_BYTES, crc32(headerLine, 0)));
+}
+
+/**
+ * Reads the line at `offset` (right after the header line) as a header seal: the offset after it
+ * when it is one, `undefined` when the line is not a commit marker of 0 events (a log written
+ * before seals). A seal that does not match `headerLine` is reported through `mismatch`.
+ */
+export async function readHeaderSeal(
+  handle: FsFileHandle,
+  offset: number,
+  headerLine: Buffer,
+): Promise<{ readonly end: number; readonly matches: boolean } | undefined> {
+  const window = Buffer.alloc(MAX_COMMIT_LINE_BYTES);
+  const read = await readFully(handle, window, offset);
+  const newline = window.subarray(0, read).indexOf(NEWLINE);
+  if (newline === -1) return undefined;
+  const line = window.subarray(0, newline);
+  const marker = parseCommit(line);
+  if (marker === undefined || marker.count !== 0) return undefined;
+  const matches = headerSealLine(headerLine) === line.toString('latin1');
+  return { end: offset + newline + 1, matches };
+}
+
 /** The count of a commit marker line, or `undefined` when the line is not one. */
 export function commitCount(bytes: Buffer): number | undefined {
   return parseCommit(bytes)?.count;

@@ -11,12 +11,12 @@ import {
 } from '../contract/errors.js';
 import type { DamagedSession, SessionSummary } from '../contract/session-store.js';
 import { decodeStoredHeader } from '../contract/store-rules.js';
-import { commitBefore } from './format.js';
+import { commitBefore, headerSealLine, readHeaderSeal } from './format.js';
 import { errnoCode, type FsFacade, type FsFileHandle } from './fs.js';
 import { decodeJson, readFirstLine } from './line-reader.js';
 import { decodeSessionId, encodeSessionId, LOG_SUFFIX } from './paths.js';
 
-/** The header line, `\n` included. */
+/** The header line, `\n` included, and the commit marker that seals it. */
 export function encodeHeaderLine(header: SessionHeader, maxLineBytes: number): Buffer {
   const line = Buffer.from(JSON.stringify(header), 'utf8');
   if (line.length > maxLineBytes) {
@@ -27,7 +27,26 @@ export function encodeHeaderLine(header: SessionHeader, maxLineBytes: number): B
       `header of session '${header.id.slice(0, 80)}'`,
     );
   }
-  return Buffer.concat([line, Buffer.from('\n')]);
+  return Buffer.concat([line, Buffer.from(`\n${headerSealLine(line)}\n`, 'latin1')]);
+}
+
+/**
+ * Where the events of a log begin: after the header's seal, checked against the header line
+ * (`CorruptLogError` at line 1 when they disagree), or right after the header line in a log
+ * written before seals.
+ */
+export async function eventsStart(
+  handle: FsFileHandle,
+  file: string,
+  headerLine: Buffer,
+  headerEnd: number,
+): Promise<{ readonly offset: number; readonly lineNumber: number }> {
+  const seal = await readHeaderSeal(handle, headerEnd, headerLine);
+  if (seal === undefined) return { offset: headerEnd, lineNumber: 2 };
+  if (!seal.matches) {
+    throw headerCorrupt(file, 'the header does not match the checksum of its seal (line 2)');
+  }
+  return { offset: seal.end, lineNumber: 3 };
 }
 
 /**
@@ -93,7 +112,7 @@ export async function summarize(
       const first = await readFirstLine(handle, file, maxLineBytes);
       if (first === undefined) return damaged(headerCorrupt(file, 'the log is empty: no header'));
       header = parseHeaderLine(first.bytes, file, id);
-      headerEnd = first.end;
+      headerEnd = (await eventsStart(handle, file, first.bytes, first.end)).offset;
     } catch (error) {
       if (CorruptLogError.isInstance(error) || FormatVersionError.isInstance(error)) {
         return damaged(error);

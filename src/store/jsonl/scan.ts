@@ -32,7 +32,7 @@ import type { TornTail } from '../contract/session-store.js';
 import { BatchScanner } from './batch-scanner.js';
 import { commitBefore } from './format.js';
 import type { FsFileHandle } from './fs.js';
-import { headerCorrupt, parseHeaderLine } from './header.js';
+import { eventsStart, headerCorrupt, parseHeaderLine } from './header.js';
 import { LineReader, READ_CHUNK_BYTES } from './line-reader.js';
 import { type LineScanEnd, scanLines } from './line-scan.js';
 import { restoreUnfinished } from './stub-ledger.js';
@@ -80,20 +80,20 @@ export async function scanLog(handle: FsFileHandle, options: ScanOptions): Promi
   if (first === undefined) throw headerCorrupt(file, 'empty file (no header line)');
   if (!first.terminated) throw headerCorrupt(file, 'the header line is incomplete');
   const header = parseHeaderLine(first.bytes, file, options.expectedId);
-  const headerEnd = first.offset + first.bytes.length + 1;
+  const from = await eventsStart(handle, file, first.bytes, first.offset + first.bytes.length + 1);
 
   // The last commit marker says how many events the log holds (a few dozen bytes read at its
   // end): room for them up front. A file ending otherwise (a torn tail) grows as it is read.
   const { size } = await handle.stat();
   const events = logSizedFor(
-    size > headerEnd ? await commitBefore(handle, size, headerEnd) : undefined,
+    size > from.offset ? await commitBefore(handle, size, from.offset) : undefined,
   );
   const salvage = options.salvage === true;
   const scanner = new BatchScanner(handle, {
     maxLineBytes,
     chunkBytes,
-    start: headerEnd,
-    lineNumber: 2,
+    start: from.offset,
+    lineNumber: from.lineNumber,
     events,
     // A salvaged prefix comes back whole: stubs would need the rest of the log to be restored.
     elide: options.elideFinishedChunks === true && !salvage,

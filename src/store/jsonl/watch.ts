@@ -10,7 +10,7 @@ import { watch as watchFile } from 'node:fs';
 import type { SessionEvent } from '../../core/index.js';
 import type { LogSource } from '../contract/follow.js';
 import type { FsFileHandle } from './fs.js';
-import { headerCorrupt, parseHeaderLine } from './header.js';
+import { eventsStart, headerCorrupt, parseHeaderLine } from './header.js';
 import { LineReader, READ_CHUNK_BYTES } from './line-reader.js';
 import { scanLines } from './line-scan.js';
 
@@ -31,8 +31,9 @@ export async function jsonlLogSource(
   if (first === undefined) throw headerCorrupt(file, 'empty file (no header line)');
   if (!first.terminated) throw headerCorrupt(file, 'the header line is incomplete');
   parseHeaderLine(first.bytes, file, id);
-  let offset = first.offset + first.bytes.length + 1;
-  let line = 2;
+  const start = await eventsStart(handle, file, first.bytes, first.offset + first.bytes.length + 1);
+  let offset = start.offset;
+  let line = start.lineNumber;
   let seq = 0;
   let dirty = true;
   let wake: (() => void) | undefined;

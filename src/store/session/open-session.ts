@@ -3,6 +3,7 @@
  */
 
 import type { ElidedLog } from '../../core/elided-log.js';
+import { validateHeader } from '../../core/header.js';
 import {
   type Durable,
   InvalidArgumentError,
@@ -24,9 +25,11 @@ export interface OpenSessionOptions {
   /** How appends become durable; group commit with a 50 ms window by default. */
   readonly durability?: Durability;
   /**
-   * Whether an id the store does not hold creates the session (default `true`). With `false` it
-   * is a `NotFoundError` and nothing is written: for tools that work on existing sessions only,
-   * where a mistyped id must not leave an empty session behind.
+   * Whether an id the store does not hold creates the session (default `true`). The store
+   * creates it with the first batch of events, so a session closed (or a process that died)
+   * before anything was appended leaves nothing behind: no empty session after a refused first
+   * call. With `false` a new id is a `NotFoundError` and nothing is written: for tools that work
+   * on existing sessions only.
    */
   readonly create?: boolean;
   /** Header fields for a session that does not exist yet (`metadata`, lineage). */
@@ -63,7 +66,7 @@ export interface InspectSessionOptions {
 
 /** What {@link openSession} did to bring the stored session into a writable state. */
 export interface OpenReport {
-  /** The session did not exist and was created. */
+  /** The session did not exist: it is created in the store with its first appended events. */
   readonly created: boolean;
   /** Bytes of a torn final batch that were dropped (0 for a store that has no torn tails). */
   readonly tornBytesDropped: number;
@@ -162,27 +165,27 @@ export async function openSession(
   try {
     const clock = options.clock ?? Date.now;
     let loaded: LoadedSession;
-    let created = false;
+    let pendingHeader: SessionHeader | undefined;
     try {
       loaded = await store.load(id, loadOptions(options.chunks));
     } catch (error) {
       if (!NotFoundError.isInstance(error) || options.create === false) throw error;
-      const header: SessionHeader = {
+      // Checked now, so a header the store would refuse fails the open, not the first write.
+      pendingHeader = validateHeader({
         version: SESSION_FORMAT_VERSION,
         id,
         createdAt: clock(),
         ...options.header,
-      };
-      await store.create(header);
-      created = true;
-      loaded = LoadedSession.fromEvents(header, []);
+      });
+      loaded = LoadedSession.fromEvents(pendingHeader, []);
     }
+    const created = pendingHeader !== undefined;
     const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
     const loadedLength = loaded.log.length;
     const closers = planRepair(loaded.log);
     const seed = repairedSeed(loaded, closers);
     // The recorder starts after the closers, which are written below, once the session exists.
-    const recorder = new Recorder(store, id, seed.length, options.durability);
+    const recorder = new Recorder(store, id, seed.length, options.durability, pendingHeader);
     // Building the session validates the repaired log before anything is written: a log the
     // session would refuse stays exactly as it was on disk.
     const session = new LiveSession(

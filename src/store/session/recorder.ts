@@ -5,7 +5,7 @@
  * of one per chunk.
  */
 
-import type { SessionEvent } from '../../core/index.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import { InvalidArgumentError } from '../../core/index.js';
 import { ClosedError, WriterFailedError } from '../contract/errors.js';
 import type { SessionStore } from '../contract/session-store.js';
@@ -59,14 +59,21 @@ export class Recorder {
   private batches = 0;
   private written = 0;
   private readonly windowMs: number;
+  private pendingHeader: SessionHeader | undefined;
 
+  /**
+   * @param pendingHeader the header of a session the store does not hold yet: it is created
+   *   with the first batch, so a session nothing was ever appended to leaves nothing behind.
+   */
   constructor(
     private readonly store: SessionStore,
     private readonly sessionId: string,
     nextSeq: number,
     durability: Durability = { mode: 'group' },
+    pendingHeader?: SessionHeader,
   ) {
     this.durable = nextSeq;
+    this.pendingHeader = pendingHeader;
     this.windowMs = durability.mode === 'each' ? 0 : (durability.windowMs ?? DEFAULT_WINDOW_MS);
     if (!Number.isFinite(this.windowMs) || this.windowMs < 0) {
       throw new InvalidArgumentError(
@@ -142,7 +149,7 @@ export class Recorder {
     this.queue = [];
     this.writing = true;
     this.inFlight = batch.length;
-    this.store.append(this.sessionId, batch, { expectedSeq: this.durable }).then(
+    this.writeBatch(batch).then(
       () => {
         this.writing = false;
         this.inFlight = 0;
@@ -173,6 +180,17 @@ export class Recorder {
         this.waiters = [];
       },
     );
+  }
+
+  private writeBatch(batch: readonly SessionEvent[]): Promise<void> {
+    const append = () => this.store.append(this.sessionId, batch, { expectedSeq: this.durable });
+    const header = this.pendingHeader;
+    if (header === undefined) return append();
+    return this.store.create(header).then(() => {
+      // Created: a retry after contention on the append must not create it again.
+      this.pendingHeader = undefined;
+      return append();
+    });
   }
 
   private continueAfterWrite(): void {

@@ -18,8 +18,10 @@ import { rebuildRequest, runTurn } from '../../../src/agent/index.js';
 import { autoCompaction, compact } from '../../../src/compaction/index.js';
 import { Session } from '../../../src/core/index.js';
 import { buildPrompt } from '../../../src/model/index.js';
+import { openSession, openStore } from '../../../src/store/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { dataOf, expectValidLog } from '../../agent/helpers.js';
+import { tempDir } from '../../store/jsonl/helpers.js';
 
 /** A prompt as JSON, without palimpsest's stash (which no provider reads). */
 function wire(prompt: unknown): unknown {
@@ -161,6 +163,34 @@ describe('prompts the middleware refuses', () => {
     const text = await Promise.resolve(result.text).then(String, (thrown: Error) => thrown.name);
     expect(text).toBe('AI_NoOutputGeneratedError');
     expect(session.seq).toBe(length);
+  });
+
+  it('leaves no session in the store when the first call of a new session is refused', async () => {
+    const store = await openStore(`jsonl:${await tempDir()}`);
+    const session = await openSession(store, 'refused-at-once');
+    try {
+      const result = streamText({
+        model: wrapLanguageModel({
+          model: scriptedModel([{ text: 'never' }]),
+          middleware: sessionMiddleware(session),
+        }),
+        onError: () => {},
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'An answer from somewhere else.' },
+          { role: 'user', content: 'And?' },
+        ],
+      });
+      await result.consumeStream();
+      expect(session.seq).toBe(0);
+    } finally {
+      await session.close();
+    }
+    expect((await store.list()).sessions).toEqual([]);
+    await expect(openSession(store, 'refused-at-once', { create: false })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    await store.close();
   });
 
   it('refuses a second call on a session while one is recording, from any middleware', async () => {

@@ -11,7 +11,9 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../../../src/core/index.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../../../src/store/jsonl/format.js';
 import { nodeFs } from '../../../src/store/jsonl/fs.js';
+import { encodeHeaderLine } from '../../../src/store/jsonl/header.js';
 import type { FsFacade, FsFileHandle } from '../../../src/store/jsonl/index.js';
 import { rawEvent } from '../../core/builders.js';
 
@@ -33,6 +35,11 @@ export function header(id: string, createdAt = 1_700_000_000_000): SessionHeader
 }
 
 /** A log-only event; the store does not validate semantics beyond seq. */
+/** A header line and the commit marker that seals it, as `create` writes them. */
+export function headerText(value: SessionHeader): string {
+  return encodeHeaderLine(value, DEFAULT_MAX_LINE_BYTES).toString('utf8');
+}
+
 export function note(seq: number, text = `note ${seq}`): SessionEvent {
   return rawEvent({ seq, time: 1_700_000_000_000 + seq, type: 'test/note', data: { text } });
 }

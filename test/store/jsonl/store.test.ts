@@ -22,7 +22,7 @@ import { nodeFs } from '../../../src/store/jsonl/fs.js';
 import { type FsFacade, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { openStore } from '../../../src/store/session/open-store.js';
-import { header, note, notes, rejection, tempDir } from './helpers.js';
+import { header, headerText, note, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {
   return join(dir, `${encodeSessionId(id)}.jsonl`);
@@ -61,12 +61,14 @@ describe('openJsonlStore', () => {
 });
 
 describe('create', () => {
-  it('writes exactly the header line, in a file of mode 0600', async () => {
+  it('writes exactly the header line and its seal, in a file of mode 0600', async () => {
     const dir = await tempDir();
     const store = await openJsonlStore(dir);
     await store.create(header('s1'));
     const file = logPath(dir, 's1');
-    expect(await readFile(file, 'utf8')).toBe(`${JSON.stringify(header('s1'))}\n`);
+    const text = await readFile(file, 'utf8');
+    expect(text).toBe(headerText(header('s1')));
+    expect(text.split('\n')[0]).toBe(JSON.stringify(header('s1')));
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(await readdir(dir)).toEqual(['s1.jsonl']);
     await store.close();
@@ -163,10 +165,8 @@ describe('append and load', () => {
     const text = await readFile(logPath(dir, 's1'), 'utf8');
     const first = [JSON.stringify(note(0)), JSON.stringify(note(1))];
     const second = [JSON.stringify(note(2))];
-    expect(text).toBe(
-      `${JSON.stringify(header('s1'))}\n${batchText(first, 2)}${batchText(second, 3)}`,
-    );
-    expect(text.split('\n')[3]).toBe(
+    expect(text).toBe(`${headerText(header('s1'))}${batchText(first, 2)}${batchText(second, 3)}`);
+    expect(text.split('\n')[4]).toBe(
       commitLine(2, Buffer.byteLength(`${first.join('\n')}\n`), batchChecksum(first)),
     );
     const loaded = await store.load('s1');
@@ -187,7 +187,7 @@ describe('append and load', () => {
     const text = await readFile(logPath(dir, 's1'), 'utf8');
     const lines = (events: typeof small) => events.map((event) => JSON.stringify(event));
     expect(text).toBe(
-      `${JSON.stringify(header('s1'))}\n${batchText(lines(small), 3)}${batchText(lines(large), 7)}`,
+      `${headerText(header('s1'))}${batchText(lines(small), 3)}${batchText(lines(large), 7)}`,
     );
     expect((await store.load('s1')).events).toEqual([...small, ...large]);
     await store.close();
@@ -441,7 +441,7 @@ describe('size limits', () => {
       allowed: 1000,
       found: JSON.stringify(note(1, 'y'.repeat(5000))).length,
     });
-    expect((error as Error).message).toContain('line 3');
+    expect((error as Error).message).toContain('line 4');
     await reader.close();
   });
 

@@ -12,11 +12,12 @@ import {
   InvalidStoreError,
   LockedError,
 } from '../../../src/store/contract/errors.js';
+import { batchText } from '../../../src/store/jsonl/format.js';
 import { type JsonlStore, openJsonlStore } from '../../../src/store/jsonl/index.js';
 import { encodeSessionId } from '../../../src/store/jsonl/paths.js';
 import { openSession } from '../../../src/store/session/open-session.js';
 import { event, recordToolTurn, tickingClock } from '../../core/builders.js';
-import { header, note, notes, rejection, tempDir } from './helpers.js';
+import { header, headerText, note, notes, rejection, tempDir } from './helpers.js';
 
 function logPath(dir: string, id: string): string {
   return join(dir, `${encodeSessionId(id)}.jsonl`);
@@ -112,8 +113,8 @@ describe('torn tails', () => {
     const store = await openJsonlStore(dir, { fsync: false });
     const { file, bytes, secondEnd } = await threeBatches(store, dir);
     const copy = join(dir, `${encodeSessionId('cut')}.jsonl`);
-    const cutHeader = Buffer.from(`${JSON.stringify(header('cut'))}\n`);
-    const original = Buffer.from(`${JSON.stringify(header('s1'))}\n`);
+    const cutHeader = Buffer.from(headerText(header('cut')));
+    const original = Buffer.from(headerText(header('s1')));
     const body = bytes.subarray(original.length);
     for (let cut = secondEnd; cut <= bytes.length; cut++) {
       await writeFile(copy, Buffer.concat([cutHeader, body.subarray(0, cut - original.length)]));
@@ -164,10 +165,37 @@ describe('corruption before the last commit marker', () => {
     return { error, starts };
   }
 
+  it('detects a header altered into another valid header by its seal', async () => {
+    for (const flip of [
+      (text: string) => text.replace('"createdAt":1700000000000', '"createdAt":1700000000001'),
+      (text: string) => text.replace('"version":1,', '"version":1 ,'),
+    ]) {
+      const { error } = await corrupted((bytes) => Buffer.from(flip(bytes.toString('utf8'))));
+      expect(error).toBeInstanceOf(CorruptLogError);
+      expect(error).toMatchObject({ line: 1 });
+      expect((error as CorruptLogError).reason).toContain('seal');
+    }
+  });
+
+  it('loads a log written before header seals, whose events follow the header line', async () => {
+    const dir = await tempDir();
+    const first = [JSON.stringify(note(0)), JSON.stringify(note(1))];
+    await writeFile(
+      join(dir, `${encodeSessionId('legacy')}.jsonl`),
+      `${JSON.stringify(header('legacy'))}\n${batchText(first, 2)}`,
+    );
+    const store = await openJsonlStore(dir);
+    expect((await store.load('legacy')).events).toEqual(notes(0, 2));
+    await store.append('legacy', notes(2, 1), { expectedSeq: 2 });
+    expect((await store.load('legacy')).events).toEqual(notes(0, 3));
+    await store.close();
+  });
+
   it('names the line and byte of a flipped byte in an earlier batch', async () => {
-    // Lines: 1 header, 2-3 events 0-1, 4 commit, 5-7 events 2-4, 8 commit, 9-10 events, 11 commit.
+    // Lines: 1 header, 2 its seal, 3-4 events 0-1, 5 commit, 6-8 events 2-4, 9 commit, 10-11
+    // events 5-6, 12 commit.
     const { error, starts } = await corrupted((bytes, starts) => {
-      const at = starts[5] as number; // line 6 (event seq 3): its opening brace
+      const at = starts[5] as number; // line 6 (event seq 2): its opening brace
       bytes[at] = 0x58;
       return bytes;
     });
@@ -217,27 +245,27 @@ describe('corruption before the last commit marker', () => {
     );
     expect(swapSeq.error).toMatchObject({
       code: 'CORRUPT_LOG',
-      line: 3,
-      offset: swapSeq.starts[2],
+      line: 4,
+      offset: swapSeq.starts[3],
     });
     const badCommit = await corrupted((bytes) =>
       Buffer.from(bytes.toString('utf8').replace('{"commit":2,', '{"commit":3,')),
     );
-    expect(badCommit.error).toMatchObject({ line: 4, offset: badCommit.starts[3] });
+    expect(badCommit.error).toMatchObject({ line: 5, offset: badCommit.starts[4] });
     const nul = await corrupted((bytes, starts) => {
-      bytes.fill(0, starts[1] as number, (starts[2] as number) - 1);
+      bytes.fill(0, starts[2] as number, (starts[3] as number) - 1);
       return bytes;
     });
-    expect(nul.error).toMatchObject({ line: 2, offset: nul.starts[1] });
+    expect(nul.error).toMatchObject({ line: 3, offset: nul.starts[2] });
     expect((nul.error as CorruptLogError).reason).toContain('NUL');
   });
 
   it('reports invalid UTF-8 and a deleted line in acknowledged data', async () => {
     const utf8 = await corrupted((bytes, starts) => {
-      bytes[(starts[2] as number) + 40] = 0xff;
+      bytes[(starts[3] as number) + 40] = 0xff;
       return bytes;
     });
-    expect(utf8.error).toMatchObject({ line: 3 });
+    expect(utf8.error).toMatchObject({ line: 4 });
     expect((utf8.error as CorruptLogError).reason).toContain('UTF-8');
     const missing = await corrupted((bytes, starts) =>
       Buffer.concat([bytes.subarray(0, starts[5]), bytes.subarray(starts[6])]),
@@ -253,7 +281,7 @@ describe('corruption before the last commit marker', () => {
     await writeFile(file, Buffer.from(bytes.toString('utf8').replace('"seq":1,', '"seq":9,')));
     const store = await openJsonlStore(dir);
     await store.append('s1', notes(7, 1), { expectedSeq: 7 });
-    expect(await rejection(store.load('s1'))).toMatchObject({ code: 'CORRUPT_LOG', line: 3 });
+    expect(await rejection(store.load('s1'))).toMatchObject({ code: 'CORRUPT_LOG', line: 4 });
     await store.close();
   });
 
