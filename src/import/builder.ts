@@ -40,6 +40,12 @@ export interface ImportOrigin extends JsonObject {
    * never answered.
    */
   readonly made?: 'structure' | 'no-result';
+  /**
+   * Present on a context message the source wrote between a tool call and its result (Codex's
+   * approval and sandbox notices): it is placed after the step's results, where every provider
+   * accepts it, and `line` keeps its place in the source.
+   */
+  readonly moved?: 'after-tool-results';
 }
 
 /** A source entry's position: its line, and its time in epoch ms. */
@@ -77,6 +83,13 @@ export class SessionBuilder {
   private readonly lines = new Map<number, number>();
   private readonly summaries = new Set<number>();
   private ids = 0;
+  /** Context that arrived while calls awaited their results, placed once they have them. */
+  private deferred: {
+    content: readonly UserContentBlock[];
+    at: At;
+    source: JsonObject;
+    id?: string;
+  }[] = [];
   /** The surface seqs the next prompt shadows, after a rewind. */
   private rewound: number[] | undefined;
   /** Messages read from the source (not made by the builder). */
@@ -155,11 +168,45 @@ export class SessionBuilder {
   context(content: readonly UserContentBlock[], at: At, source: JsonObject, id?: string): void {
     this.at(at);
     this.sourceMessages++;
+    if (this.stepOpen && this.pending.size > 0) {
+      // Between calls and their results the surface holds only results (a provider refuses
+      // anything else there): the message waits for the step's last result.
+      this.deferred.push({ content, at, source, ...(id === undefined ? {} : { id }) });
+      return;
+    }
+    this.appendContext(content, at, source, id);
+  }
+
+  /**
+   * The source ended (not a file still being written): context still waiting for results that
+   * never came is placed after the step, closed with made results, so nothing read is dropped.
+   */
+  settle(at: At): void {
+    if (this.deferred.length > 0 && this.stepOpen) this.closeStep(at);
+  }
+
+  private appendContext(
+    content: readonly UserContentBlock[],
+    at: At,
+    source: JsonObject,
+    id: string | undefined,
+    moved?: ImportOrigin['moved'],
+  ): void {
     this.surface(
       'context/message',
       { id: this.id(id, at), role: 'user', content, source: { kind: 'context', ...source } },
       at,
+      undefined,
+      moved === undefined ? undefined : { moved },
     );
+  }
+
+  private placeDeferred(): void {
+    const waiting = this.deferred;
+    this.deferred = [];
+    for (const { content, at, source, id } of waiting) {
+      this.appendContext(content, at, source, id, 'after-tool-results');
+    }
   }
 
   /** One model response: a step of its own, in the open turn (or a new one). */
@@ -236,6 +283,7 @@ export class SessionBuilder {
       at,
       [started.seq],
     );
+    if (this.pending.size === 0) this.placeDeferred();
     return true;
   }
 
@@ -329,6 +377,7 @@ export class SessionBuilder {
       );
     }
     this.pending.clear();
+    this.placeDeferred();
     this.stepOpen = false;
     this.structure('step/end', { turn: this.turn, step: this.step }, at);
   }
@@ -338,11 +387,12 @@ export class SessionBuilder {
     data: object,
     at: At,
     sourceEventSeqs?: readonly number[],
+    origin?: Pick<ImportOrigin, 'moved'>,
   ): SessionEvent {
     const event = this.session.appendAdopted(
       type,
       // The data shapes are checked at admission; the builder's callers build them.
-      { ...data, origin: this.origin(at) } as never,
+      { ...data, origin: { ...this.origin(at), ...origin } } as never,
       sourceEventSeqs === undefined
         ? { surfaceOp: 'append' }
         : { surfaceOp: 'append', sourceEventSeqs },

@@ -180,7 +180,10 @@ function convert(
     }
   }
   // A response's token_count line ends it; without one yet, the harness may still be writing it.
-  if (!holdUnfinished) flush();
+  if (!holdUnfinished) {
+    flush();
+    builder.settle({ line: lines.at(-1)?.line ?? 0, time });
+  }
 }
 
 function item(

@@ -15,13 +15,18 @@ import { PalimpsestError } from '../core/index.js';
  * - `NO_SOURCE`: the path does not exist, or holds no session file of the format.
  * - `SOURCE_DIVERGED`: the store holds an imported session whose events are not a prefix of what
  *   the source reads as now (the source file was rewritten, not grown); nothing was written.
+ * - `NOT_A_FILE`: the path names a FIFO, a device or a socket: refused before reading, as such
+ *   a source may never end.
+ * - `FILE_TOO_LARGE`: the file is larger than one read can hold (`MAX_SOURCE_BYTES`).
  */
 export type ImportErrorCode =
   | 'MALFORMED_LINE'
   | 'TRUNCATED_LINE'
   | 'UNKNOWN_FORMAT'
   | 'NO_SOURCE'
-  | 'SOURCE_DIVERGED';
+  | 'SOURCE_DIVERGED'
+  | 'NOT_A_FILE'
+  | 'FILE_TOO_LARGE';
 
 /** A source that cannot be imported as it is, naming the file (and line) where known. */
 export class ImportError extends PalimpsestError {

@@ -11,8 +11,8 @@
  * the parent's file is imported; a parent already in the store serves as well.
  */
 import { resolve } from 'node:path';
-import { jsonEqual, Session } from '../core/index.js';
-import type { SessionStore } from '../store/index.js';
+import { jsonEqual, Session, SessionValidationError } from '../core/index.js';
+import { AlreadyExistsError, ConflictError, type SessionStore } from '../store/index.js';
 import type { Harness } from './builder.js';
 import { ImportError } from './errors.js';
 import { baseName } from './fields.js';
@@ -67,12 +67,25 @@ export interface SessionOutcome {
   };
 }
 
+/** A file of a directory that could not be imported; the others were. */
+export interface FailedFile {
+  readonly file: string;
+  /** The error's stable code (`MALFORMED_LINE`, `NOT_A_FILE`, `SOURCE_DIVERGED`, ...). */
+  readonly code: string;
+  readonly message: string;
+}
+
 /** The result of {@link importSessions}. */
 export interface ImportReport {
   readonly from: Harness;
   /** Source files read. */
   readonly files: number;
   readonly sessions: readonly SessionOutcome[];
+  /**
+   * Files of a directory that could not be imported (damaged, not a regular file, rewritten
+   * since their import): nothing of each was written, and every other file was imported.
+   */
+  readonly failed: readonly FailedFile[];
   /** Entries (and blocks, and files) not carried over, by reason. */
   readonly skipped: Readonly<Record<string, number>>;
 }
@@ -85,10 +98,12 @@ export interface ImportReport {
  * the store and the child's copy of its history matches; otherwise it is imported standalone and
  * its outcome's `unlinkedFork` says why.
  *
- * @throws ImportError `NO_SOURCE` (no such path, or no `.jsonl` file under it),
- *   `UNKNOWN_FORMAT` (a file given by name is of another format), `MALFORMED_LINE` or
- *   `TRUNCATED_LINE` (naming the file and line; nothing of that file was written), or
- *   `SOURCE_DIVERGED` (the store holds an imported session the source no longer extends).
+ * @throws ImportError `NO_SOURCE` (no such path, or no `.jsonl` file under it), and, for a file
+ *   given by name, `UNKNOWN_FORMAT` (it is of another format), `MALFORMED_LINE` or
+ *   `TRUNCATED_LINE` (naming the file and line; nothing of that file was written),
+ *   `NOT_A_FILE`, `FILE_TOO_LARGE` or `SOURCE_DIVERGED` (the store holds an imported session the
+ *   source no longer extends). In a directory, such a file is reported in `failed` and the
+ *   others are imported.
  *
  * @example
  * ```ts
@@ -127,12 +142,24 @@ export async function importSessions(options: ImportOptions): Promise<ImportRepo
     store: options.store,
     skipped: {},
     outcomes: [],
+    failed: [],
     unread: new Set(files.map((file) => resolve(file))),
     mainIds: new Map(),
   };
   let done = 0;
+  // By name, a file that cannot be imported is the error; in a directory, it is reported and the
+  // others go on.
+  const failedFile = (path: string, error: unknown): void => {
+    if (byName || !isFileProblem(error)) throw error;
+    run.failed.push({ file: path, code: error.code, message: error.message });
+    run.unread.delete(resolve(path));
+  };
   const finish = async (imported: ImportedFile): Promise<void> => {
-    await importFile(run, imported);
+    try {
+      await importFile(run, imported);
+    } catch (error) {
+      failedFile(imported.path, error);
+    }
     options.onFile?.(++done, files.length);
   };
   // A fork whose parent's file is still to come in this run waits for it: order must not matter.
@@ -145,9 +172,10 @@ export async function importSessions(options: ImportOptions): Promise<ImportRepo
       });
     } catch (error) {
       // In a directory, a file of another harness is left out, counted; by name, it is an error.
-      if (byName || !ImportError.isInstance(error) || error.code !== 'UNKNOWN_FORMAT') throw error;
-      count(run.skipped, `file not in the ${options.from} format`);
-      run.unread.delete(resolve(path));
+      if (!byName && ImportError.isInstance(error) && error.code === 'UNKNOWN_FORMAT') {
+        count(run.skipped, `file not in the ${options.from} format`);
+        run.unread.delete(resolve(path));
+      } else failedFile(path, error);
       options.onFile?.(++done, files.length);
       continue;
     }
@@ -167,7 +195,18 @@ export async function importSessions(options: ImportOptions): Promise<ImportRepo
   }
   // What still waits names a parent that only other waiting files lead to (a cycle).
   for (const imported of waiting) await finish(imported);
-  return { from: options.from, files: files.length, sessions: run.outcomes, skipped: run.skipped };
+  return {
+    from: options.from,
+    files: files.length,
+    sessions: run.outcomes,
+    failed: run.failed,
+    skipped: run.skipped,
+  };
+}
+
+/** An error that is about one source file, not about the store or the run. */
+function isFileProblem(error: unknown): error is ImportError | SessionValidationError {
+  return ImportError.isInstance(error) || SessionValidationError.isInstance(error);
 }
 
 /** The state of one import run. */
@@ -175,6 +214,7 @@ interface Run {
   readonly store: SessionStore;
   readonly skipped: Record<string, number>;
   readonly outcomes: SessionOutcome[];
+  readonly failed: FailedFile[];
   /** Source files of the run not imported yet, by absolute path. */
   readonly unread: Set<string>;
   /** The active path's session id of each file imported, by the file's absolute path. */
@@ -222,7 +262,7 @@ async function importFile(run: Run, imported: ImportedFile): Promise<void> {
     planned.push({ session, existing: await existingLength(run.store, session, path) });
   }
   for (const [i, { session, existing }] of planned.entries()) {
-    const outcome = await write(run.store, session, existing, path);
+    const outcome = await writeOrCatchUp(run.store, session, existing, path);
     run.outcomes.push(
       i === 0 && unlinked !== undefined ? { ...outcome, unlinkedFork: unlinked } : outcome,
     );
@@ -254,6 +294,30 @@ async function existingLength(
     );
   }
   return stored.length;
+}
+
+/**
+ * Writes a session; when another import of the same source wrote it first (the create finds it
+ * there, the append finds it longer), compares again with what the store holds now: an import
+ * that raced an equal one is up to date, not an error.
+ */
+async function writeOrCatchUp(
+  store: SessionStore,
+  session: ImportedSession,
+  existing: number,
+  path: string,
+): Promise<SessionOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write(store, session, existing, path);
+    } catch (error) {
+      const raced = AlreadyExistsError.isInstance(error) || ConflictError.isInstance(error);
+      if (!raced || attempt >= 3) throw error;
+      const now = await existingLength(store, session, path);
+      if (now === existing) throw error;
+      existing = now;
+    }
+  }
 }
 
 async function write(

@@ -15,6 +15,7 @@ export { GrowingClaudeTranscript } from './claude-code-growing.js';
 export { readCodex } from './codex.js';
 export { ImportError, type ImportErrorCode } from './errors.js';
 export {
+  type FailedFile,
   type ImportOptions,
   type ImportReport,
   importSessions,
@@ -22,6 +23,6 @@ export {
 } from './import-sessions.js';
 export { type ParseLinesOptions, parseLines, type SourceLine } from './lines.js';
 export { readPi } from './pi.js';
-export { HARNESSES, isHarness, readSourceFile, sourceFiles } from './read.js';
+export { HARNESSES, isHarness, MAX_SOURCE_BYTES, readSourceFile, sourceFiles } from './read.js';
 export type { ForkSource, ImportedFile, ImportedSession, ReadOptions } from './source.js';
 export { type WatchImportOptions, watchImports } from './watch.js';

@@ -2,7 +2,15 @@
  * Finding and reading source files: a file, or every `.jsonl` file under a directory, read by the
  * reader of the format `--from` names.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Harness } from './builder.js';
 import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
@@ -28,6 +36,12 @@ const READERS: Readonly<
   codex: { looksLike: looksLikeCodex, read: readCodex },
   pi: { looksLike: looksLikePi, read: readPi },
 };
+
+/**
+ * The largest source file read, in bytes: the longest string V8 holds (2^29 - 24 UTF-16 units),
+ * which no file of at most that many UTF-8 bytes can exceed.
+ */
+export const MAX_SOURCE_BYTES = 2 ** 29 - 24;
 
 /** True when `value` names a supported format. */
 export function isHarness(value: string): value is Harness {
@@ -71,7 +85,8 @@ export function sourceFiles(path: string): string[] {
  * is finished are left out, for the next read of a file its harness is still writing.
  *
  * @throws ImportError `MALFORMED_LINE` or `TRUNCATED_LINE` naming the file and line;
- *   `UNKNOWN_FORMAT` when the file's entries are not of that format.
+ *   `UNKNOWN_FORMAT` when the file's entries are not of that format; `NOT_A_FILE` for a FIFO,
+ *   device or socket; `FILE_TOO_LARGE` over `MAX_SOURCE_BYTES`.
  *
  * @example
  * ```ts
@@ -103,7 +118,7 @@ export function readSourceFile(
   path: string,
   options: ParseLinesOptions = {},
 ): ImportedFile {
-  const lines = parseLines(readFileSync(path, 'utf8'), path, options);
+  const lines = parseLines(readSource(path), path, options);
   const reader = READERS[harness];
   if (lines.length === 0) return { harness, path, sessions: [], skipped: new Map() };
   if (!reader.looksLike(lines)) {
@@ -117,4 +132,57 @@ export function readSourceFile(
   // The header names the file by its absolute path, whatever the working directory was.
   const held = { holdUnfinished: options.partialTail === 'wait' };
   return { ...reader.read(lines, resolve(path), held), path };
+}
+
+/**
+ * The text of a regular file. Opened without blocking and checked on the open descriptor, so a
+ * FIFO with no writer or a device such as `/dev/zero` is refused at once instead of read forever.
+ */
+function readSource(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new ImportError('NO_SOURCE', `${path} does not exist`, { file: path });
+    }
+    throw error;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) {
+      throw new ImportError(
+        'NOT_A_FILE',
+        `${path} is not a regular file (expected a session file, found a ${kindOf(stats)})`,
+        { file: path },
+      );
+    }
+    if (stats.size > MAX_SOURCE_BYTES) {
+      throw new ImportError(
+        'FILE_TOO_LARGE',
+        `${path} holds ${stats.size} bytes, more than the ${MAX_SOURCE_BYTES} one import reads`,
+        { file: path },
+      );
+    }
+    const buffer = Buffer.allocUnsafe(stats.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const read = readSync(fd, buffer, filled, buffer.length - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    // A file that shrank while read ends where it ends now; one that grew is read next time.
+    return buffer.toString('utf8', 0, filled);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function kindOf(stats: ReturnType<typeof fstatSync>): string {
+  if (stats.isFIFO()) return 'FIFO';
+  if (stats.isCharacterDevice()) return 'character device';
+  if (stats.isBlockDevice()) return 'block device';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isDirectory()) return 'directory';
+  return 'special file';
 }

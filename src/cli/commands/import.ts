@@ -58,6 +58,7 @@ async function once(
     },
   });
   print(context, report);
+  if (report.failed.length > 0) return failedExit(report);
   if (report.sessions.length === 0) {
     context.terminal.note(
       `nothing imported: ${safeLine(path, 200)} holds no ${from} conversation (${report.files} file(s) read)`,
@@ -78,6 +79,7 @@ async function watch(
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   let first = true;
+  let last: ImportReport | undefined;
   try {
     await watchImports({
       from,
@@ -85,6 +87,7 @@ async function watch(
       store,
       signal: controller.signal,
       onImport: (report) => {
+        last = report;
         if (first || context.json) print(context, report);
         else {
           for (const session of report.sessions) {
@@ -94,6 +97,7 @@ async function watch(
               );
             }
           }
+          printFailed(context, report);
         }
         if (first) context.terminal.note(`watching ${safeLine(path, 200)} (Ctrl-C stops)`);
         first = false;
@@ -104,7 +108,27 @@ async function watch(
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
-  return EXIT.ok;
+  // The watch ends on Ctrl-C: a file still failing in its last round is not a success.
+  return last === undefined || last.failed.length === 0 ? EXIT.ok : failedExit(last);
+}
+
+/** Damaged source files are exit 4, as a damaged log is; other refused files exit 1. */
+function failedExit(report: ImportReport): number {
+  const damaged = report.failed.every(
+    (failure) => failure.code === 'MALFORMED_LINE' || failure.code === 'TRUNCATED_LINE',
+  );
+  return damaged ? EXIT.corrupt : EXIT.failure;
+}
+
+function printFailed(context: CliContext, report: ImportReport): void {
+  if (report.failed.length === 0) return;
+  context.terminal.line();
+  context.terminal.line(
+    table(
+      ['NOT IMPORTED', 'CODE', 'WHY'],
+      report.failed.map((failure) => [failure.file, failure.code, failure.message]),
+    ),
+  );
 }
 
 function print(context: CliContext, report: ImportReport): void {
@@ -126,6 +150,7 @@ function print(context: CliContext, report: ImportReport): void {
       ]),
     ),
   );
+  printFailed(context, report);
   const unlinked = report.sessions.filter((session) => session.unlinkedFork !== undefined);
   if (unlinked.length > 0) {
     // A file its harness wrote as a fork, imported standalone: which parent, and why not linked.
