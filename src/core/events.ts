@@ -184,11 +184,25 @@ export type AssistantMessageData = {
 };
 
 /** `tool/call`: a tool execution started. */
+/**
+ * The session a call's work ran in: a subagent's own session, linked both ways. The parent's
+ * `tool/call` and `tool/result` name the child here; the child's header names the parent in
+ * `metadata.subagentOf` (`{session, toolCallId?, agentId?}`).
+ */
+export type ChildSessionLink = {
+  /** The child session's id in the same store. */
+  readonly session: string;
+  /** The harness's own id for the agent, where it has one. */
+  readonly agentId?: string;
+};
+
 export type ToolCallData = {
   readonly turn: number;
   readonly step: number;
   readonly callId: string;
   readonly name: string;
+  /** The child session the call ran in (a subagent), when it ran in one. */
+  readonly child?: ChildSessionLink;
   /**
    * The raw JSON arguments the tool runs with: the model's, unless a `beforeToolCall` hook
    * changed them (then `decision.originalArguments` holds the model's).
@@ -245,6 +259,8 @@ export type ToolResultData = {
   readonly decision?: ToolCallDecisionRecord;
   /** What the tool returned, when an `afterToolCall` hook replaced it with `message`'s content. */
   readonly replaced?: ReplacedToolResult;
+  /** The child session whose final answer this result carries (a subagent), when there is one. */
+  readonly child?: ChildSessionLink;
 };
 
 /**

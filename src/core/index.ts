@@ -25,6 +25,7 @@ export {
   type AppendData,
   type AssistantChunkData,
   type AssistantMessageData,
+  type ChildSessionLink,
   type CompactionBracketData,
   dataAsJson,
   type ElidedChunkData,

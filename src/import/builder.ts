@@ -10,6 +10,7 @@
  */
 import {
   type AssistantContentBlock,
+  type ChildSessionLink,
   type FinishReason,
   type JsonObject,
   type JsonValue,
@@ -258,14 +259,23 @@ export class SessionBuilder {
     isError: boolean,
     at: At,
     id?: string,
+    child?: ChildSessionLink,
   ): boolean {
     this.at(at);
     const call = this.pending.get(callId);
     if (call === undefined || !this.stepOpen) return false;
     this.pending.delete(callId);
+    const linked = child === undefined ? {} : { child };
     const started = this.structure(
       'tool/call',
-      { turn: this.turn, step: this.step, callId, name: call.name, arguments: call.arguments },
+      {
+        turn: this.turn,
+        step: this.step,
+        callId,
+        name: call.name,
+        arguments: call.arguments,
+        ...linked,
+      },
       at,
     );
     this.sourceMessages++;
@@ -279,6 +289,7 @@ export class SessionBuilder {
           role: 'tool',
           content: [{ type: 'tool-result', toolCallId: callId, content, isError }],
         },
+        ...linked,
       },
       at,
       [started.seq],

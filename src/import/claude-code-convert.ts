@@ -5,6 +5,7 @@
  */
 import type {
   AssistantContentBlock,
+  ChildSessionLink,
   FinishReason,
   ImageBlock,
   JsonObject,
@@ -113,14 +114,20 @@ function user(
   const content = message.content;
   const uuid = current.entry.uuid as string;
   if (Array.isArray(content)) {
-    for (const block of objectsField(message, 'content') ?? []) {
-      if (block.type !== 'tool_result') continue;
+    const results = (objectsField(message, 'content') ?? []).filter(
+      (block) => block.type === 'tool_result',
+    );
+    // The result of a subagent's call names the agent; its transcript is the child session.
+    const child = results.length === 1 ? childSession(current.entry) : undefined;
+    for (const block of results) {
       const callId = stringField(block, 'tool_use_id') ?? '';
       const answered = builder.toolResult(
         callId,
         toolResultContent(block.content, skips),
         block.is_error === true,
         at,
+        undefined,
+        child,
       );
       if (!answered) skips.add('tool_result without a matching tool_use in its step');
     }
@@ -129,6 +136,20 @@ function user(
   if (blocks.length === 0) return;
   if (current.entry.isMeta === true) builder.context(blocks, at, { name: 'meta' }, uuid);
   else builder.prompt(blocks, at, uuid);
+}
+
+/**
+ * The subagent session a tool result entry names: Claude Code records the agent's id in the
+ * entry's `toolUseResult` and files its transcript as `<session>/subagents/agent-<id>.jsonl`,
+ * which imports as `claude-code-<session>/subagents/agent-<id>`.
+ */
+function childSession(entry: JsonObject): ChildSessionLink | undefined {
+  const agentId = stringField(objectField(entry, 'toolUseResult'), 'agentId');
+  const sessionId = stringField(entry, 'sessionId');
+  if (agentId === undefined || agentId === '' || sessionId === undefined || sessionId === '') {
+    return undefined;
+  }
+  return { session: `claude-code-${sessionId}/subagents/agent-${agentId}`, agentId };
 }
 
 /** The text and image blocks of a user message (its tool results are read apart). */

@@ -91,6 +91,7 @@ export function readClaudeCode(
             subagentOf: subagentLink(
               lines.map(({ value }) => value),
               sessionId,
+              options.subagentMeta,
             ),
           }
         : {}),
@@ -118,8 +119,9 @@ export function readClaudeCode(
 
 /**
  * Where a subagent's transcript came from, as its header records it (`metadata.subagentOf`): the
- * parent session's palimpsest id, the call that spawned it (newer versions name it in an
- * `agent_metadata` entry) and the agent's id, as far as `entries` name them.
+ * parent session's palimpsest id, the call that spawned it (named by an `agent_metadata` entry in
+ * what the Agent SDK mirrors, and by `toolUseId` in the `agent-<id>.meta.json` Claude Code writes
+ * beside the transcript) and the agent's id, as far as `entries` and `meta` name them.
  *
  * @example
  * ```ts
@@ -132,9 +134,13 @@ export function readClaudeCode(
  * console.log(link.session); // 'claude-code-7d0c9a52'
  * ```
  */
-export function subagentLink(entries: readonly JsonObject[], sessionId: string): JsonObject {
+export function subagentLink(
+  entries: readonly JsonObject[],
+  sessionId: string,
+  meta?: JsonObject,
+): JsonObject {
   let agentId: string | undefined;
-  let toolCallId: string | undefined;
+  let toolCallId = stringField(meta, 'toolUseId');
   for (const value of entries) {
     agentId ??= stringField(value, 'agentId');
     if (value.type === 'agent_metadata') toolCallId ??= stringField(value, 'toolUseId');

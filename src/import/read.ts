@@ -12,6 +12,7 @@ import {
   statSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { JsonObject } from '../core/index.js';
 import type { Harness } from './builder.js';
 import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
 import { looksLikeCodex, readCodex } from './codex.js';
@@ -130,7 +131,11 @@ export function readSourceFile(
     );
   }
   // The header names the file by its absolute path, whatever the working directory was.
-  const held = { holdUnfinished: options.partialTail === 'wait' };
+  const meta = harness === 'claude-code' ? subagentMeta(path) : undefined;
+  const held = {
+    holdUnfinished: options.partialTail === 'wait',
+    ...(meta === undefined ? {} : { subagentMeta: meta }),
+  };
   return { ...reader.read(lines, resolve(path), held), path };
 }
 
@@ -185,4 +190,20 @@ function kindOf(stats: ReturnType<typeof fstatSync>): string {
   if (stats.isSocket()) return 'socket';
   if (stats.isDirectory()) return 'directory';
   return 'special file';
+}
+
+/**
+ * The `agent-<id>.meta.json` beside a Claude Code subagent transcript, when there is one and it
+ * is a JSON object: anything else is no metadata (the transcript imports the same without it).
+ */
+function subagentMeta(path: string): JsonObject | undefined {
+  if (!/[/\\]subagents[/\\]agent-[^/\\]+\.jsonl$/.test(path)) return undefined;
+  try {
+    const value: unknown = JSON.parse(readSource(path.replace(/\.jsonl$/, '.meta.json')));
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as JsonObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

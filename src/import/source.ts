@@ -64,6 +64,11 @@ export interface ReadOptions {
    * file its harness is still writing gives a prefix of what the finished file gives.
    */
   readonly holdUnfinished?: boolean;
+  /**
+   * The `agent-<id>.meta.json` Claude Code writes beside a subagent's transcript (newer
+   * versions): it names the call that spawned the agent (`toolUseId`).
+   */
+  readonly subagentMeta?: JsonObject;
 }
 
 /** A count of entries left out, by reason. */

@@ -18,6 +18,7 @@ import {
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ClaudeTranscriptStore } from '../../../src/adapters/claude-agent-sdk/index.js';
 import { checkInvariants, Session } from '../../../src/core/index.js';
+import { importSessions } from '../../../src/import/index.js';
 import { openStore } from '../../../src/store/index.js';
 import {
   type ClaudeCodeRun,
@@ -87,6 +88,45 @@ describeClaudeCode('ClaudeTranscriptStore on a real Claude Code run', () => {
     expect(identified(loaded)).toEqual(identified(copied));
     expect(loaded.length - copied.length).toBe(copied.length - identified(copied).length);
     expect(checkInvariants((await store.load(`claude-code-${run.sessionId}`)).events)).toEqual([]);
+  });
+
+  it("imports Claude Code's own files as a parent and a subagent session linked both ways", async () => {
+    // A session that starts with the subagent: Claude Code writes its transcript to its own
+    // files then (resumed through a store, it mirrors it there only).
+    const spawning = new RecordingStore();
+    const own = await runClaudeCode(['SUBAGENT: say hello'], spawning);
+    own.close();
+    const agentKey = spawning.batches.find(({ key }) => key.subpath !== undefined)?.key;
+    const store = await openStore('memory:');
+    const report = await importSessions({
+      from: 'claude-code',
+      path: join(own.configDir, 'projects'),
+      store,
+    });
+    expect(report.failed).toEqual([]);
+    const parentId = `claude-code-${own.sessionId}`;
+    const childId = `${parentId}/${agentKey?.subpath}`;
+    expect(report.sessions.map((session) => session.id).sort()).toEqual([parentId, childId]);
+    const parent = (await store.load(parentId)).events;
+    const child = await store.load(childId);
+    const spawned = parent.filter(
+      (event) =>
+        (event.type === 'tool/call' || event.type === 'tool/result') &&
+        event.data.child !== undefined,
+    );
+    // The Agent call and its result name the child; the child's header names the parent's call.
+    expect(spawned.map((event) => event.type)).toEqual(['tool/call', 'tool/result']);
+    const call = spawned[0];
+    expect(call?.type === 'tool/call' && call.data.name).toBe('Agent');
+    const link = { session: childId, agentId: agentKey?.subpath?.replace('subagents/agent-', '') };
+    for (const event of spawned) expect(event.data).toMatchObject({ child: link });
+    expect(child.header.metadata?.subagentOf).toEqual({
+      session: parentId,
+      toolCallId: call?.type === 'tool/call' ? call.data.callId : undefined,
+      agentId: link.agentId,
+    });
+    for (const events of [parent, child.events]) expect(checkInvariants(events)).toEqual([]);
+    await store.close();
   });
 
   it('a mirror killed between or inside appends leaves whole batches, and a new one goes on from there', async () => {
