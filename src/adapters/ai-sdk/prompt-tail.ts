@@ -14,11 +14,27 @@ import { AiSdkError, PROMPT_FIX } from './errors.js';
  * bytes, which is the same image.
  */
 export function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
-  return a.length === b.length && wireText(a) === wireText(b);
+  if (a.length !== b.length) return false;
+  for (let i = a.length - 1; i >= 0; i--) {
+    if (wireText(a[i] as Message) !== wireText(b[i] as Message)) return false;
+  }
+  return true;
 }
 
-function wireText(messages: readonly Message[]): string {
-  return JSON.stringify(buildPrompt(undefined, messages.map(withoutImages)));
+/**
+ * The wire form of one message, computed once per message object: the session's derived
+ * messages are the same objects from call to call, and a prompt is compared more than once per
+ * call, so each step converts only what is new instead of the whole history again.
+ */
+const wireTexts = new WeakMap<Message, string>();
+
+function wireText(message: Message): string {
+  let text = wireTexts.get(message);
+  if (text === undefined) {
+    text = JSON.stringify(buildPrompt(undefined, [withoutImages(message)]));
+    wireTexts.set(message, text);
+  }
+  return text;
 }
 
 const IMAGE: ImageBlock = { type: 'image', mediaType: 'image/*', data: '' };
@@ -56,7 +72,7 @@ class LogIndex {
   holds(message: Message): boolean {
     this.catchUp();
     if (this.ids.has(message.id)) return true;
-    if (message.role === 'assistant') return this.answers.has(wireText([message]));
+    if (message.role === 'assistant') return this.answers.has(wireText(message));
     if (message.role === 'tool') return this.answered.has(message.content[0].toolCallId);
     return false;
   }
@@ -72,7 +88,7 @@ class LogIndex {
           break;
         case 'assistant/message':
           this.ids.add(event.data.message.id);
-          this.answers.add(wireText([event.data.message]));
+          this.answers.add(wireText(event.data.message));
           break;
         case 'tool/result':
           this.ids.add(event.data.message.id);
