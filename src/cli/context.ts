@@ -2,9 +2,11 @@
  * What every command gets: the terminal, the store URL from `--store` or `PALIMPSEST_STORE`,
  * and whether output is JSON.
  */
+
 import { existsSync } from 'node:fs';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl, type SessionStore } from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
+import { printableStoreUrl } from './store-url.js';
 import { Terminal } from './terminal.js';
 
 /** Options every command accepts. */
@@ -19,6 +21,8 @@ export interface GlobalOptions {
 export class CliContext {
   readonly terminal: Terminal;
   readonly storeUrl: string;
+  /** `storeUrl` without its credentials: the only form of it any output holds. */
+  readonly printableStoreUrl: string;
   readonly json: boolean;
 
   constructor(options: GlobalOptions) {
@@ -26,6 +30,7 @@ export class CliContext {
       ...(options.color === undefined ? {} : { color: options.color }),
     });
     this.storeUrl = options.store ?? nonEmpty(process.env.PALIMPSEST_STORE) ?? DEFAULT_STORE_URL;
+    this.printableStoreUrl = printableStoreUrl(this.storeUrl);
     this.json = options.json === true;
   }
 

@@ -52,7 +52,7 @@ export async function demoCommand(
   const step = numbering(terminal.line.bind(terminal));
   let summarySeq = 0;
   terminal.line(terminal.style('bold', `palimpsest demo — ${picked.description}`));
-  terminal.line(`store ${context.storeUrl}, session ${id}, project files in ${workspace}`);
+  terminal.line(`store ${context.printableStoreUrl}, session ${id}, project files in ${workspace}`);
   try {
     const store = await openStore(context.storeUrl);
     let session: LiveSession;
@@ -117,7 +117,9 @@ export async function demoCommand(
     rmSync(workspace, { recursive: true, force: true });
   }
   const store =
-    context.storeUrl === 'jsonl:./.palimpsest/sessions' ? '' : ` --store ${context.storeUrl}`;
+    context.storeUrl === 'jsonl:./.palimpsest/sessions'
+      ? ''
+      : ` --store ${context.printableStoreUrl}`;
   terminal.line('');
   terminal.line('Look at it:');
   const hints = [

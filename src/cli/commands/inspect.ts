@@ -118,7 +118,8 @@ export async function listCommand(
     );
   }
   if (rows.length === 0) {
-    if (damaged.length === 0) context.terminal.line(`no sessions in ${context.storeUrl}`);
+    if (damaged.length === 0)
+      context.terminal.line(`no sessions in ${safeLine(context.printableStoreUrl, 200)}`);
     return;
   }
   const head = withSurface

@@ -55,7 +55,7 @@ export async function runCommand(
       terminal.note(
         terminal.style(
           'dim',
-          `session ${safeLine(id, 80)} in ${context.storeUrl} (${session.seq} events) · model ${safeLine(picked.description, 120)}`,
+          `session ${safeLine(id, 80)} in ${safeLine(context.printableStoreUrl, 200)} (${session.seq} events) · model ${safeLine(picked.description, 120)}`,
         ),
       );
       const { repairedEvents, tornBytesDropped } = session.openReport;

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { startViewerServer, ViewerError } from '../../viewer/index.js';
 import type { CliContext } from '../context.js';
+import { safeLine } from '../terminal.js';
 
 /** The command that opens a URL in the desktop's browser, per platform. */
 function opener(): { command: string; args: string[] } {
@@ -38,7 +39,9 @@ export async function viewCommand(
     const server = await startViewerServer({ store, port });
     const url = id === undefined ? server.url : `${server.url}#/s/${encodeURIComponent(id)}`;
     context.terminal.line(url);
-    context.terminal.note(`serving ${context.storeUrl} on 127.0.0.1:${server.port} until Ctrl-C`);
+    context.terminal.note(
+      `serving ${safeLine(context.printableStoreUrl, 200)} on 127.0.0.1:${server.port} until Ctrl-C`,
+    );
     if (options.open === true) {
       const { command, args } = opener();
       const child = spawn(command, [...args, url], { stdio: 'ignore', detached: true });
