@@ -197,8 +197,9 @@ function sessionIdOf(segment: string): string {
   } catch {
     throw new Refusal(400, 'the session id is not valid percent-encoding');
   }
-  if (id === '.' || id === '..' || /[/\\]/.test(id))
-    throw new Refusal(400, 'a session id may not hold a path');
+  // Ids may hold `/` and `\` (a subagent's `<parent>/subagents/agent-<id>`): the store maps an id
+  // to its own storage (an encoded file name, a bound parameter), never to a path.
+  if (id === '.' || id === '..') throw new Refusal(400, 'a session id may not be . or ..');
   try {
     checkSessionId(id);
   } catch (error) {

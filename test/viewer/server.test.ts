@@ -89,6 +89,11 @@ describe('the viewer server', () => {
       session.append('user/message', user('u2', 'short'), { surfaceOp: 'append' });
     });
     await record(store, 'empty', () => {});
+    for (const id of ['claude-code-s1/subagents/agent-a1', 'windows\\like']) {
+      await record(store, id, (session) => {
+        session.append('user/message', user('u0', `in ${id}`), { surfaceOp: 'append' });
+      });
+    }
     server = await startViewerServer({ store, token });
   });
 
@@ -108,7 +113,15 @@ describe('the viewer server', () => {
       JSON.parse(list.body)
         .sessions.map((s: { id: string }) => s.id)
         .sort(),
-    ).toEqual(['alpha', 'empty', 'huge', 'long', 'streamed']);
+    ).toEqual([
+      'alpha',
+      'claude-code-s1/subagents/agent-a1',
+      'empty',
+      'huge',
+      'long',
+      'streamed',
+      'windows\\like',
+    ]);
   });
 
   it('refuses every API route without the token or with another one', async () => {
@@ -137,7 +150,8 @@ describe('the viewer server', () => {
 
   it('refuses path and id escapes, and serves no file but its own two assets', async () => {
     const cases: Array<[string, number]> = [
-      ['/api/sessions/..%2F..%2Fetc%2Fpasswd/events', 400],
+      // An id, not a path: no session has it.
+      ['/api/sessions/..%2F..%2Fetc%2Fpasswd/events', 404],
       ['/api/sessions/%2e%2e/events', 400],
       ['/api/sessions/../sessions/events', 400],
       ['/api/sessions/%00/events', 400],
@@ -286,6 +300,17 @@ describe('the viewer server', () => {
       eventCount: 0,
     });
     stream.close();
+  });
+
+  it('opens a listed session whose id holds / or \\ (a subagent of an imported session)', async () => {
+    for (const id of ['claude-code-s1/subagents/agent-a1', 'windows\\like']) {
+      const stream = await openStream(encodeURIComponent(id));
+      const snapshot = (await readSnapshot(stream)).parts.flat();
+      stream.close();
+      expect(snapshot).toEqual((await store.load(id)).events);
+      const chunks = await get(server.port, api(`/api/sessions/${encodeURIComponent(id)}/chunks`));
+      expect(chunks.status).toBe(200);
+    }
   });
 
   it('streams finished chunks as stubs and serves their bodies on the chunks route', async () => {
