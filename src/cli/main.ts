@@ -30,7 +30,7 @@ import { type RunOptions, runCommand } from './commands/run.js';
 import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
-import { safeLine } from './terminal.js';
+import { safe, safeLine } from './terminal.js';
 
 // Both src/cli/main.ts and the built dist/cli/main.js sit two levels below package.json, which
 // the package also exports, so the published tree always has it there.
@@ -59,7 +59,8 @@ function program(): Command {
       '(palimpsest --help lists the commands; palimpsest COMMAND --help explains one)',
     )
     .exitOverride();
-  root.configureOutput({ outputError: (text, write) => write(text) });
+  // Commander echoes what it was given (an unknown option, a bad argument): escaped like any output.
+  root.configureOutput({ outputError: (text, write) => write(safe(text)) });
 
   let exitCode: number = EXIT.ok;
   const run =
@@ -349,7 +350,7 @@ async function main(): Promise<void> {
     const failure = describeFailure(error);
     process.stderr.write(`palimpsest: ${safeLine(failure.message, 2000)}\n`);
     if (root.opts<GlobalOptions>().debug === true && error instanceof Error) {
-      process.stderr.write(`${error.stack ?? ''}\n`);
+      process.stderr.write(`${safe(error.stack ?? '')}\n`);
     }
     process.exitCode = failure.code;
   }

@@ -23,14 +23,14 @@ export class Terminal {
     this.interactive = err.isTTY === true;
   }
 
-  /** Writes a line to stdout. */
+  /** Writes a line to stdout, escaped as {@link printable} (the last guard of every output). */
   line(text = ''): void {
-    this.out.write(`${text}\n`);
+    this.out.write(`${printable(text, this.color)}\n`);
   }
 
-  /** Writes a line to stderr. */
+  /** Writes a line to stderr, escaped as {@link printable}. */
   note(text: string): void {
-    this.err.write(`${text}\n`);
+    this.err.write(`${printable(text, this.color)}\n`);
   }
 
   /** Styles text when colour is on. */
@@ -77,11 +77,29 @@ export interface Progress {
 // C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
 // isolates that can make text display in another order than it is (Trojan Source).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its job.
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// The line and paragraph separators (U+2028, U+2029) end a line in some terminals and editors.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text from a model, tool or log, made safe to print: control characters become `\u….`. */
 export function safe(text: string): string {
   return text.replace(UNSAFE, unicodeEscape);
+}
+
+// A colour or style change as `styleText` writes it (SGR): the one escape a styled line holds.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding escapes is its job.
+const STYLED = /(\u001b\[[0-9;]*m)|[^\u001b]+|\u001b/g;
+
+/**
+ * Text as a command prints it, whatever it holds: {@link safe}, except that with colour on the
+ * style changes `styleText` makes stay (every other escape, and any escape without colour, is
+ * shown as `\u001b`). Strings are made safe where they are formatted too; this is the guard
+ * for the ones a formatter missed.
+ */
+export function printable(text: string, color: boolean): string {
+  if (!color || !text.includes('\u001b')) return safe(text);
+  return text.replace(STYLED, (piece, sgr: string | undefined) =>
+    sgr === undefined ? safe(piece) : piece,
+  );
 }
 
 // JSON.stringify escapes C0 controls only. These appear in its output only inside strings, where

@@ -366,7 +366,7 @@ describe('palimpsest on damaged or foreign logs', () => {
 
   beforeAll(async () => {
     const store = await openStore(url);
-    for (const id of ['corrupt', 'future', 'invalid', 'escape', 'many']) {
+    for (const id of ['corrupt', 'future', 'invalid', 'escape', 'many', 'bidi\u202eid\u2028x']) {
       const session = await openSession(store, id);
       session.append('turn/start', { turn: 1 });
       session.append(
@@ -390,7 +390,10 @@ describe('palimpsest on damaged or foreign logs', () => {
             id: 'c',
             role: 'user',
             content: [
-              { type: 'text', text: 'before\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eafter' },
+              {
+                type: 'text',
+                text: 'before\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202eafter\u2028next',
+              },
               { type: 'text', text: '<script>alert(1)</script> [x](javascript:alert(1))\n```' },
             ],
             source: { kind: 'context' },
@@ -460,9 +463,27 @@ describe('palimpsest on damaged or foreign logs', () => {
       const output = run(...(args as [string, string]));
       expect(output.code).toBe(0);
       // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for leaked control characters.
-      expect(output.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
+      expect(output.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e\u2028]/);
       expect(output.stdout).toContain('\\u001b[2J');
     }
+  });
+
+  it('escapes ids, echoed options and --debug stacks on every command, not only the log', () => {
+    const outputs = [
+      run('ls'),
+      run('verify', '--all'),
+      run('repair', 'bidi\u202eid\u2028x'),
+      run('unlock', 'bidi\u202eid\u2028x'),
+      run('show', 'no\u202esuch\u001b[2J', '--debug'),
+      run('ls', '--\u001b[31mred'),
+      run('show', 'corrupt', '--debug'),
+    ];
+    for (const output of outputs) {
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for leaked control characters.
+      expect(output.stdout + output.stderr).not.toMatch(/[\u001b\u0007\u009b\u202e\u2028]/);
+    }
+    expect(outputs[0]?.stdout).toContain('bidi\\u202eid\\u2028x');
+    expect(outputs[5]?.stderr).toContain('\\u001b[31mred');
   });
 
   it('exports and --json output carry no control, C1 or bidi character and no live markup', () => {
@@ -476,7 +497,9 @@ describe('palimpsest on damaged or foreign logs', () => {
       const output = run(...args);
       expect(output.code, args.join(' ')).toBe(0);
       // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for leaked control characters.
-      expect(output.stdout).not.toMatch(/[\u001b\u0007\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+      expect(output.stdout).not.toMatch(
+        /[\u001b\u0007\u0080-\u009f\u2028\u202a-\u202e\u2066-\u2069]/,
+      );
       if (args.includes('--format')) {
         expect(JSON.stringify(JSON.parse(output.stdout))).toContain('\u009b31m\u202eafter');
       }
