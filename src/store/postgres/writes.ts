@@ -66,9 +66,9 @@ export async function createSession(ctx: PgContext, header: SessionHeader): Prom
 }
 
 /**
- * Appends a batch in one transaction: the session's row locked, `expectedSeq` checked against
- * `next_seq`, the lease checked (fencing), the rows and runs inserted, `next_seq` advanced and
- * the append notified.
+ * Appends a batch in one transaction: the session's row locked, the lease checked (fencing) and
+ * `expectedSeq` against `next_seq` (a fenced writer hears of its lease first), the rows and runs
+ * inserted, `next_seq` advanced and the append notified.
  */
 export async function appendEvents(
   ctx: PgContext,
@@ -89,6 +89,8 @@ export async function appendEvents(
         if (retry && position.next === expected + encoded.length && encoded.length > 0) {
           if (await holds(ctx, client, id, position.key, encoded)) return;
         }
+        // A writer fenced off is told so (LEASE_LOST), not that the new holder appended first.
+        await leases.checkWriter(client, id);
         throw new ConflictError(id, expected, position.next);
       }
       if (encoded.length === 0) return;

@@ -149,8 +149,9 @@ export class SqliteWrites {
    */
   #appendInTransaction(id: string, events: readonly SessionEvent[], expected: number): Appended {
     const context = this.#context;
-    const key = this.#checkNext(id, expected);
+    // A fenced writer is told so (LEASE_LOST), not that the new holder appended first.
     this.#locks.checkWriter(id);
+    const key = this.#checkNext(id, expected);
     const insert = context.sql.insertEvent;
     const learned = new Map<string, number>();
     const runs = planRuns(context.sql, context.rowContext(id, key), events, expected);

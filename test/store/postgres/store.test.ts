@@ -283,6 +283,10 @@ describePg('leases', () => {
     expect(fenced).toBeInstanceOf(LeaseLostError);
     expect((fenced as LeaseLostError).holder?.pid).toBe(process.pid);
     await second.append('s', notes(2, 1, 'new holder'), { expectedSeq: 2 });
+    // Once the new holder has appended, the fenced writer's seq is stale too: it still hears
+    // that its lease is gone, not of a conflict.
+    const stale = await rejection(first.append('s', notes(2, 1, 'late'), { expectedSeq: 2 }));
+    expect(stale).toBeInstanceOf(LeaseLostError);
     const events = (await second.load('s')).events;
     expect(events.map((event) => (dataAsJson(event) as { text: string }).text)).toEqual([
       'note',

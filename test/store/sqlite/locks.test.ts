@@ -261,6 +261,10 @@ describe('fencing: appends and the lock', () => {
     expect((await b.load('s')).events).toHaveLength(2);
     await b.append('s', events(2, 1), { expectedSeq: 2 });
     expect((await a.load('s')).events).toHaveLength(3);
+    // Its seq is stale now too: it still hears that its lock is gone, not of a conflict.
+    expect(await rejection(a.append('s', events(2, 2), { expectedSeq: 2 }))).toBeInstanceOf(
+      LeaseLostError,
+    );
   });
 
   it('keeps a writer whose lock was forced away fenced off until it locks the session again', async () => {
