@@ -147,27 +147,51 @@ export class SqliteReads {
     const limit = request.limit;
     const after = request.after?.header;
     const before = context.ledger?.snapshot();
-    let rows: SessionRow[];
-    let keys: ReadonlySet<number>;
-    try {
-      ({ rows, keys } = await context.retry(
+    const read = (scan: boolean) =>
+      context.retry(
         'list sessions',
         context.db.transaction(() => ({
           rows: (after === undefined
-            ? sql.page(request.filter, false).all({ ...request.filter, limit: limit + 1 })
+            ? sql.page(request.filter, false, scan).all({ ...request.filter, limit: limit + 1 })
             : sql
-                .page(request.filter, true)
+                .page(request.filter, true, scan)
                 .all({ ...request.filter, ...after, limit: limit + 1 })) as SessionRow[],
           keys: new Set(
-            after === undefined ? (sql.keys.all() as { key: number }[]).map((row) => row.key) : [],
+            after === undefined
+              ? ((scan ? sql.keysScanned : sql.keys).all() as { key: number }[]).map(
+                  (row) => row.key,
+                )
+              : [],
           ),
         })),
-      ));
+      );
+    const damaged: DamagedSession[] = [];
+    let rows: SessionRow[];
+    let keys: ReadonlySet<number>;
+    try {
+      ({ rows, keys } = await read(false));
     } catch (error) {
-      throw context.loadError('list sessions', error);
+      const damage = context.loadError('list sessions', error);
+      if (!CorruptLogError.isInstance(damage)) throw damage;
+      // A damaged index must not hide the sessions the table still holds: read the table
+      // itself, and name the damage.
+      try {
+        ({ rows, keys } = await read(true));
+      } catch {
+        throw damage;
+      }
+      damaged.push({
+        error: new CorruptLogError(
+          {
+            file: context.file,
+            reason:
+              'an index of the sessions table is damaged: the list was read from the table itself (REINDEX, or `palimpsest convert` to a new store, rebuilds it)',
+          },
+          { cause: error },
+        ),
+      });
     }
     const sessions: SessionSummary[] = [];
-    const damaged: DamagedSession[] = [];
     if (after === undefined && before !== undefined) {
       for (const found of vanishedSessions(context.file, before, keys)) {
         if (!context.deletedNow(found.key)) damaged.push(found.damaged);

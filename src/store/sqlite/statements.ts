@@ -29,7 +29,13 @@ export interface Statements {
   readonly keys: SqliteStatement;
   readonly firstPage: SqliteStatement;
   /** The statement of a `list` page with these filters (and after a cursor), prepared once. */
-  page(filter: ListFilter, afterCursor: boolean): SqliteStatement;
+  /**
+   * A page of the session list. `scan` reads the table without its indexes (`NOT INDEXED`),
+   * for a list to go on when an index of the table is damaged.
+   */
+  page(filter: ListFilter, afterCursor: boolean, scan?: boolean): SqliteStatement;
+  /** Every session key, read without the table's indexes. */
+  readonly keysScanned: SqliteStatement;
   readonly lockRow: SqliteStatement;
   readonly putLock: SqliteStatement;
   readonly dropLock: SqliteStatement;
@@ -90,8 +96,9 @@ export function prepareStatements(db: SqliteDatabase): Statements {
       'SELECT seq, type, data FROM events WHERE session_id = ? AND type IN (?, ?, ?) ORDER BY seq',
     ),
     keys: db.prepare('SELECT key FROM sessions'),
+    keysScanned: db.prepare('SELECT key FROM sessions NOT INDEXED'),
     firstPage: db.prepare(`${summary} ${order}`),
-    page: (filter, afterCursor) => {
+    page: (filter, afterCursor, scan = false) => {
       const conditions = [
         afterCursor
           ? `(created_at < @createdAt OR (created_at = @createdAt AND ${ID_ORDER}(id) > ${ID_ORDER}(@id)))`
@@ -104,7 +111,8 @@ export function prepareStatements(db: SqliteDatabase): Statements {
         // substr, not LIKE: LIKE folds ASCII case and gives % and _ a meaning.
         filter.idPrefix === undefined ? undefined : 'substr(id, 1, length(@idPrefix)) = @idPrefix',
       ].filter((condition) => condition !== undefined);
-      const sql = `${summary}${conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`} ${order}`;
+      const from = scan ? `${summary} NOT INDEXED` : summary;
+      const sql = `${from}${conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`} ${order}`;
       let statement = pages.get(sql);
       if (statement === undefined) {
         statement = db.prepare(sql);

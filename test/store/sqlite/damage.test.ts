@@ -13,7 +13,7 @@ import { CorruptLogError } from '../../../src/store/index.js';
 import { openSqliteStore } from '../../../src/store/sqlite/index.js';
 import { LEDGER_SUFFIX } from '../../../src/store/sqlite/ledger.js';
 import { inspectCopy } from '../../reliability/lib/damage.js';
-import { events, header, useTempDir } from './helpers.js';
+import { events, header, useTempDir, withRaw } from './helpers.js';
 
 const tempDir = useTempDir();
 
@@ -147,6 +147,37 @@ describe('SQLite media damage is detected, never silent', () => {
       expect(await store.load('session-0').catch((error: unknown) => error)).toBeInstanceOf(
         CorruptLogError,
       );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a zeroed index page leaves every session listed and loadable, and names the damage', async () => {
+    const { dir, acknowledged } = await pristine(false);
+    const pristineFile = join(dir, 'pristine.db');
+    const { pageSize, rootpage } = await withRaw(pristineFile, (db) => ({
+      pageSize: db.pragma('page_size', { simple: true }) as number,
+      ...(db
+        .prepare("SELECT rootpage FROM sqlite_master WHERE name = 'sessions_by_created'")
+        .get() as { rootpage: number }),
+    }));
+    const file = damagedCopy(dir, 1, '', (bytes) => {
+      bytes.fill(0, (rootpage - 1) * pageSize, rootpage * pageSize);
+      return bytes;
+    });
+    const store = await openSqliteStore(file, { readOnly: true });
+    try {
+      const page = await store.list();
+      expect(page.sessions.map((summary) => summary.header.id)).toEqual(
+        [...acknowledged.keys()].reverse(),
+      );
+      expect(page.damaged).toHaveLength(1);
+      expect(page.damaged?.[0]?.id).toBeUndefined();
+      expect(page.damaged?.[0]?.error).toBeInstanceOf(CorruptLogError);
+      expect(page.damaged?.[0]?.error.message).toContain('index');
+      for (const [id, events] of acknowledged) {
+        expect((await store.load(id)).events).toEqual(events);
+      }
     } finally {
       await store.close();
     }
