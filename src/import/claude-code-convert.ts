@@ -204,7 +204,8 @@ function assistant(
     }
   }
   const calls = content.some((block) => block.type === 'tool-call');
-  const { finishReason, endsTurn } = finish(stopReason, calls);
+  const { finishReason, endsTurn } =
+    model === SYNTHETIC && !calls ? interrupted : finish(stopReason, calls);
   builder.assistant(
     content,
     {
@@ -248,6 +249,20 @@ function assistantBlock(block: JsonObject): AssistantContentBlock | undefined {
       return undefined;
   }
 }
+
+/**
+ * The model Claude Code names on a reply it wrote itself: resuming a session whose last turn was
+ * interrupted (the process stopped mid-answer), it closes that turn with a synthetic "No response
+ * requested." The turn was cut, and the reply is not the model's.
+ */
+const SYNTHETIC = '<synthetic>';
+const interrupted: { finishReason: FinishReason; endsTurn: TurnEndReason } = {
+  finishReason: 'unknown',
+  endsTurn: {
+    kind: 'aborted',
+    cause: 'interrupted: Claude Code closed the turn with a reply of its own (<synthetic>)',
+  },
+};
 
 function finish(
   stopReason: string | undefined,

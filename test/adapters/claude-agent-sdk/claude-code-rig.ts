@@ -40,6 +40,8 @@ type Block = Record<string, unknown>;
 interface Reply {
   readonly content: readonly Block[];
   readonly stop: string;
+  /** Send the start of the answer, then nothing more: the user interrupts it. */
+  readonly stall?: boolean;
 }
 
 /** What the scripted model answers to a request. */
@@ -76,6 +78,9 @@ function answer(
       ],
       stop: 'tool_use',
     };
+  }
+  if (text.includes('STALL')) {
+    return { content: [{ type: 'text', text: 'Thinking about' }], stop: 'end_turn', stall: true };
   }
   if (text.includes('SUBAGENT')) {
     const input = { description: 'greet', prompt: 'Say hello.', subagent_type: 'general-purpose' };
@@ -128,7 +133,7 @@ function sse(reply: Reply, model: string, n: number): string {
   return events.join('');
 }
 
-async function startModel(cwd: string): Promise<Server> {
+async function startModel(cwd: string, onStall: () => void): Promise<Server> {
   let n = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -147,7 +152,14 @@ async function startModel(cwd: string): Promise<Server> {
       const reply = answer(body, cwd, n);
       if (body.stream === true) {
         response.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': `req_${n}` });
-        response.end(sse(reply, body.model, n));
+        const events = sse(reply, body.model, n);
+        if (reply.stall === true) {
+          // Up to the first text delta, then silence until the client goes away.
+          response.write(events.slice(0, events.indexOf('event: content_block_stop')));
+          onStall();
+          return;
+        }
+        response.end(events);
         return;
       }
       const message = {
@@ -193,7 +205,12 @@ export interface ClaudeCodeRun {
   /** The `result` messages, one per prompt (and one per turn a background task started). */
   readonly results: { readonly subtype: string; readonly result?: string }[];
   /** Runs one more prompt in the session, resuming it through the store. */
-  readonly ask: (prompt: string, options?: { readonly resumeSessionAt?: string }) => Promise<void>;
+  readonly ask: (
+    prompt: string,
+    options?: { readonly resumeSessionAt?: string; readonly abortController?: AbortController },
+  ) => Promise<void>;
+  /** Resolves once the model has sent the start of an answer to a STALL prompt and stopped. */
+  readonly stalled: () => Promise<void>;
   /** Stops the loopback model. */
   readonly close: () => void;
 }
@@ -210,7 +227,11 @@ export async function runClaudeCode(
   writeFileSync(join(cwd, 'a.txt'), 'alpha\n');
   writeFileSync(join(cwd, 'b.txt'), 'beta\n');
   const configDir = mkdtempSync(join(tmpdir(), 'claude-config-'));
-  const server = await startModel(cwd);
+  let stall: () => void = () => {};
+  const stalled = new Promise<void>((resolve) => {
+    stall = resolve;
+  });
+  const server = await startModel(cwd, () => stall());
   const env = {
     ...process.env,
     ANTHROPIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -224,7 +245,7 @@ export async function runClaudeCode(
   const results: { subtype: string; result?: string }[] = [];
   const ask = async (
     prompt: string,
-    extra: { readonly resumeSessionAt?: string } = {},
+    extra: { readonly resumeSessionAt?: string; readonly abortController?: AbortController } = {},
   ): Promise<void> => {
     const options = {
       cwd,
@@ -251,5 +272,9 @@ export async function runClaudeCode(
   }
   if (sessionId === undefined) throw new Error('Claude Code gave no result');
   if (!existsSync(join(configDir, 'projects'))) throw new Error('Claude Code wrote no transcript');
-  return { sessionId, cwd, configDir, results, ask, close: () => server.close() };
+  const close = (): void => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return { sessionId, cwd, configDir, results, ask, stalled: () => stalled, close };
 }

@@ -129,6 +129,27 @@ describeClaudeCode('ClaudeTranscriptStore on a real Claude Code run', () => {
     await store.close();
   });
 
+  it('an answer the user interrupted ends its turn as aborted, and the session goes on', async () => {
+    const store = await openStore('memory:');
+    const interrupted = await runClaudeCode(['Say hi'], new ClaudeTranscriptStore(store));
+    const abortController = new AbortController();
+    const asked = interrupted.ask('STALL on this one', { abortController });
+    await interrupted.stalled();
+    abortController.abort();
+    await asked.then(
+      () => undefined,
+      () => undefined,
+    );
+    await interrupted.ask('Say hi again');
+    interrupted.close();
+    const events = (await store.load(`claude-code-${interrupted.sessionId}`)).events;
+    const ends = events.flatMap((event) => (event.type === 'turn/end' ? [event.data.reason] : []));
+    expect(ends.map((reason) => reason.kind)).toEqual(['completed', 'aborted', 'completed']);
+    expect(ends[1]).toMatchObject({ cause: expect.stringContaining('<synthetic>') });
+    expect(checkInvariants(events)).toEqual([]);
+    await store.close();
+  });
+
   it('a mirror killed between or inside appends leaves whole batches, and a new one goes on from there', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'claude-kill-')), 'batches.json');
     writeFileSync(file, JSON.stringify(reference.batches));
