@@ -297,6 +297,72 @@ describe('Codex', () => {
   });
 });
 
+describe('Codex, a notice between a call and its output', () => {
+  const line = (type: string, payload: object) =>
+    JSON.stringify({ timestamp: '2026-11-04T08:00:00.000Z', type, payload });
+  const call = (id: string) =>
+    line('response_item', { type: 'function_call', name: 'shell', arguments: '{}', call_id: id });
+  const output = (id: string) =>
+    line('response_item', { type: 'function_call_output', call_id: id, output: 'done' });
+  const notice = line('response_item', {
+    type: 'message',
+    role: 'developer',
+    content: [{ type: 'input_text', text: 'Approved command prefix saved.' }],
+  });
+
+  function imported(lines: readonly string[]): readonly SessionEvent[] {
+    const dir = mkdtempSync(join(tmpdir(), 'codex-notice-'));
+    try {
+      writeFileSync(join(dir, 'rollout.jsonl'), `${lines.join('\n')}\n`);
+      return readSourceFile('codex', join(dir, 'rollout.jsonl')).sessions[0]?.events ?? [];
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const prompt = line('response_item', {
+    type: 'message',
+    role: 'user',
+    content: [{ type: 'input_text', text: 'Run both.' }],
+  });
+  const end = line('event_msg', { type: 'task_complete' });
+
+  it('places the notice after the step’s results, where it passes the pairing rules, and says it moved', () => {
+    const events = imported([
+      prompt,
+      call('c1'),
+      call('c2'),
+      notice,
+      output('c1'),
+      output('c2'),
+      end,
+    ]);
+    const surface = events.filter((e) => e.surfaceOp !== undefined).map((e) => e.type);
+    expect(surface).toEqual([
+      'user/message',
+      'assistant/message',
+      'tool/result',
+      'tool/result',
+      'context/message',
+    ]);
+    const moved = events.find((e) => e.type === 'context/message');
+    expect(origin(moved as SessionEvent)).toMatchObject({ line: 4, moved: 'after-tool-results' });
+    expect(checkInvariants(events, { requireClosed: true })).toEqual([]);
+  });
+
+  it('keeps a notice whose call never got its output, after the result made for it', () => {
+    const events = imported([prompt, call('c1'), notice]);
+    const surface = events.filter((e) => e.surfaceOp !== undefined).map((e) => e.type);
+    expect(surface).toEqual([
+      'user/message',
+      'assistant/message',
+      'tool/result',
+      'context/message',
+    ]);
+    expect(checkInvariants(events)).toEqual([]);
+  });
+});
+
 describe('pi', () => {
   const file = read('pi');
   const [active, branch] = file.sessions;
