@@ -111,7 +111,12 @@ const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
  * controls escaped.
  */
 export function jsonText(value: unknown, space = 2): string {
-  return (JSON.stringify(value, null, space) ?? 'null').replace(UNSAFE_IN_JSON, unicodeEscape);
+  return escapedJson(JSON.stringify(value, null, space) ?? 'null');
+}
+
+/** JSON text (or JSON lines) with the characters {@link jsonText} escapes escaped. */
+export function escapedJson(text: string): string {
+  return text.replace(UNSAFE_IN_JSON, unicodeEscape);
 }
 
 function unicodeEscape(char: string): string {

@@ -15,6 +15,13 @@ export { GrowingClaudeTranscript } from './claude-code-growing.js';
 export { readCodex } from './codex.js';
 export { ImportError, type ImportErrorCode } from './errors.js';
 export {
+  type ExportLoss,
+  exportPi,
+  type HarnessFile,
+  PI_SESSION_VERSION,
+  type PiExportOptions,
+} from './export-pi.js';
+export {
   type FailedFile,
   type ImportOptions,
   type ImportReport,

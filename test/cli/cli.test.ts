@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { convertToLlm, SessionManager } from '@mariozechner/pi-coding-agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
@@ -114,6 +115,25 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(anthropic.tools.length).toBeGreaterThan(0);
     const bad = run('export', id, '--format', 'yaml');
     expect(bad.code).toBe(2);
+  });
+
+  it('export --format pi writes a file pi opens with the messages the model sees, losses on stderr', () => {
+    const exported = run('export', id, '--format', 'pi');
+    expect(exported.code).toBe(0);
+    expect(exported.stderr).toContain('not carried over to pi:');
+    expect(exported.stderr).toContain('stream chunks');
+    const file = join(stores.dir, `${backend}-export.jsonl`);
+    writeFileSync(file, exported.stdout);
+    const byPi = convertToLlm(SessionManager.open(file, stores.dir).buildSessionContext().messages);
+    const ours = (
+      JSON.parse(run('export', id, '--format', 'json').stdout) as {
+        messages: { role: string }[];
+      }
+    ).messages;
+    expect(byPi.map((message) => message.role)).toEqual(
+      ours.map((message) => (message.role === 'tool' ? 'toolResult' : message.role)),
+    );
+    expect(run('export', id, '--format', 'pi', '--at', '3').code).toBe(2);
   });
 
   it('verify passes on good sessions', () => {

@@ -1,7 +1,8 @@
 /**
- * `palimpsest export ID --format markdown|json|openai|anthropic|html [--at SEQ]`: the transcript as
- * Markdown, or the messages the model sees, in palimpsest's own JSON or as the body of an
- * OpenAI chat-completions or Anthropic messages request, or the web viewer as one HTML file.
+ * `palimpsest export ID --format markdown|json|openai|anthropic|html|pi [--at SEQ]`: the
+ * transcript as Markdown, or the messages the model sees, in palimpsest's own JSON or as the body
+ * of an OpenAI chat-completions or Anthropic messages request, the web viewer as one HTML file,
+ * or the session as a file a harness resumes (pi), with what it could not hold on stderr.
  */
 
 import { toolCallInput } from '../../agent/index.js';
@@ -15,15 +16,16 @@ import {
   type Session,
   type ToolResultBlock,
 } from '../../core/index.js';
+import { exportPi } from '../../import/index.js';
 import { inspectSession } from '../../store/index.js';
 import { exportHtml } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { codeBlock, inertProse } from '../markdown.js';
 import { timeText } from '../render.js';
-import { jsonText, safe } from '../terminal.js';
+import { escapedJson, jsonText, safe } from '../terminal.js';
 
-const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html'] as const;
+const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html', 'pi'] as const;
 type Format = (typeof FORMATS)[number];
 
 export async function exportCommand(
@@ -39,6 +41,7 @@ export async function exportCommand(
     );
   }
   if (format === 'html') return htmlExport(context, id, options.at);
+  if (format === 'pi') return harnessExport(context, id, options.at);
   const session = await context.withReader((store) => inspectSession(store, id));
   const at = parseCount('--at', options.at) ?? session.seq - 1;
   if (at >= session.seq) {
@@ -81,6 +84,29 @@ async function htmlExport(context: CliContext, id: string, at: string | undefine
   }
   const loaded = await context.withReader((store) => store.load(id));
   context.terminal.out.write(exportHtml(loaded.header, loaded.events));
+}
+
+/**
+ * The session as a pi session file on stdout (its whole log: a harness resumes from the end), a
+ * crashed turn closed as repair would close it; what pi cannot hold is listed on stderr.
+ */
+async function harnessExport(
+  context: CliContext,
+  id: string,
+  at: string | undefined,
+): Promise<void> {
+  if (at !== undefined) {
+    throw new CliError(
+      '--at does not apply to --format pi: pi resumes a whole session',
+      EXIT.usage,
+    );
+  }
+  const session = await context.withReader((store) => inspectSession(store, id));
+  const file = exportPi(session);
+  context.terminal.out.write(escapedJson(file.text));
+  for (const loss of file.losses) {
+    context.terminal.note(`not carried over to pi: ${loss.count} × ${loss.what}`);
+  }
 }
 
 function markdown(session: Session): string {
