@@ -14,21 +14,8 @@ import type {
   UserContentBlock,
   UserMessage,
 } from '../core/index.js';
+import { type ExportSink, ExportWalk, type HarnessFile } from './export-walk.js';
 import { objectField, stringField } from './fields.js';
-
-/** Something of the session the harness's format cannot hold, and how often it occurred. */
-export interface ExportLoss {
-  readonly what: string;
-  readonly count: number;
-}
-
-/** A session written in a harness's format. */
-export interface HarnessFile {
-  /** The file's text (JSONL, `\n` after every line). */
-  readonly text: string;
-  /** What was not carried over, by reason; empty when nothing was lost. */
-  readonly losses: readonly ExportLoss[];
-}
 
 /** Options of {@link exportPi}. */
 export interface PiExportOptions {
@@ -41,24 +28,6 @@ export interface PiExportOptions {
 
 /** The pi format version written (pi 0.73 writes and reads version 3). */
 export const PI_SESSION_VERSION = 3;
-
-/** Events that carry nothing pi keeps, by the reason they are left out. */
-const NOT_KEPT: Readonly<Record<string, string>> = {
-  'assistant/chunk': 'stream chunks (pi keeps whole messages)',
-  'request/header': 'request headers: system prompt, tools and settings (pi keeps none)',
-  'request/retry': 'retried model calls (pi keeps the answer only)',
-};
-
-/** Brackets pi's entries imply: turns, steps, tool starts, compaction markers. */
-const IMPLIED: ReadonlySet<string> = new Set([
-  'turn/start',
-  'turn/end',
-  'step/start',
-  'step/end',
-  'tool/call',
-  'compaction/start',
-  'compaction/end',
-]);
 
 /** A pi entry as written: mutable until the file is serialized (a pruned result is updated). */
 type PiEntry = { id: string; [key: string]: unknown };
@@ -89,7 +58,7 @@ export function exportPi(
   options: PiExportOptions = {},
 ): HarnessFile {
   const writer = new PiWriter();
-  for (const event of session.events) writer.add(event);
+  writer.walk.run(session.events);
   const imported = importedFrom(session.header);
   const header = {
     type: 'session',
@@ -99,7 +68,7 @@ export function exportPi(
     cwd: options.cwd ?? imported.cwd ?? '',
   };
   const lines = [header, ...writer.entries].map((entry) => JSON.stringify(entry));
-  return { text: `${lines.join('\n')}\n`, losses: writer.losses() };
+  return { text: `${lines.join('\n')}\n`, losses: writer.walk.losses() };
 }
 
 /** What an imported session's header says of its source (`metadata.imported`). */
@@ -116,44 +85,45 @@ function importedFrom(header: SessionHeader): {
   };
 }
 
-/** Walks a log in order, keeping the surface, and writes pi's entries for it. */
-class PiWriter {
+/** Writes pi's entries for the steps of an {@link ExportWalk}. */
+class PiWriter implements ExportSink<PiEntry> {
   readonly entries: PiEntry[] = [];
-  /** The surface so far, as seqs; and the pi entry each surface seq became. */
-  private readonly surface: number[] = [];
-  private readonly entryOf = new Map<number, PiEntry>();
+  readonly walk = new ExportWalk<PiEntry>(this);
   private readonly toolNames = new Map<string, string>();
   private readonly usedIds = new Set<string>();
-  private readonly lost = new Map<string, number>();
   private leaf: string | null = null;
 
-  add(event: SessionEvent): void {
-    if (event.surfaceOp === undefined) {
-      if (IMPLIED.has(event.type)) return;
-      this.lose(NOT_KEPT[event.type] ?? `${event.type} events (no pi entry holds them)`);
-      return;
-    }
-    if (event.sourceEventSeqs !== undefined && event.surfaceOp === 'append') {
-      if (event.type !== 'assistant/message' && event.type !== 'tool/result') {
-        this.lose('provenance (sourceEventSeqs): pi records no derivation');
-      }
-    }
+  append(event: SessionEvent): PiEntry | undefined {
     const message = this.message(event);
-    if (message === undefined) return;
-    if (event.surfaceOp === 'append') {
-      this.append(event, message.type === 'message' ? { message: message.value } : message.value);
-      return;
+    if (message === undefined) return undefined;
+    return this.push(
+      event,
+      message.type === 'message' ? { message: message.value } : message.value,
+    );
+  }
+
+  compaction(event: SessionEvent<'user/message'>, kept: readonly PiEntry[]): PiEntry {
+    const content = event.data.content;
+    if (content.some((block) => block.type !== 'text')) {
+      this.walk.lose('images in a compaction summary (pi’s summary is text)');
     }
-    this.replace(event, message);
+    const entry = this.push(event, {
+      type: 'compaction',
+      summary: textOf(content),
+      firstKeptEntryId: '',
+      tokensBefore: 0,
+    });
+    // Nothing kept: the entry's own id keeps nothing before it (pi's reading of a compaction).
+    entry.firstKeptEntryId = kept[0]?.id ?? entry.id;
+    return entry;
   }
 
-  losses(): ExportLoss[] {
-    return [...this.lost].map(([what, count]) => ({ what, count }));
-  }
-
-  private append(event: SessionEvent, body: Body): void {
-    this.surface.push(event.seq);
-    this.entryOf.set(event.seq, this.push(event, body));
+  edit(entry: PiEntry, event: SessionEvent): boolean {
+    const message = this.message(event);
+    if (message?.type !== 'message') return false;
+    if ((entry.message as PiRole | undefined)?.role !== message.value.role) return false;
+    entry.message = message.value;
+    return true;
   }
 
   /** A new entry, the child of the last one (pi's leaf). */
@@ -168,52 +138,6 @@ class PiWriter {
     this.entries.push(entry);
     this.leaf = entry.id;
     return entry;
-  }
-
-  /**
-   * A replace: of the history's start by a compaction summary, pi's compaction entry; of one
-   * entry by another of its kind (a pruned result), that entry as the model sees it now.
-   */
-  private replace(event: SessionEvent, message: PiMessage): void {
-    const op = event.surfaceOp as { start: number; end: number };
-    const from = this.surface.indexOf(op.start);
-    const to = this.surface.indexOf(op.end);
-    if (from === -1 || to < from) return;
-    const summary =
-      event.type === 'user/message' && (event.data as UserMessage).source.kind === 'compaction';
-    if (summary && from === 0) {
-      const content = (event.data as UserMessage).content;
-      if (content.some((block) => block.type !== 'text')) {
-        this.lose('images in a compaction summary (pi’s summary is text)');
-      }
-      const kept = this.surface[to + 1];
-      const entry = this.push(event, {
-        type: 'compaction',
-        summary: textOf(content),
-        firstKeptEntryId: '',
-        tokensBefore: 0,
-      });
-      // Nothing kept: the entry's own id keeps nothing before it (pi's reading of a compaction).
-      entry.firstKeptEntryId =
-        kept === undefined ? entry.id : (this.entryOf.get(kept)?.id ?? entry.id);
-      // The entry is at the tail of pi's path; its summary is first on the surface.
-      this.surface.splice(0, to + 1, event.seq);
-      this.entryOf.set(event.seq, entry);
-      return;
-    }
-    const shadowed = this.entryOf.get(op.start);
-    if (from === to && shadowed !== undefined && message.type === 'message') {
-      if ((shadowed.message as PiRole | undefined)?.role === message.value.role) {
-        shadowed.message = message.value;
-        this.surface[from] = event.seq;
-        this.entryOf.set(event.seq, shadowed);
-        this.lose('originals of pruned or edited entries (pi holds each as the model sees it now)');
-        return;
-      }
-    }
-    this.lose(
-      'surface edits that are neither a compaction of the history’s start nor an edit of one entry (the entries are exported as they were)',
-    );
   }
 
   private message(event: SessionEvent): PiMessage | undefined {
@@ -244,7 +168,7 @@ class PiWriter {
       case 'tool/result':
         return { type: 'message', value: this.toolResult(event.data as ToolResultData, time) };
       default:
-        this.lose(`${event.type} events on the surface (no pi entry holds them)`);
+        this.walk.lose(`${event.type} events on the surface (no pi entry holds them)`);
         return undefined;
     }
   }
@@ -291,11 +215,11 @@ class PiWriter {
       case 'tool-call': {
         this.toolNames.set(block.id, block.name);
         const parsed = parseObject(block.arguments);
-        if (parsed === undefined) this.lose('tool-call arguments that are not a JSON object');
+        if (parsed === undefined) this.walk.lose('tool-call arguments that are not a JSON object');
         return { type: 'toolCall', id: block.id, name: block.name, arguments: parsed ?? {} };
       }
       case 'image':
-        this.lose('images in model output (pi holds none there)');
+        this.walk.lose('images in model output (pi holds none there)');
         return undefined;
     }
   }
@@ -319,7 +243,7 @@ class PiWriter {
       else if (block.type === 'image' && typeof (block as { data?: unknown }).data === 'string') {
         const image = block as { data: string; mediaType: string };
         out.push({ type: 'image', data: image.data, mimeType: image.mediaType });
-      } else this.lose(`${block.type} blocks pi cannot hold (an image by URL)`);
+      } else this.walk.lose(`${block.type} blocks pi cannot hold (an image by URL)`);
     }
     return out;
   }
@@ -331,10 +255,6 @@ class PiWriter {
       typeof own === 'string' && own !== '' && !this.usedIds.has(own) ? own : `seq-${event.seq}`;
     this.usedIds.add(id);
     return id;
-  }
-
-  private lose(what: string): void {
-    this.lost.set(what, (this.lost.get(what) ?? 0) + 1);
   }
 }
 

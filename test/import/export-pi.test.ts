@@ -161,7 +161,7 @@ describe('a session palimpsest’s loop recorded, exported to pi', () => {
     const again = reimported(file);
     expect(seenOfPalimpsest(again.deriveMessages())).toEqual(ours);
     expect(exported.losses.map((loss) => loss.what)).toContain(
-      'stream chunks (pi keeps whole messages)',
+      'stream chunks (the harness keeps whole messages)',
     );
   });
 });
