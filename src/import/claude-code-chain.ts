@@ -6,7 +6,9 @@
  *   result (whichever finished last), so the other calls and results hang off it as leaves,
  *   though the model saw all of them;
  * - links that only the UI shows (`progress` entries) hang off the chain as leaves too;
- * - older versions wrote `parentUuid: null` on every line, where file order is the chain.
+ * - older versions wrote `parentUuid: null` on every line, where file order is the chain;
+ * - an entry may name a parent the file does not hold (entries Claude Code kept elsewhere, a
+ *   compaction agent's transcript continuing its parent's chain): file order links it.
  * None of these is a branch the user left. A branch is a leaf whose own part (what it does not
  * share with the active path) holds a conversation entry the active path does not take in.
  */
@@ -32,7 +34,7 @@ export interface ChainNode extends TreeNode {
 
 /** The active path with the parallel results it lost put back, and the branches the user left. */
 export function conversationPaths<T extends ChainNode>(nodes: readonly T[]): TreePaths<T> {
-  const paths = treePaths(linkNullParents(nodes));
+  const paths = treePaths(linked(nodes));
   const active = withSiblingResults(paths.active, nodes);
   const taken = new Set(active.map((node) => node.id));
   const branches = paths.branches.filter(({ path }) =>
@@ -43,10 +45,10 @@ export function conversationPaths<T extends ChainNode>(nodes: readonly T[]): Tre
 
 /** The active path alone, as {@link conversationPaths} gives it, for a reader that keeps no branches. */
 export function activePath<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
-  const linked = linkNullParents(nodes);
-  const last = linked[linked.length - 1];
+  const chain = linked(nodes);
+  const last = chain[chain.length - 1];
   if (last === undefined) return [];
-  return withSiblingResults(pathTo(last, new Map(linked.map((node) => [node.id, node]))), nodes);
+  return withSiblingResults(pathTo(last, new Map(chain.map((node) => [node.id, node]))), nodes);
 }
 
 /**
@@ -70,6 +72,32 @@ export function pathPast<T extends ChainNode>(
     at = byId.get(at.parentId);
   }
   return later.length === 0 ? [] : undefined;
+}
+
+/** The chain as Claude Code meant it: null and dangling parents linked in file order. */
+function linked<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
+  return linkDanglingParents(linkNullParents(nodes));
+}
+
+/**
+ * Gives each entry whose `parentUuid` names no entry of the file the entry before it in the file
+ * as parent (the first such entry stays a root): a missing link is not a branch the user left,
+ * and file order is the order Claude Code wrote the conversation in.
+ */
+function linkDanglingParents<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
+  const ids = new Set(nodes.map((node) => node.id));
+  const dangling = (node: T) => node.parentId !== undefined && !ids.has(node.parentId);
+  if (!nodes.some(dangling)) return nodes;
+  let previous: T | undefined;
+  return nodes.map((node) => {
+    const linked = dangling(node)
+      ? previous === undefined
+        ? { ...node, parentId: undefined }
+        : { ...node, parentId: previous.id }
+      : node;
+    if (node.role !== 'boundary') previous = linked;
+    return linked;
+  });
 }
 
 /**

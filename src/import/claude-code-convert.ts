@@ -57,23 +57,48 @@ export class PathConverter {
       if (current.role !== 'conversation') continue;
       const message = objectField(current.entry, 'message') as JsonObject;
       if (current.entry.type === 'assistant') {
-        // The entries of one response share message.id; later links of the chain may sit between.
+        // The entries of one response share message.id; later links of the chain may sit between,
+        // and so may the results of calls Claude Code ran while the response was still streaming:
+        // the model saw one message, then the results.
         const start = i;
         const group = [message];
+        // Results between entries of the response: read after it, before anything that follows.
+        const early: EntryNode[] = [];
+        const results: EntryNode[] = [];
         const id = stringField(message, 'id');
-        while (id !== undefined) {
-          const next = nextConversation(path, i, to);
+        for (let scan = i; id !== undefined; ) {
+          const next = nextConversation(path, scan, to);
           if (next === undefined) break;
+          scan = next.index;
+          if (next.node.entry.type === 'user' && next.node.resultsOnly) {
+            results.push(next.node);
+            continue;
+          }
           const nextMessage = objectField(next.node.entry, 'message');
           if (next.node.entry.type !== 'assistant' || stringField(nextMessage, 'id') !== id) break;
           group.push(nextMessage as JsonObject);
           i = next.index;
+          // Results after the last entry of the response are read in their own place.
+          early.push(...results.splice(0));
         }
         const last = i >= lastLink;
         if (holdUnfinished && last && !group.some((m) => typeof m.stop_reason === 'string')) {
           return start;
         }
         assistant(group, builder, skips, at, id ?? (current.entry.uuid as string));
+        for (const result of early) {
+          const resultAt: At = {
+            line: result.line,
+            time: timeOf(result.entry.timestamp, this.time),
+          };
+          user(
+            result,
+            objectField(result.entry, 'message') as JsonObject,
+            builder,
+            skips,
+            resultAt,
+          );
+        }
         continue;
       }
       if (current.entry.isCompactSummary === true) {

@@ -14,6 +14,11 @@ export { readClaudeCode, subagentLink } from './claude-code.js';
 export { GrowingClaudeTranscript } from './claude-code-growing.js';
 export { readCodex } from './codex.js';
 export { ImportError, type ImportErrorCode } from './errors.js';
+export {
+  type ClaudeCodeExportOptions,
+  type ClaudeCodeFile,
+  exportClaudeCode,
+} from './export-claude-code.js';
 export { exportPi, PI_SESSION_VERSION, type PiExportOptions } from './export-pi.js';
 export type { ExportLoss, HarnessFile } from './export-walk.js';
 export {

@@ -20,6 +20,12 @@ export interface ParseLinesOptions {
    * `TRUNCATED_LINE`; `'wait'` leaves it out, for a file its harness is still writing (watch).
    */
   readonly partialTail?: 'error' | 'wait';
+  /**
+   * Called for a line before the last that is not JSON, instead of throwing `MALFORMED_LINE`:
+   * for a format whose harness skips such lines when it reads the file (pi), so that the import
+   * reads what the harness reads. The caller counts it.
+   */
+  readonly onMalformed?: (line: number) => void;
 }
 
 /**
@@ -55,6 +61,10 @@ export function parseLines(
           `${file}, line ${line}: the last line is cut short (${raw.length} characters, no newline, not complete JSON); the harness may still be writing it, or the file was cut`,
           { file, line },
         );
+      }
+      if (options.onMalformed !== undefined) {
+        options.onMalformed(line);
+        continue;
       }
       throw new ImportError(
         'MALFORMED_LINE',

@@ -44,6 +44,8 @@ const READERS: Readonly<
  */
 export const MAX_SOURCE_BYTES = 2 ** 29 - 24;
 
+const PI_SKIPS_MALFORMED = 'line that is not JSON (pi skips it when it reads the file)';
+
 /** True when `value` names a supported format. */
 export function isHarness(value: string): value is Harness {
   return (HARNESSES as readonly string[]).includes(value);
@@ -119,7 +121,13 @@ export function readSourceFile(
   path: string,
   options: ParseLinesOptions = {},
 ): ImportedFile {
-  const lines = parseLines(readSource(path), path, options);
+  // pi skips a line that is not JSON when it reads a session (a real write glitch joins two
+  // entries on one line): its import reads what pi reads, and counts the line.
+  let malformed = 0;
+  const lines = parseLines(readSource(path), path, {
+    ...options,
+    ...(harness === 'pi' ? { onMalformed: () => malformed++ } : {}),
+  });
   const reader = READERS[harness];
   if (lines.length === 0) return { harness, path, sessions: [], skipped: new Map() };
   if (!reader.looksLike(lines)) {
@@ -136,7 +144,9 @@ export function readSourceFile(
     holdUnfinished: options.partialTail === 'wait',
     ...(meta === undefined ? {} : { subagentMeta: meta }),
   };
-  return { ...reader.read(lines, resolve(path), held), path };
+  const read = reader.read(lines, resolve(path), held);
+  if (malformed === 0) return { ...read, path };
+  return { ...read, path, skipped: new Map([...read.skipped, [PI_SKIPS_MALFORMED, malformed]]) };
 }
 
 /**

@@ -84,12 +84,24 @@ describe('what palimpsest import refuses', () => {
 
   it('a malformed line is exit code 4, naming the file and line', () => {
     const path = join(stores.dir, 'broken.jsonl');
+    const lines = readFileSync(fixture('codex.jsonl'), 'utf8').split('\n');
+    lines[4] = 'not json';
+    writeFileSync(path, lines.join('\n'));
+    const result = run('import', '--from', 'codex', path);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain(`${path}, line 5`);
+  });
+
+  it('a pi line that is not JSON is skipped and counted, as pi itself skips it', () => {
+    const path = join(stores.dir, 'glitch.jsonl');
     const lines = readFileSync(fixture('pi.jsonl'), 'utf8').split('\n');
     lines[4] = 'not json';
     writeFileSync(path, lines.join('\n'));
     const result = run('import', '--from', 'pi', path);
-    expect(result.code).toBe(4);
-    expect(result.stderr).toContain(`${path}, line 5`);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /1\s+line that is not JSON \(pi skips it when it reads the file\)/,
+    );
   });
 
   it('a file without any conversation is exit code 9, said on stderr', () => {
