@@ -33,6 +33,7 @@ export const slowTests: readonly string[] = [
   'test/docs/tsdoc-examples.test.ts',
   // The real Claude Code (the Claude Agent SDK's binary) run against a loopback Anthropic API.
   'test/adapters/claude-agent-sdk/transcript-store.test.ts',
+  'test/adapters/claude-agent-sdk/export.test.ts',
   // Loopback servers replaying a provider's wire format to its real client package.
   'test/agent/wire-server.test.ts',
   'test/agent/wire-openai-compatible.test.ts',

@@ -111,10 +111,13 @@ class ClaudeWriter implements ExportSink<Entry> {
       isVisibleInTranscriptOnly: true,
       message: { role: 'user', content: this.userBlocks(event.data.content) },
     });
-    // What the surface keeps after the summary follows it again, as copies on the new chain.
+    // What the surface keeps after the summary follows it again, as copies on the new chain; a
+    // copied answer gets a message id of its own (Claude Code gathers entries by message id).
     for (const entry of kept) {
       const { uuid: _uuid, parentUuid: _parent, timestamp, ...rest } = entry;
-      this.push(Date.parse(String(timestamp)), rest);
+      const copy = this.push(Date.parse(String(timestamp)), rest);
+      const message = copy.message as Body;
+      if (copy.type === 'assistant') copy.message = { ...message, id: messageId(copy.uuid) };
     }
     return summary;
   }
@@ -156,7 +159,7 @@ class ClaudeWriter implements ExportSink<Entry> {
     const cacheWrite = usage?.cacheWriteTokens ?? 0;
     const source = data.message.source;
     return {
-      id: `msg_${hex(`${this.sessionId}:${data.message.id}`).slice(0, 24)}`,
+      id: messageId(`${this.sessionId}:${data.message.id}`),
       type: 'message',
       role: 'assistant',
       model: source.kind === 'model' ? source.model : 'unknown',
@@ -272,6 +275,11 @@ function parseInput(text: string, walk: ExportWalk<Entry>): unknown {
   } catch {}
   walk.lose('tool-call arguments that are not a JSON object');
   return {};
+}
+
+/** An Anthropic-style message id derived from `text`. */
+function messageId(text: string): string {
+  return `msg_${hex(text).slice(0, 24)}`;
 }
 
 function hex(text: string): string {

@@ -15,6 +15,7 @@ import { compact } from '../../src/compaction/index.js';
 import { checkInvariants, type Message, Session } from '../../src/core/index.js';
 import { exportPi, readSourceFile } from '../../src/import/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { blockParts } from './message-parts.js';
 
 let dir: string;
 beforeEach(() => {
@@ -33,25 +34,7 @@ const echo = defineTool({
 type Seen = { role: string; parts: string[] };
 
 function seenOfPalimpsest(messages: readonly Message[]): Seen[] {
-  return messages.map((message) => ({
-    role: message.role,
-    parts: message.content.flatMap((block): string[] => {
-      switch (block.type) {
-        case 'text':
-          return [`text:${block.text}`];
-        case 'reasoning':
-          return [`thinking:${block.text}`];
-        case 'tool-call':
-          return [`call:${block.id}:${block.name}:${JSON.stringify(JSON.parse(block.arguments))}`];
-        case 'tool-result':
-          return block.content.map(
-            (part) => `result:${block.toolCallId}:${part.type === 'text' ? part.text : part.type}`,
-          );
-        default:
-          return [block.type];
-      }
-    }),
-  }));
+  return messages.map((message) => ({ role: message.role, parts: blockParts(message) }));
 }
 
 /** What pi sends its model for a session file, in the same terms. */

@@ -16,7 +16,7 @@ import {
   type Session,
   type ToolResultBlock,
 } from '../../core/index.js';
-import { exportPi } from '../../import/index.js';
+import { exportClaudeCode, exportPi } from '../../import/index.js';
 import { inspectSession } from '../../store/index.js';
 import { exportHtml } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
@@ -25,7 +25,7 @@ import { codeBlock, inertProse } from '../markdown.js';
 import { timeText } from '../render.js';
 import { escapedJson, jsonText, safe } from '../terminal.js';
 
-const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html', 'pi'] as const;
+const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html', 'pi', 'claude-code'] as const;
 type Format = (typeof FORMATS)[number];
 
 export async function exportCommand(
@@ -41,7 +41,9 @@ export async function exportCommand(
     );
   }
   if (format === 'html') return htmlExport(context, id, options.at);
-  if (format === 'pi') return harnessExport(context, id, options.at);
+  if (format === 'pi' || format === 'claude-code') {
+    return harnessExport(context, id, format, options.at);
+  }
   const session = await context.withReader((store) => inspectSession(store, id));
   const at = parseCount('--at', options.at) ?? session.seq - 1;
   if (at >= session.seq) {
@@ -87,25 +89,32 @@ async function htmlExport(context: CliContext, id: string, at: string | undefine
 }
 
 /**
- * The session as a pi session file on stdout (its whole log: a harness resumes from the end), a
- * crashed turn closed as repair would close it; what pi cannot hold is listed on stderr.
+ * The session as a file its harness resumes, on stdout (its whole log: a harness resumes from the
+ * end), a crashed turn closed as repair would close it; what the format cannot hold, and where
+ * Claude Code looks for the file, on stderr.
  */
 async function harnessExport(
   context: CliContext,
   id: string,
+  format: 'pi' | 'claude-code',
   at: string | undefined,
 ): Promise<void> {
   if (at !== undefined) {
     throw new CliError(
-      '--at does not apply to --format pi: pi resumes a whole session',
+      `--at does not apply to --format ${format}: the harness resumes a whole session`,
       EXIT.usage,
     );
   }
   const session = await context.withReader((store) => inspectSession(store, id));
-  const file = exportPi(session);
+  const file = format === 'pi' ? exportPi(session) : exportClaudeCode(session);
   context.terminal.out.write(escapedJson(file.text));
   for (const loss of file.losses) {
-    context.terminal.note(`not carried over to pi: ${loss.count} × ${loss.what}`);
+    context.terminal.note(`not carried over to ${format}: ${loss.count} × ${loss.what}`);
+  }
+  if ('sessionId' in file) {
+    context.terminal.note(
+      `save it as ${file.sessionId}.jsonl in the folder of ~/.claude/projects that holds the project's other sessions, then run claude --resume ${file.sessionId} from the project`,
+    );
   }
 }
 

@@ -6,7 +6,7 @@
  * closing text); everything else (the transcript entries, their chain, the subagent's own
  * transcript, the mirror's batches) is Claude Code's.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -133,7 +133,16 @@ function sse(reply: Reply, model: string, n: number): string {
   return events.join('');
 }
 
-async function startModel(cwd: string, onStall: () => void): Promise<Server> {
+/** A request body the loopback model received. */
+export interface ModelRequest {
+  readonly messages: { readonly role: string; readonly content: unknown }[];
+}
+
+async function startModel(
+  cwd: string,
+  onStall: () => void,
+  requests: ModelRequest[] = [],
+): Promise<Server> {
   let n = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -149,6 +158,7 @@ async function startModel(cwd: string, onStall: () => void): Promise<Server> {
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"input_tokens":100}');
         return;
       }
+      requests.push(body);
       const reply = answer(body, cwd, n);
       if (body.stream === true) {
         response.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': `req_${n}` });
@@ -177,6 +187,19 @@ async function startModel(cwd: string, onStall: () => void): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
+}
+
+/** Claude Code's environment: the loopback model, its own config folder, nothing sent out. */
+function claudeEnv(server: Server, configDir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ANTHROPIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ANTHROPIC_API_KEY: 'sk-loopback-test',
+    CLAUDE_CONFIG_DIR: configDir,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
 }
 
 /** One `append` call the SDK made, as it made it. */
@@ -232,15 +255,7 @@ export async function runClaudeCode(
     stall = resolve;
   });
   const server = await startModel(cwd, () => stall());
-  const env = {
-    ...process.env,
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    ANTHROPIC_API_KEY: 'sk-loopback-test',
-    CLAUDE_CONFIG_DIR: configDir,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-  };
+  const env = claudeEnv(server, configDir);
   let sessionId: string | undefined;
   const results: { subtype: string; result?: string }[] = [];
   const ask = async (
@@ -277,4 +292,36 @@ export async function runClaudeCode(
     server.close();
   };
   return { sessionId, cwd, configDir, results, ask, stalled: () => stalled, close };
+}
+
+/**
+ * Resumes the transcript `text` (session `sessionId`, filed as Claude Code files it for `cwd`) in
+ * the real Claude Code with one more prompt; gives the requests the model received.
+ */
+export async function resumeTranscript(
+  text: string,
+  sessionId: string,
+  cwd: string,
+  prompt: string,
+): Promise<{ readonly requests: readonly ModelRequest[]; readonly subtype: string }> {
+  const configDir = mkdtempSync(join(tmpdir(), 'claude-config-'));
+  const project = join(configDir, 'projects', cwd.replace(/[^a-zA-Z0-9]/g, '-'));
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, `${sessionId}.jsonl`), text);
+  const requests: ModelRequest[] = [];
+  const server = await startModel(cwd, () => {}, requests);
+  let subtype = 'none';
+  try {
+    const env = claudeEnv(server, configDir);
+    for await (const message of query({
+      prompt,
+      options: { cwd, env, resume: sessionId, allowedTools: [] },
+    })) {
+      if (message.type === 'result') subtype = message.subtype;
+    }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+  return { requests, subtype };
 }
