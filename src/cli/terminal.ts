@@ -76,8 +76,8 @@ export interface Progress {
 
 // C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
 // isolates that can make text display in another order than it is (Trojan Source).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its job.
 // The line and paragraph separators (U+2028, U+2029) end a line in some terminals and editors.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its job.
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text from a model, tool or log, made safe to print: control characters become `\u….`. */
