@@ -66,9 +66,14 @@ export class PathConverter {
         const early: EntryNode[] = [];
         const results: EntryNode[] = [];
         const id = stringField(message, 'id');
+        // Only results followed the response to the end of what is read: more of it may come.
+        let openAtEnd = false;
         for (let scan = i; id !== undefined; ) {
           const next = nextConversation(path, scan, to);
-          if (next === undefined) break;
+          if (next === undefined) {
+            openAtEnd = results.length > 0;
+            break;
+          }
           scan = next.index;
           if (next.node.entry.type === 'user' && next.node.resultsOnly) {
             results.push(next.node);
@@ -81,7 +86,7 @@ export class PathConverter {
           // Results after the last entry of the response are read in their own place.
           early.push(...results.splice(0));
         }
-        const last = i >= lastLink;
+        const last = i >= lastLink || openAtEnd;
         if (holdUnfinished && last && !group.some((m) => typeof m.stop_reason === 'string')) {
           return start;
         }

@@ -5,9 +5,12 @@
  * over the messages, tool calls and tool results the source holds, counted independently of the
  * importer (the counts and how they were made are in the corpus README).
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkInvariants, type SessionEvent } from '../../src/core/index.js';
+import { sameImportedEvent } from '../../src/import/builder.js';
 import { type Harness, readSourceFile } from '../../src/import/index.js';
 
 const corpus = join(import.meta.dirname, 'corpus');
@@ -123,5 +126,30 @@ describe.each(FILES)('the %s file %s', (harness, file, expected) => {
     const counts = counted(imported.sessions[0]?.events ?? []);
     const { answers, ...rest } = counts;
     expect(expected.answers === undefined ? rest : counts).toEqual(expected);
+  });
+});
+
+describe('a Claude Code file read while it is written', () => {
+  it('reads as a prefix of the whole file at every line, results run during an answer included', () => {
+    const path = join(corpus, 'claude-code', 'spotter--tool_heavy.jsonl');
+    const text = readFileSync(path, 'utf8');
+    const whole = readSourceFile('claude-code', path).sessions[0]?.events ?? [];
+    const lines = text.split('\n');
+    const dir = mkdtempSync(join(tmpdir(), 'corpus-prefix-'));
+    try {
+      for (let cut = 1; cut < lines.length; cut++) {
+        const file = join(dir, 'spotter--tool_heavy.jsonl');
+        writeFileSync(file, `${lines.slice(0, cut).join('\n')}\n`);
+        const read = readSourceFile('claude-code', file, { partialTail: 'wait' });
+        const events = read.sessions[0]?.events ?? [];
+        const same = events.every((event, i) => sameImportedEvent(event, whole[i] as SessionEvent));
+        expect({ cut, prefix: same && events.length <= whole.length }).toEqual({
+          cut,
+          prefix: true,
+        });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
