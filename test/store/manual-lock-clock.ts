@@ -40,6 +40,11 @@ export class ManualLockClock implements LockClock {
     return new Promise((wake) => this.#sleepers.push({ at: this.#now + ms, wake }));
   }
 
+  /** How many sleeps are pending: the code under test is waiting on this clock. */
+  get sleeping(): number {
+    return this.#sleepers.length;
+  }
+
   /** How many heartbeats are scheduled (a released lock stops its own). */
   get heartbeats(): number {
     return this.#tickers.size;

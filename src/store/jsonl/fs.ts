@@ -27,6 +27,11 @@ export interface FsStats {
   readonly mtimeMs: number;
   readonly dev: number;
   readonly ino: number;
+  /**
+   * Creation, epoch ms, where the file system records it (0 or absent where it does not): tells
+   * a directory from an earlier one, since deleted, whose inode number it reuses.
+   */
+  readonly birthtimeMs?: number;
   /** Type and permission bits. */
   readonly mode: number;
   isFile(): boolean;

@@ -40,5 +40,8 @@ export async function openJsonlStore(
       `jsonl store path ${absolute} exists but is not a directory`,
     );
   }
-  return new JsonlStore(absolute, `${stats.dev}:${stats.ino}`, resolved);
+  // The inode alone would not do: a file system hands a deleted directory's inode number to the
+  // next one created, and a lock this process still held in the old one must not hold the new.
+  const key = `${stats.dev}:${stats.ino}:${stats.birthtimeMs ?? 0}`;
+  return new JsonlStore(absolute, key, resolved);
 }

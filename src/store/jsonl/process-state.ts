@@ -3,7 +3,7 @@
  * writer locks the process holds. Two store instances on one directory (or two copies of this
  * module, loaded twice by a bundler) must still never interleave writes to one file, so the state
  * lives on `globalThis` under a registered symbol, keyed by the directory's device and inode
- * rather than its path string (a symlinked path names the same files).
+ * (and birth time) rather than its path string (a symlinked path names the same files).
  */
 import type { LockOwner } from '../contract/errors.js';
 

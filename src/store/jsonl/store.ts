@@ -74,7 +74,7 @@ export class JsonlStore implements SessionStore {
   readonly location: string;
   /** The absolute directory of the logs. */
   readonly directory: string;
-  /** Device and inode of the directory: the process-wide identity of its files. */
+  /** Device, inode and birth time of the directory: the process-wide identity of its files. */
   readonly #directoryKey: string;
   readonly #options: ResolvedOptions;
   readonly #fs: FsFacade;
