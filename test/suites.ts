@@ -34,6 +34,8 @@ export const slowTests: readonly string[] = [
   // The real Claude Code (the Claude Agent SDK's binary) run against a loopback Anthropic API.
   'test/adapters/claude-agent-sdk/transcript-store.test.ts',
   'test/adapters/claude-agent-sdk/export.test.ts',
+  // The real Codex CLI (@openai/codex) resuming rollouts against a loopback Responses API.
+  'test/import/codex-resume.test.ts',
   // Loopback servers replaying a provider's wire format to its real client package.
   'test/agent/wire-server.test.ts',
   'test/agent/wire-openai-compatible.test.ts',

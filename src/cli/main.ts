@@ -266,12 +266,12 @@ function program(): Command {
   root
     .command('export')
     .description(
-      'print the transcript as Markdown, the messages the model sees as JSON or as an OpenAI / Anthropic request body, the web viewer as one HTML file, or the session as a file pi or Claude Code resumes',
+      'print the transcript as Markdown, the messages the model sees as JSON or as an OpenAI / Anthropic request body, the web viewer as one HTML file, or the session as a file pi, Claude Code or Codex resumes',
     )
     .argument('<id>')
     .addOption(
       new Option('--format <format>', 'output format')
-        .choices(['markdown', 'json', 'openai', 'anthropic', 'html', 'pi', 'claude-code'])
+        .choices(['markdown', 'json', 'openai', 'anthropic', 'html', 'pi', 'claude-code', 'codex'])
         .default('markdown'),
     )
     .option('--at <seq>', 'the messages as of this event (json, openai, anthropic)')

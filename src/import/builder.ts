@@ -64,6 +64,11 @@ export interface AssistantInfo {
   readonly usage?: TokenUsage;
   /** The turn ends with this message (the source says the agent stopped). */
   readonly endsTurn?: TurnEndReason;
+  /**
+   * The system prompt the model was sent with this message, where the source records it: a
+   * `request/header` precedes the message when it differs from the one in effect.
+   */
+  readonly system?: string;
 }
 
 /** Error code of the result made for a call the source recorded no result for. */
@@ -78,6 +83,8 @@ export class SessionBuilder {
   private step = 0;
   private stepOpen = false;
   private requester = -1;
+  /** The system prompt of the last `request/header` written. */
+  private system: string | undefined;
   /** Calls the open step's assistant messages requested and no result answered, in order. */
   private readonly pending = new Map<string, { name: string; arguments: string }>();
   /** The source line of each surface-eligible event, by seq. */
@@ -223,6 +230,11 @@ export class SessionBuilder {
     this.step++;
     this.stepOpen = true;
     this.structure('step/start', { turn: this.turn, step: this.step }, at);
+    if (info.system !== undefined && info.system !== this.system) {
+      this.system = info.system;
+      const header = { provider: info.provider, model: info.model, system: info.system };
+      this.session.appendAdopted('request/header', { ...header, origin: this.origin(at) } as never);
+    }
     this.sourceMessages++;
     const event = this.surface(
       'assistant/message',

@@ -28,6 +28,8 @@ import { assemble, baseHeader, type ImportedFile, type ReadOptions, Skips } from
 
 const ROLLOUT_TYPES: ReadonlySet<string> = new Set([
   'session_meta',
+  'token_usage_record',
+  'world_state',
   'response_item',
   'compacted',
   'turn_context',
@@ -105,6 +107,7 @@ export function readCodex(
     skips,
     stringField(meta, 'model_provider') ?? 'openai',
     options.holdUnfinished === true,
+    stringField(objectField(meta, 'base_instructions'), 'text'),
   );
   const sessions = builder.events.length === 0 ? [] : assemble(base, builder, []);
   return {
@@ -126,6 +129,7 @@ function convert(
   skips: Skips,
   provider: string,
   holdUnfinished: boolean,
+  system: string | undefined,
 ): void {
   let time = 0;
   let model = 'unknown';
@@ -140,6 +144,8 @@ function convert(
         model,
         finishReason: calls ? 'tool-calls' : 'unknown',
         ...(response.usage === undefined ? {} : { usage: response.usage }),
+        // Codex sends its base instructions as the request's instructions, every time.
+        ...(system === undefined ? {} : { system }),
       },
       response.at,
     );
@@ -172,6 +178,20 @@ function convert(
       case 'event_msg':
         event(payload, builder, skips, at, flush, () => response);
         break;
+      case 'token_usage_record': {
+        // Codex 0.17x writes a response's usage as soon as it completes, before the outputs of
+        // its calls (its token_count event may come after them).
+        const usage = objectField(payload, 'usage');
+        if (response !== undefined && usage !== undefined)
+          response.usage = usageOf(usage, CODEX_USAGE);
+        else skips.add('token_usage_record (usage of a response already ended)');
+        break;
+      }
+      case 'world_state':
+        skips.add(
+          'world_state (the environment Codex renders into the context messages it sends, which are imported)',
+        );
+        break;
       case 'response_item':
         item(payload, builder, skips, at, flush, gather);
         break;
@@ -198,9 +218,22 @@ function item(
     case 'message': {
       const role = payload.role;
       if (role === 'assistant') {
+        // Codex 0.12x marks an answer `commentary` or `final_answer` and sends the mark back;
+        // 0.17x keeps a text's annotations and sends those back too.
+        const phase = stringField(payload, 'phase');
         for (const part of objectsField(payload, 'content') ?? []) {
           const value = stringField(part, 'text');
-          if (value !== undefined) gather(text(value), at);
+          if (value === undefined) continue;
+          const openai = {
+            ...(phase === undefined ? {} : { phase }),
+            ...(Array.isArray(part.annotations) ? { annotations: part.annotations } : {}),
+          };
+          gather(
+            Object.keys(openai).length === 0
+              ? text(value)
+              : { type: 'text', text: value, providerMetadata: { openai } },
+            at,
+          );
         }
         return;
       }
@@ -211,6 +244,8 @@ function item(
       return;
     }
     case 'reasoning': {
+      // One block per summary part, as the AI SDK reads OpenAI's reasoning; the item's
+      // encrypted content rides on its first part, and later parts say which part they are.
       const parts = [
         ...(objectsField(payload, 'summary') ?? []),
         ...(objectsField(payload, 'content') ?? []),
@@ -218,16 +253,20 @@ function item(
         .map((part) => stringField(part, 'text'))
         .filter((part): part is string => part !== undefined);
       const encrypted = stringField(payload, 'encrypted_content');
-      gather(
-        {
-          type: 'reasoning',
-          text: parts.join('\n\n'),
-          ...(encrypted === undefined
-            ? {}
-            : { providerMetadata: { openai: { encryptedContent: encrypted } } }),
-        },
-        at,
-      );
+      (parts.length === 0 ? [''] : parts).forEach((part, index) => {
+        const openai = {
+          ...(index === 0 && encrypted !== undefined ? { encryptedContent: encrypted } : {}),
+          ...(index === 0 ? {} : { summaryPart: index }),
+        };
+        gather(
+          {
+            type: 'reasoning',
+            text: part,
+            ...(Object.keys(openai).length === 0 ? {} : { providerMetadata: { openai } }),
+          },
+          at,
+        );
+      });
       return;
     }
     case 'function_call':
@@ -289,7 +328,7 @@ function event(
       // Written when a response completes: it ends the response and carries its usage.
       const usage = objectField(objectField(payload, 'info'), 'last_token_usage');
       const response = pending();
-      if (response !== undefined && usage !== undefined)
+      if (response !== undefined && usage !== undefined && response.usage === undefined)
         response.usage = usageOf(usage, CODEX_USAGE);
       flush();
       return;
@@ -389,5 +428,6 @@ const CODEX_USAGE = {
   cachedInputTokens: 'cached_input_tokens',
   outputTokens: 'output_tokens',
   reasoningTokens: 'reasoning_output_tokens',
+  cacheWriteTokens: 'cache_write_input_tokens',
   totalTokens: 'total_tokens',
 } as const;

@@ -5,7 +5,6 @@
  * Claude Code's own `compact_boundary` and compact summary followed by the entries the surface
  * keeps. Entry ids are derived from the session, so exporting twice writes the same file.
  */
-import { createHash } from 'node:crypto';
 import type {
   AssistantContentBlock,
   AssistantMessageData,
@@ -15,6 +14,7 @@ import type {
   UserContentBlock,
   UserMessage,
 } from '../core/index.js';
+import { hexDigest, uuidOf } from './export-ids.js';
 import { type ExportSink, ExportWalk, type HarnessFile } from './export-walk.js';
 import { objectField, stringField } from './fields.js';
 
@@ -279,15 +279,5 @@ function parseInput(text: string, walk: ExportWalk<Entry>): unknown {
 
 /** An Anthropic-style message id derived from `text`. */
 function messageId(text: string): string {
-  return `msg_${hex(text).slice(0, 24)}`;
-}
-
-function hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-/** A version-4-shaped UUID derived from `text`: the same text gives the same id. */
-function uuidOf(text: string): string {
-  const h = hex(text);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((Number.parseInt(h[16] ?? '0', 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return `msg_${hexDigest(text).slice(0, 24)}`;
 }

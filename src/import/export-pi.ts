@@ -14,7 +14,14 @@ import type {
   UserContentBlock,
   UserMessage,
 } from '../core/index.js';
-import { type ExportSink, ExportWalk, type HarnessFile } from './export-walk.js';
+import {
+  type ExportSink,
+  ExportWalk,
+  type HarnessFile,
+  iso,
+  parseObject,
+  textOf,
+} from './export-walk.js';
 import { objectField, stringField } from './fields.js';
 
 /** Options of {@link exportPi}. */
@@ -281,26 +288,4 @@ function signatureOf(metadata: JsonObject | undefined): string | undefined {
     stringField(objectField(metadata, 'pi'), 'thinkingSignature') ??
     stringField(objectField(metadata, 'anthropic'), 'signature')
   );
-}
-
-function parseObject(text: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(text === '' ? '{}' : text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as JsonObject)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function textOf(blocks: readonly UserContentBlock[]): string {
-  return blocks
-    .map((block) => (block.type === 'text' ? block.text : ''))
-    .filter((text) => text !== '')
-    .join('\n\n');
-}
-
-function iso(time: number): string {
-  return new Date(time).toISOString();
 }

@@ -1,10 +1,15 @@
 /**
  * What an export to a harness's format sees of a log: its surface-eligible events in order, each
  * an append, a compaction of the history's start, or an edit of one entry, with the surface kept
- * as it goes. The writers (`export-pi.ts`, `export-claude-code.ts`) turn these into entries; what
- * no format holds is counted here, once, by reason.
+ * as it goes. The writers (`export-pi.ts`, `export-claude-code.ts`, `export-codex.ts`) turn these
+ * into entries; what no format holds is counted here, once, by reason.
  */
-import { isEventOfType, type SessionEvent } from '../core/index.js';
+import {
+  isEventOfType,
+  type JsonObject,
+  type SessionEvent,
+  type UserContentBlock,
+} from '../core/index.js';
 
 /** Something of the session the harness's format cannot hold, and how often it occurred. */
 export interface ExportLoss {
@@ -31,6 +36,13 @@ export interface ExportSink<Entry> {
   compaction(event: SessionEvent<'user/message'>, kept: readonly Entry[]): Entry;
   /** One entry replaced by `event` (a pruned result): update `entry` as the model sees it now. */
   edit(entry: Entry, event: SessionEvent): boolean;
+  /** A bracket the entries imply (a turn's start or end), for a format that marks them too. */
+  bracket?(event: SessionEvent): void;
+  /**
+   * For an event off the surface that the format holds in part (a request header's system
+   * prompt): what of it is lost, or `''` when nothing is. Without it, the walk's own reason.
+   */
+  unkept?(event: SessionEvent): string | undefined;
 }
 
 /** Events that carry nothing a harness file keeps, by the reason they are left out. */
@@ -78,10 +90,13 @@ export class ExportWalk<Entry> {
   private add(event: SessionEvent): void {
     const op = event.surfaceOp;
     if (op === undefined) {
-      if (!IMPLIED.has(event.type)) {
-        this.lose(
-          NOT_KEPT[event.type] ?? `${event.type} events (no entry of the format holds them)`,
-        );
+      if (IMPLIED.has(event.type)) this.sink.bracket?.(event);
+      else {
+        const reason =
+          this.sink.unkept?.(event) ??
+          NOT_KEPT[event.type] ??
+          `${event.type} events (no entry of the format holds them)`;
+        if (reason !== '') this.lose(reason);
       }
       return;
     }
@@ -128,4 +143,29 @@ export class ExportWalk<Entry> {
       'surface edits that are neither a compaction of the history’s start nor an edit of one entry (the entries are exported as they were)',
     );
   }
+}
+
+/** Tool-call arguments as an object (none at all is an empty one); `undefined` if not one. */
+export function parseObject(text: string): JsonObject | undefined {
+  try {
+    const value: unknown = JSON.parse(text === '' ? '{}' : text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as JsonObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The text blocks of `blocks`, joined by blank lines. */
+export function textOf(blocks: readonly UserContentBlock[]): string {
+  return blocks
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .filter((text) => text !== '')
+    .join('\n\n');
+}
+
+/** An epoch-ms time as the ISO text the harnesses write. */
+export function iso(time: number): string {
+  return new Date(time).toISOString();
 }

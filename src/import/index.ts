@@ -19,6 +19,7 @@ export {
   type ClaudeCodeFile,
   exportClaudeCode,
 } from './export-claude-code.js';
+export { type CodexExportOptions, type CodexFile, exportCodex } from './export-codex.js';
 export { exportPi, PI_SESSION_VERSION, type PiExportOptions } from './export-pi.js';
 export type { ExportLoss, HarnessFile } from './export-walk.js';
 export {

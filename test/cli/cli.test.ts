@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { convertToLlm, SessionManager } from '@mariozechner/pi-coding-agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/core/index.js';
+import { readSourceFile } from '../../src/import/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { cli, liveCli, tempStores } from './helpers.js';
 
@@ -134,6 +135,28 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       ours.map((message) => (message.role === 'tool' ? 'toolResult' : message.role)),
     );
     expect(run('export', id, '--format', 'pi', '--at', '3').code).toBe(2);
+  });
+
+  it('export --format codex writes a rollout that imports back, and says where Codex looks for it', () => {
+    const exported = run('export', id, '--format', 'codex');
+    expect(exported.code).toBe(0);
+    expect(exported.stderr).toMatch(
+      /save it as ~\/\.codex\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-/,
+    );
+    expect(exported.stderr).toContain('then run codex resume ');
+    const file = join(stores.dir, `${backend}-export-codex.jsonl`);
+    writeFileSync(file, exported.stdout);
+    const [back] = readSourceFile('codex', file).sessions;
+    if (back === undefined) throw new Error('the rollout imported no session');
+    const ours = (
+      JSON.parse(run('export', id, '--format', 'json').stdout) as {
+        messages: { role: string }[];
+      }
+    ).messages;
+    const again = Session.create({ header: back.header, seed: back.events });
+    expect(again.deriveMessages().map((message) => message.role)).toEqual(
+      ours.map((message) => message.role),
+    );
   });
 
   it('verify passes on good sessions', () => {

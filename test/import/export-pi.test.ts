@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertToLlm, SessionManager } from '@mariozechner/pi-coding-agent';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, runTurn } from '../../src/agent/index.js';
+import { runTurn } from '../../src/agent/index.js';
 import { compact } from '../../src/compaction/index.js';
 import { checkInvariants, type Message, Session } from '../../src/core/index.js';
 import { exportPi, readSourceFile } from '../../src/import/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { loopSession } from './loop-session.js';
 import { blockParts } from './message-parts.js';
 
 let dir: string;
@@ -22,13 +22,6 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'export-pi-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'Returns its text.',
-  parameters: z.object({ text: z.string() }),
-  execute: ({ text }) => `echo: ${text}`,
-});
 
 /** A message as a model reads it: its role and each block's kind and text or call. */
 type Seen = { role: string; parts: string[] };
@@ -70,31 +63,6 @@ function seenByPi(file: string): Seen[] {
       }),
     };
   });
-}
-
-async function loopSession(): Promise<Session> {
-  const session = Session.create({ id: 'loop' });
-  for (const [input, script] of [
-    [
-      'Echo twice.',
-      [
-        {
-          toolCalls: [
-            { name: 'echo', args: { text: 'a' } },
-            { name: 'echo', args: { text: 'b' } },
-          ],
-        },
-        { text: 'Echoed a and b.' },
-      ],
-    ],
-    [
-      'And once more.',
-      [{ toolCalls: [{ name: 'echo', args: { text: 'c' } }] }, { text: 'Echoed c.' }],
-    ],
-  ] as const) {
-    await runTurn({ session, model: scriptedModel([...script]), tools: [echo], input });
-  }
-  return session;
 }
 
 /** The session `palimpsest import` makes of a pi file, as a live Session (validated). */

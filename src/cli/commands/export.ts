@@ -1,8 +1,9 @@
 /**
- * `palimpsest export ID --format markdown|json|openai|anthropic|html|pi [--at SEQ]`: the
- * transcript as Markdown, or the messages the model sees, in palimpsest's own JSON or as the body
- * of an OpenAI chat-completions or Anthropic messages request, the web viewer as one HTML file,
- * or the session as a file a harness resumes (pi), with what it could not hold on stderr.
+ * `palimpsest export ID --format markdown|json|openai|anthropic|html|pi|claude-code|codex
+ * [--at SEQ]`: the transcript as Markdown, or the messages the model sees, in palimpsest's own
+ * JSON or as the body of an OpenAI chat-completions or Anthropic messages request, the web viewer
+ * as one HTML file, or the session as a file a harness resumes (pi, Claude Code, Codex), with
+ * what it could not hold on stderr.
  */
 
 import { toolCallInput } from '../../agent/index.js';
@@ -16,7 +17,7 @@ import {
   type Session,
   type ToolResultBlock,
 } from '../../core/index.js';
-import { exportClaudeCode, exportPi } from '../../import/index.js';
+import { exportClaudeCode, exportCodex, exportPi } from '../../import/index.js';
 import { inspectSession } from '../../store/index.js';
 import { exportHtml } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
@@ -25,7 +26,16 @@ import { codeBlock, inertProse } from '../markdown.js';
 import { timeText } from '../render.js';
 import { escapedJson, jsonText, safe } from '../terminal.js';
 
-const FORMATS = ['markdown', 'json', 'openai', 'anthropic', 'html', 'pi', 'claude-code'] as const;
+const FORMATS = [
+  'markdown',
+  'json',
+  'openai',
+  'anthropic',
+  'html',
+  'pi',
+  'claude-code',
+  'codex',
+] as const;
 type Format = (typeof FORMATS)[number];
 
 export async function exportCommand(
@@ -41,7 +51,7 @@ export async function exportCommand(
     );
   }
   if (format === 'html') return htmlExport(context, id, options.at);
-  if (format === 'pi' || format === 'claude-code') {
+  if (format === 'pi' || format === 'claude-code' || format === 'codex') {
     return harnessExport(context, id, format, options.at);
   }
   const session = await context.withReader((store) => inspectSession(store, id));
@@ -96,7 +106,7 @@ async function htmlExport(context: CliContext, id: string, at: string | undefine
 async function harnessExport(
   context: CliContext,
   id: string,
-  format: 'pi' | 'claude-code',
+  format: 'pi' | 'claude-code' | 'codex',
   at: string | undefined,
 ): Promise<void> {
   if (at !== undefined) {
@@ -106,12 +116,21 @@ async function harnessExport(
     );
   }
   const session = await context.withReader((store) => inspectSession(store, id));
-  const file = format === 'pi' ? exportPi(session) : exportClaudeCode(session);
+  const file =
+    format === 'pi'
+      ? exportPi(session)
+      : format === 'codex'
+        ? exportCodex(session)
+        : exportClaudeCode(session);
   context.terminal.out.write(escapedJson(file.text));
   for (const loss of file.losses) {
     context.terminal.note(`not carried over to ${format}: ${loss.count} × ${loss.what}`);
   }
-  if ('sessionId' in file) {
+  if (format === 'codex' && 'path' in file && 'sessionId' in file) {
+    context.terminal.note(
+      `save it as ~/.codex/${file.path} (under $CODEX_HOME if you set it), then run codex resume ${file.sessionId}`,
+    );
+  } else if ('sessionId' in file) {
     context.terminal.note(
       `save it as ${file.sessionId}.jsonl in the folder of ~/.claude/projects that holds the project's other sessions, then run claude --resume ${file.sessionId} from the project`,
     );

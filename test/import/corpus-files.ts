@@ -1,0 +1,87 @@
+/**
+ * The corpus of session files the harnesses wrote (test/import/corpus, sources and licenses in
+ * its README), with what each holds, counted by a script of its own (see the README).
+ */
+import type { Harness } from '../../src/import/index.js';
+
+/** What the source holds: input messages (the user's and injected context), answers, calls, results. */
+export interface Counts {
+  readonly inputs: number;
+  /** Model responses; omitted for Codex, whose rollouts count output items, not responses. */
+  readonly answers?: number;
+  readonly calls: number;
+  readonly results: number;
+}
+
+export const FILES: readonly (readonly [Harness, string, Counts])[] = [
+  [
+    'claude-code',
+    'agent-history--session-01.jsonl',
+    { inputs: 1, answers: 1, calls: 0, results: 0 },
+  ],
+  // 19 results in the file; one answers a call whose entry the file does not hold (skipped).
+  ['claude-code', 'codemie--5c187f31.jsonl', { inputs: 3, answers: 14, calls: 22, results: 18 }],
+  [
+    'claude-code',
+    'codemie--tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl',
+    { inputs: 3, answers: 7, calls: 6, results: 6 },
+  ],
+  [
+    'claude-code',
+    'codemie--tmp-private/agent-36541525.jsonl',
+    { inputs: 1, answers: 1, calls: 0, results: 0 },
+  ],
+  [
+    'claude-code',
+    'codemie--tmp-private/agent-50243ee8.jsonl',
+    { inputs: 1, answers: 1, calls: 0, results: 0 },
+  ],
+  ['claude-code', 'codemie--turn-2.jsonl', { inputs: 1, answers: 11, calls: 14, results: 14 }],
+  [
+    'claude-code',
+    'codemie--turn-2/subagents/agent-a485154.jsonl',
+    { inputs: 1, answers: 6, calls: 20, results: 20 },
+  ],
+  ['claude-code', 'spotter--short.jsonl', { inputs: 2, answers: 1, calls: 2, results: 2 }],
+  ['claude-code', 'spotter--tool_heavy.jsonl', { inputs: 7, answers: 4, calls: 6, results: 6 }],
+  ['claude-code', 'spotter--subagent.jsonl', { inputs: 4, answers: 12, calls: 16, results: 16 }],
+  [
+    'claude-code',
+    'spotter--8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-a7be2f0.jsonl',
+    { inputs: 1, answers: 13, calls: 19, results: 19 },
+  ],
+  [
+    'claude-code',
+    'spotter--8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-acompact-f46190.jsonl',
+    { inputs: 6, answers: 1, calls: 0, results: 0 },
+  ],
+  ['codex', 'agent-history--session-01.jsonl', { inputs: 3, calls: 0, results: 0 }],
+  [
+    'codex',
+    'codex-0.171-loopback--rollout-2026-12-06T17-22-38-01a24c61-0bdb-76d3-8417-2fc27dea8e6e.jsonl',
+    { inputs: 4, calls: 2, results: 2 },
+  ],
+  [
+    'codex',
+    'codemie--rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl',
+    { inputs: 3, calls: 3, results: 3 },
+  ],
+  // 105 calls in the file: 3 are web searches the provider ran, with no output item.
+  [
+    'codex',
+    'codemie--rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl',
+    { inputs: 4, calls: 102, results: 102 },
+  ],
+  [
+    'codex',
+    'codex-session-view--rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl',
+    { inputs: 2, calls: 39, results: 39 },
+  ],
+  ['codex', 'guideai--real-session-large.jsonl', { inputs: 2, calls: 18, results: 18 }],
+  ['pi', 'agent-history--session-01.jsonl', { inputs: 1, answers: 1, calls: 0, results: 0 }],
+  ['pi', 'agent-sessions--small.jsonl', { inputs: 2, answers: 2, calls: 0, results: 0 }],
+  ['pi', 'pi-mono--large-session.jsonl', { inputs: 88, answers: 453, calls: 391, results: 373 }],
+  // One line holds two entries run together; pi skips it when it reads the file, and so does
+  // the import (counted): the counts are of the lines that parse.
+  ['pi', 'pi-mono--session.jsonl', { inputs: 44, answers: 219, calls: 189, results: 189 }],
+];
