@@ -322,6 +322,8 @@ export class SessionBuilder {
     at: At,
     shadows: (line: number, isSummary: boolean) => boolean,
     details: JsonObject,
+    /** What the summary's source says of its shape, beside its kind (Codex's history layout). */
+    layout?: JsonObject,
   ): void {
     this.at(at);
     const seqs = this.session.surface.seqs;
@@ -342,7 +344,7 @@ export class SessionBuilder {
         id: this.id(undefined, at),
         role: 'user',
         content: summary,
-        source: { kind: 'compaction', id },
+        source: { kind: 'compaction', id, ...layout },
         origin: this.origin(at),
       } as never,
       replace === undefined

@@ -166,15 +166,23 @@ function convert(
         model = stringField(payload, 'model') ?? model;
         skips.add('turn_context (per-turn settings; the model is recorded on each message)');
         break;
-      case 'compacted':
+      case 'compacted': {
         flush();
-        builder.compaction(compactedSummary(payload), at, () => true, {
-          source: 'compacted',
-          ...(Array.isArray(payload.replacement_history)
-            ? { replacementHistoryItems: payload.replacement_history.length }
-            : {}),
-        });
+        const { content, layout } = compactedSummary(payload);
+        builder.compaction(
+          content,
+          at,
+          () => true,
+          {
+            source: 'compacted',
+            ...(Array.isArray(payload.replacement_history)
+              ? { replacementHistoryItems: payload.replacement_history.length }
+              : {}),
+          },
+          layout === undefined ? undefined : { replacementHistory: layout },
+        );
         break;
+      }
       case 'event_msg':
         event(payload, builder, skips, at, flush, () => response);
         break;
@@ -403,23 +411,40 @@ function callOutput(output: unknown): { content: ToolResultContentBlock[]; isErr
   return { content: [], isError: false };
 }
 
-function compactedSummary(payload: JsonObject): UserContentBlock[] {
+/** One message of a `replacement_history`: its role, and how many blocks of the summary it gave. */
+interface HistoryMessage extends JsonObject {
+  readonly role: string;
+  readonly blocks: number;
+}
+
+/**
+ * The summary of a `compacted` line: the texts of its `replacement_history` messages (the history
+ * Codex continues from: its context, the user messages it kept, its summary), then `message` if
+ * none of them holds it; and which message gave which blocks, so an export writes the same
+ * history back.
+ */
+function compactedSummary(payload: JsonObject): {
+  content: UserContentBlock[];
+  layout?: HistoryMessage[];
+} {
   const message = stringField(payload, 'message') ?? '';
   const history = objectsField(payload, 'replacement_history');
-  if (history === undefined) return [text(message)];
-  // The history Codex continues from: the user messages it kept, then its summary.
-  const out: UserContentBlock[] = [];
+  if (history === undefined) return { content: [text(message)] };
+  const content: UserContentBlock[] = [];
+  const layout: HistoryMessage[] = [];
   for (const entry of history) {
     if (entry.type !== 'message') continue;
+    const before = content.length;
     for (const part of objectsField(entry, 'content') ?? []) {
       const value = stringField(part, 'text');
-      if (value !== undefined) out.push(text(value));
+      if (value !== undefined) content.push(text(value));
     }
+    layout.push({ role: stringField(entry, 'role') ?? 'user', blocks: content.length - before });
   }
-  if (message !== '' && !out.some((block) => block.type === 'text' && block.text === message)) {
-    out.push(text(message));
+  if (message !== '' && !content.some((block) => block.type === 'text' && block.text === message)) {
+    content.push(text(message));
   }
-  return out;
+  return { content, layout };
 }
 
 /** The usage fields of the source, by their palimpsest names. */

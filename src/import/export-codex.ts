@@ -176,16 +176,12 @@ class CodexWriter implements ExportSink<Entry> {
   }
 
   compaction(event: SessionEvent<'user/message'>, kept: readonly Entry[]): Entry {
-    const content = event.data.content;
-    const last = content.findLast((block) => block.type === 'text');
+    const { history, message } = this.replacementHistory(event.data);
     // Codex continues from the replacement history alone; `message` is what older Codex read.
     const compacted: RolloutLine = {
       timestamp: iso(event.time),
       type: 'compacted',
-      payload: {
-        message: last?.type === 'text' ? last.text : '',
-        replacement_history: [{ type: 'message', role: 'user', content: this.input(content) }],
-      },
+      payload: { message, replacement_history: history },
     };
     const entry = this.entry([compacted]);
     // What the surface keeps after the summary follows it again, as Codex reads items after a
@@ -197,6 +193,37 @@ class CodexWriter implements ExportSink<Entry> {
       }
     }
     return entry;
+  }
+
+  /**
+   * A compaction summary as Codex's replacement history: the messages an imported `compacted`
+   * line held (its layout says which blocks each gave, and which role it had), else the summary
+   * as one user message; `message` is the summary's last text.
+   */
+  private replacementHistory(data: UserMessage): { history: JsonObject[]; message: string } {
+    const content = data.content;
+    const last = content.findLast((block) => block.type === 'text');
+    const message = last?.type === 'text' ? last.text : '';
+    const layout = data.source.replacementHistory;
+    if (!Array.isArray(layout)) {
+      return {
+        history: [{ type: 'message', role: 'user', content: this.input(content) }],
+        message,
+      };
+    }
+    const history: JsonObject[] = [];
+    let at = 0;
+    for (const item of layout) {
+      const role = stringField(item as JsonObject, 'role') ?? 'user';
+      const blocks = Number((item as JsonObject).blocks ?? 0);
+      const part = content.slice(at, at + blocks);
+      at += blocks;
+      history.push({ type: 'message', role, content: this.input(part) });
+    }
+    // A `message` none of the history's messages held follows their blocks.
+    const rest = content.slice(at);
+    const [extra] = rest;
+    return { history, message: extra?.type === 'text' ? extra.text : message };
   }
 
   edit(entry: Entry, event: SessionEvent): boolean {

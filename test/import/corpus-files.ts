@@ -63,6 +63,11 @@ export const FILES: readonly (readonly [Harness, string, Counts])[] = [
   ],
   [
     'codex',
+    'codex-0.171-loopback--rollout-2026-12-06T17-30-24-01a24c68-28e6-7b10-a8c2-79dc818c2508.jsonl',
+    { inputs: 4, calls: 3, results: 3 },
+  ],
+  [
+    'codex',
     'codemie--rollout-2026-01-02T18-39-45-019b7f94-51b4-7593-922e-ba12b5b73b52.jsonl',
     { inputs: 3, calls: 3, results: 3 },
   ],
