@@ -19,6 +19,11 @@ export const FILES: readonly (readonly [Harness, string, Counts])[] = [
     'agent-history--session-01.jsonl',
     { inputs: 1, answers: 1, calls: 0, results: 0 },
   ],
+  [
+    'claude-code',
+    'claude-code-2.1.337-loopback/5e0f508a-b09c-49ef-99a6-18441585aaf4.jsonl',
+    { inputs: 3, answers: 3, calls: 2, results: 2 },
+  ],
   // 19 results in the file; one answers a call whose entry the file does not hold (skipped).
   ['claude-code', 'codemie--5c187f31.jsonl', { inputs: 3, answers: 14, calls: 22, results: 18 }],
   [
