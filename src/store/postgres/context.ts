@@ -110,9 +110,26 @@ export class PgContext {
   }
 }
 
-/** Runs `work` in a transaction on `client`, rolled back when it throws. */
-export function transaction<T>(client: PgQueryable, work: () => Promise<T>): Promise<T> {
-  return inTransaction(client, 'BEGIN', work);
+/**
+ * Runs `work` in a transaction on `client`, rolled back when it throws. With `idleLimitMs`, the
+ * server ends the connection if the client leaves the transaction idle that long: a writer
+ * frozen inside it (a stopped process, a stalled host) would otherwise hold its row locks, and
+ * every worker that waits on them, for as long as it stays frozen. Writers pass their lease
+ * length: a writer idle that long has lost its lease anyway.
+ */
+export async function transaction<T>(
+  client: PgQueryable,
+  work: () => Promise<T>,
+  idleLimitMs?: number,
+): Promise<T> {
+  if (idleLimitMs === undefined) return inTransaction(client, 'BEGIN', work);
+  return inTransaction(client, 'BEGIN', async () => {
+    // SET cannot take a parameter; the value is an integer the store resolved itself.
+    await client.query(
+      `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.round(idleLimitMs))}`,
+    );
+    return work();
+  });
 }
 
 /** Runs `work` in a read-only snapshot: every read sees the same committed state. */

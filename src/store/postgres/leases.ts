@@ -129,36 +129,40 @@ export class Leases {
     this.#ctx.assertWritable();
     checkSessionId(id);
     return this.#ctx.retrying(`unlock session '${shortId(id)}'`, (client) =>
-      transaction(client, () => this.#unlock(client, id, options)),
+      transaction(client, () => this.#unlock(client, id, options), this.#leaseMs),
     );
   }
 
   async #acquire(client: PgQueryable, id: string, owner: LockOwner): Promise<SessionLock> {
     const mine = this.#held.get(id);
     if (mine !== undefined) throw new LockedError(id, mine.owner);
-    await transaction(client, async () => {
-      const row = await this.#row(client, id, 'FOR UPDATE');
-      // An earlier attempt of this very acquisition may have committed before its connection
-      // was lost: the row then carries this owner's token.
-      if (row?.token !== owner.token) {
-        const found = row === undefined ? undefined : this.#judge(row);
-        if (found?.holder !== undefined) throw new LockedError(id, found.owner, found.holder);
-        // A taker that found no row may race another: the loser's update meets a live row,
-        // which the WHERE refuses, and no row comes back.
-        const { rows } = await client.query<{ token: string }>(
-          `INSERT INTO ${this.#s}.leases (session_id, owner, token, refreshed_at, expires_at) VALUES ($1, $2, $3, ${at(6)}, ${at(6)} + $4 * interval '1 millisecond')
+    await transaction(
+      client,
+      async () => {
+        const row = await this.#row(client, id, 'FOR UPDATE');
+        // An earlier attempt of this very acquisition may have committed before its connection
+        // was lost: the row then carries this owner's token.
+        if (row?.token !== owner.token) {
+          const found = row === undefined ? undefined : this.#judge(row);
+          if (found?.holder !== undefined) throw new LockedError(id, found.owner, found.holder);
+          // A taker that found no row may race another: the loser's update meets a live row,
+          // which the WHERE refuses, and no row comes back.
+          const { rows } = await client.query<{ token: string }>(
+            `INSERT INTO ${this.#s}.leases (session_id, owner, token, refreshed_at, expires_at) VALUES ($1, $2, $3, ${at(6)}, ${at(6)} + $4 * interval '1 millisecond')
            ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token, refreshed_at = EXCLUDED.refreshed_at, expires_at = EXCLUDED.expires_at
            WHERE ${this.#s}.leases.token = $5 OR ${this.#s}.leases.expires_at <= ${at(6)}
            RETURNING token`,
-          [id, JSON.stringify(owner), owner.token, this.#leaseMs, row?.token ?? '', this.#time()],
-        );
-        if (rows.length === 0) {
-          const now = await this.#row(client, id, '');
-          const judged = now === undefined ? undefined : this.#judge(now);
-          throw new LockedError(id, judged?.owner ?? UNKNOWN_OWNER, judged?.holder);
+            [id, JSON.stringify(owner), owner.token, this.#leaseMs, row?.token ?? '', this.#time()],
+          );
+          if (rows.length === 0) {
+            const now = await this.#row(client, id, '');
+            const judged = now === undefined ? undefined : this.#judge(now);
+            throw new LockedError(id, judged?.owner ?? UNKNOWN_OWNER, judged?.holder);
+          }
         }
-      }
-    });
+      },
+      this.#leaseMs,
+    );
     const stop = this.#clock.every(this.#heartbeatMs, () => void this.#renew(id));
     this.#held.set(id, { owner, stop, lost: false });
     return {

@@ -83,33 +83,37 @@ export async function appendEvents(
   const expected = options.expectedSeq;
   const encoded = events.map(encode);
   await ctx.retrying(`append to session '${shortId(id)}'`, (client, retry) =>
-    transaction(client, async () => {
-      const position = await positionOf(ctx, client, id, true);
-      if (position.next !== expected) {
-        if (retry && position.next === expected + encoded.length && encoded.length > 0) {
-          if (await holds(ctx, client, id, position.key, encoded)) return;
+    transaction(
+      client,
+      async () => {
+        const position = await positionOf(ctx, client, id, true);
+        if (position.next !== expected) {
+          if (retry && position.next === expected + encoded.length && encoded.length > 0) {
+            if (await holds(ctx, client, id, position.key, encoded)) return;
+          }
+          // A writer fenced off is told so (LEASE_LOST), not that the new holder appended first.
+          await leases.checkWriter(client, id);
+          throw new ConflictError(id, expected, position.next);
         }
-        // A writer fenced off is told so (LEASE_LOST), not that the new holder appended first.
+        if (encoded.length === 0) return;
         await leases.checkWriter(client, id);
-        throw new ConflictError(id, expected, position.next);
-      }
-      if (encoded.length === 0) return;
-      await leases.checkWriter(client, id);
-      const site = ctx.site(id);
-      const runs = await planRuns(client, ctx.s, site, position.key, events, expected);
-      const rows = encoded.filter((event) => !runs.joins(event.seq));
-      for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
-        await insert(ctx, client, position.key, rows.slice(from, from + ROWS_PER_INSERT));
-      }
-      await writeRuns(client, ctx.s, site, position.key, runs, expected);
-      const next = expected + encoded.length;
-      // The notification rides on the update (one round trip less per append); it is
-      // delivered only if the transaction commits.
-      await client.query(
-        `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3 RETURNING pg_notify($4, $5)`,
-        [next, Date.now(), position.key, ctx.channel, notification(id, next)],
-      );
-    }),
+        const site = ctx.site(id);
+        const runs = await planRuns(client, ctx.s, site, position.key, events, expected);
+        const rows = encoded.filter((event) => !runs.joins(event.seq));
+        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+          await insert(ctx, client, position.key, rows.slice(from, from + ROWS_PER_INSERT));
+        }
+        await writeRuns(client, ctx.s, site, position.key, runs, expected);
+        const next = expected + encoded.length;
+        // The notification rides on the update (one round trip less per append); it is
+        // delivered only if the transaction commits.
+        await client.query(
+          `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3 RETURNING pg_notify($4, $5)`,
+          [next, Date.now(), position.key, ctx.channel, notification(id, next)],
+        );
+      },
+      ctx.settings.leaseMs,
+    ),
   );
 }
 
@@ -118,23 +122,27 @@ export async function deleteSession(ctx: PgContext, leases: Leases, id: string):
   ctx.assertWritable();
   checkSessionId(id);
   await ctx.retrying(`delete session '${shortId(id)}'`, (client, retry) =>
-    transaction(client, async () => {
-      const { rows } = await client.query<{ key: string }>(
-        `SELECT key FROM ${ctx.s}.sessions WHERE id = $1 FOR UPDATE`,
-        [id],
-      );
-      const row = rows[0];
-      if (row === undefined) {
-        // A retry that finds nothing finds its own first attempt done.
-        if (retry) return;
-        throw new NotFoundError(id, ctx.location);
-      }
-      await leases.refuseHeld(client, id);
-      await client.query(`DELETE FROM ${ctx.s}.events WHERE session_key = $1`, [row.key]);
-      await client.query(`DELETE FROM ${ctx.s}.chunk_runs WHERE session_key = $1`, [row.key]);
-      await client.query(`DELETE FROM ${ctx.s}.sessions WHERE key = $1`, [row.key]);
-      await client.query(`DELETE FROM ${ctx.s}.leases WHERE session_id = $1`, [id]);
-    }),
+    transaction(
+      client,
+      async () => {
+        const { rows } = await client.query<{ key: string }>(
+          `SELECT key FROM ${ctx.s}.sessions WHERE id = $1 FOR UPDATE`,
+          [id],
+        );
+        const row = rows[0];
+        if (row === undefined) {
+          // A retry that finds nothing finds its own first attempt done.
+          if (retry) return;
+          throw new NotFoundError(id, ctx.location);
+        }
+        await leases.refuseHeld(client, id);
+        await client.query(`DELETE FROM ${ctx.s}.events WHERE session_key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${ctx.s}.chunk_runs WHERE session_key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${ctx.s}.sessions WHERE key = $1`, [row.key]);
+        await client.query(`DELETE FROM ${ctx.s}.leases WHERE session_id = $1`, [id]);
+      },
+      ctx.settings.leaseMs,
+    ),
   );
 }
 

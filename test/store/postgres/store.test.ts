@@ -377,6 +377,52 @@ describePg('leases', () => {
     await session.close();
   });
 
+  it('lets another worker take a session from a writer frozen inside an append, once its lease is over', async () => {
+    const store = await open({ leaseMs: 1500 });
+    const schema = store.settings.schema;
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'frozen-writer-child.ts'),
+        pgUrl,
+        schema,
+        'frozen',
+        '1500',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('frozen')) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+      });
+      // Stopped inside its transaction, holding the session's row and a share lock on its lease.
+      child.kill('SIGSTOP');
+      // A worker polls for the session as a fleet's workers do: refused while the lease runs,
+      // then taking it. The frozen transaction still holds its locks when the lease lapses; the
+      // server ends it once it has idled a lease long, so the takeover does not wait on it.
+      let session: Awaited<ReturnType<typeof openSession>> | undefined;
+      for (let attempt = 0; session === undefined; attempt++) {
+        try {
+          session = await openSession(store, 'frozen');
+        } catch (error) {
+          if (!(error instanceof LockedError) || attempt > 200) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      expect(session.events.map((event) => event.type)).toEqual(['turn/start', 'turn/end']);
+      expect(JSON.stringify(session.events)).not.toContain('never committed');
+      await session.close();
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  });
+
   it('let exactly one of many racing writers take a session', async () => {
     const stores = [await open()];
     for (let i = 0; i < 5; i++)
