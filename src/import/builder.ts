@@ -8,6 +8,8 @@
  * events of a file's prefix are a prefix of the events of the whole file. That is what makes a
  * re-import of a grown file an append of the new part only.
  */
+
+import { validateHeader } from '../core/header.js';
 import {
   type AssistantContentBlock,
   type ChildSessionLink,
@@ -16,7 +18,6 @@ import {
   type JsonValue,
   jsonEqual,
   type ReplaceOp,
-  Session,
   type SessionEvent,
   type SessionHeader,
   type TokenUsage,
@@ -24,6 +25,7 @@ import {
   type TurnEndReason,
   type UserContentBlock,
 } from '../core/index.js';
+import { SeededLog } from '../core/seeded-log.js';
 
 /** The harnesses palimpsest imports from. */
 export type Harness = 'claude-code' | 'codex' | 'pi';
@@ -74,9 +76,31 @@ export interface AssistantInfo {
 /** Error code of the result made for a call the source recorded no result for. */
 export const NO_RESULT = 'IMPORT_NO_RESULT';
 
-/** Builds one imported session's events. */
+/** How many {@link readingParsedLines} calls are running (they nest; reading is synchronous). */
+let parsedReads = 0;
+
+/**
+ * Runs `read`, a reader given entries that `JSON.parse` has just made and no other code has
+ * seen: the builders it makes admit their events in `parsed` mode, which skips the checks such
+ * values pass by construction (symbol and non-enumerable keys, accessors) and keeps every other.
+ * Entries handed to a reader by its caller may be any objects, so elsewhere builders check all.
+ */
+export function readingParsedLines<T>(read: () => T): T {
+  parsedReads++;
+  try {
+    return read();
+  } finally {
+    parsedReads--;
+  }
+}
+
+/**
+ * Builds one imported session's events. Each event is admitted as it is made, by the rules of a
+ * session's seed (see `SeededLog`): every check of an append, without a live session's per-event
+ * work.
+ */
 export class SessionBuilder {
-  private readonly session: Session;
+  private readonly log: SeededLog;
   private now = 0;
   private turn = 0;
   private turnOpen = false;
@@ -110,12 +134,14 @@ export class SessionBuilder {
     private readonly harness: Harness,
     private readonly file: string,
   ) {
-    this.session = Session.create({ header, clock: () => this.now });
+    // Validated as a session validates its header.
+    validateHeader(header);
+    this.log = new SeededLog(parsedReads > 0 ? 'parsed' : 'adopt');
   }
 
   /** The events so far, validated and frozen. */
   get events(): readonly SessionEvent[] {
-    return this.session.events;
+    return this.log.events;
   }
 
   /** True while a turn is open (the source has not said it ended). */
@@ -142,11 +168,7 @@ export class SessionBuilder {
       start: rewound[0] as number,
       end: rewound[rewound.length - 1] as number,
     };
-    const event = this.session.appendAdopted(
-      'user/message',
-      { ...data, origin: this.origin(at) } as never,
-      { surfaceOp: replace, sourceEventSeqs: rewound },
-    );
+    const event = this.add('user/message', withOrigin(data, this.origin(at)), replace, rewound);
     this.lines.set(event.seq, at.line);
   }
 
@@ -156,7 +178,7 @@ export class SessionBuilder {
    * no such prompt to go back to (`keep` past the surface).
    */
   rewind(keep: number): boolean {
-    const seqs = this.session.surface.seqs;
+    const seqs = this.log.surface.seqs;
     if (keep < 0 || keep > seqs.length) return false;
     this.rewound = seqs.slice(keep);
     return true;
@@ -164,9 +186,9 @@ export class SessionBuilder {
 
   /** The position on the surface of the prompt with this id, if it is on the surface. */
   surfaceIndexOf(id: string): number {
-    const seqs = this.session.surface.seqs;
+    const seqs = this.log.surface.seqs;
     for (let i = 0; i < seqs.length; i++) {
-      const event = this.session.event(seqs[i] as number);
+      const event = this.log.event(seqs[i] as number);
       if (event?.type === 'user/message' && event.data.id === id) return i;
     }
     return -1;
@@ -205,7 +227,7 @@ export class SessionBuilder {
       { id: this.id(id, at), role: 'user', content, source: { kind: 'context', ...source } },
       at,
       undefined,
-      moved === undefined ? undefined : { moved },
+      moved,
     );
   }
 
@@ -326,7 +348,7 @@ export class SessionBuilder {
     layout?: JsonObject,
   ): void {
     this.at(at);
-    const seqs = this.session.surface.seqs;
+    const seqs = this.log.surface.seqs;
     let end = -1;
     for (let i = 0; i < seqs.length; i++) {
       const seq = seqs[i] as number;
@@ -338,7 +360,7 @@ export class SessionBuilder {
     const replace: ReplaceOp | undefined =
       end >= 0 ? { op: 'replace', start: seqs[0] as number, end: seqs[end] as number } : undefined;
     this.sourceMessages++;
-    const event = this.session.appendAdopted(
+    const event = this.add(
       'user/message',
       {
         id: this.id(undefined, at),
@@ -346,10 +368,9 @@ export class SessionBuilder {
         content: summary,
         source: { kind: 'compaction', id, ...layout },
         origin: this.origin(at),
-      } as never,
-      replace === undefined
-        ? { surfaceOp: 'append' }
-        : { surfaceOp: replace, sourceEventSeqs: [...shadowed, start.seq] },
+      },
+      replace ?? 'append',
+      replace === undefined ? undefined : [...shadowed, start.seq],
     );
     this.lines.set(event.seq, at.line);
     this.summaries.add(event.seq);
@@ -378,7 +399,7 @@ export class SessionBuilder {
   private closeStep(at: At): void {
     for (const [callId] of this.pending) {
       this.madeResults++;
-      this.session.appendAdopted(
+      this.add(
         'tool/result',
         {
           turn: this.turn,
@@ -396,9 +417,10 @@ export class SessionBuilder {
             ],
           },
           error: { code: NO_RESULT, message: NO_RESULT_TEXT },
-          origin: { ...this.origin(at), made: 'no-result' },
-        } as never,
-        { surfaceOp: 'append', sourceEventSeqs: [this.requester] },
+          origin: { harness: this.harness, file: this.file, line: at.line, made: 'no-result' },
+        },
+        'append',
+        [this.requester],
       );
     }
     this.pending.clear();
@@ -412,25 +434,42 @@ export class SessionBuilder {
     data: object,
     at: At,
     sourceEventSeqs?: readonly number[],
-    origin?: Pick<ImportOrigin, 'moved'>,
+    moved?: ImportOrigin['moved'],
   ): SessionEvent {
-    const event = this.session.appendAdopted(
-      type,
-      // The data shapes are checked at admission; the builder's callers build them.
-      { ...data, origin: { ...this.origin(at), ...origin } } as never,
-      sourceEventSeqs === undefined
-        ? { surfaceOp: 'append' }
-        : { surfaceOp: 'append', sourceEventSeqs },
-    );
+    const origin: ImportOrigin =
+      moved === undefined
+        ? this.origin(at)
+        : { harness: this.harness, file: this.file, line: at.line, moved };
+    const event = this.add(type, withOrigin(data, origin), 'append', sourceEventSeqs);
     this.lines.set(event.seq, at.line);
     return event;
   }
 
   private structure(type: string, data: object, at: At): SessionEvent {
-    return this.session.appendAdopted(type, {
-      ...data,
-      origin: { ...this.origin(at), made: 'structure' },
-    } as never);
+    const origin: ImportOrigin = {
+      harness: this.harness,
+      file: this.file,
+      line: at.line,
+      made: 'structure',
+    };
+    return this.add(type, withOrigin(data, origin));
+  }
+
+  /**
+   * Admits the next event. The data shapes are checked at admission (the builder's callers build
+   * them); the envelope's keys are in the order a store writes them.
+   */
+  private add(
+    type: string,
+    data: object,
+    surfaceOp?: 'append' | ReplaceOp,
+    sourceEventSeqs?: readonly number[],
+  ): SessionEvent {
+    const seq = this.log.seq;
+    const time = this.now;
+    if (surfaceOp === undefined) return this.log.add({ seq, time, type, data });
+    if (sourceEventSeqs === undefined) return this.log.add({ seq, time, type, data, surfaceOp });
+    return this.log.add({ seq, time, type, data, surfaceOp, sourceEventSeqs });
   }
 
   private origin(at: At): ImportOrigin {
@@ -457,6 +496,15 @@ const abandoned: TurnEndReason = {
   kind: 'aborted',
   cause: 'the source session went on to a new prompt before this turn finished',
 };
+
+/**
+ * `data`, which the builder made for this one event, with its `origin` as its last field (set in
+ * place: a spread into a new object costs more than the rest of the event).
+ */
+function withOrigin(data: object, origin: ImportOrigin): object {
+  (data as { origin?: ImportOrigin }).origin = origin;
+  return data;
+}
 
 /** Epoch ms of an ISO timestamp (or of epoch ms), or `fallback` when it is neither. */
 export function timeOf(value: unknown, fallback: number): number {

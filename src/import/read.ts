@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { JsonObject } from '../core/index.js';
-import type { Harness } from './builder.js';
+import { type Harness, readingParsedLines } from './builder.js';
 import { looksLikeClaudeCode, readClaudeCode } from './claude-code.js';
 import { looksLikeCodex, readCodex } from './codex.js';
 import { ImportError } from './errors.js';
@@ -144,7 +144,8 @@ export function readSourceFile(
     holdUnfinished: options.partialTail === 'wait',
     ...(meta === undefined ? {} : { subagentMeta: meta }),
   };
-  const read = reader.read(lines, resolve(path), held);
+  // The lines were parsed here and nothing else has seen them.
+  const read = readingParsedLines(() => reader.read(lines, resolve(path), held));
   if (malformed === 0) return { ...read, path };
   return { ...read, path, skipped: new Map([...read.skipped, [PI_SKIPS_MALFORMED, malformed]]) };
 }

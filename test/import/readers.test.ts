@@ -14,7 +14,12 @@ import {
   Session,
   type SessionEvent,
 } from '../../src/core/index.js';
-import { type ImportedFile, NO_RESULT, readSourceFile } from '../../src/import/index.js';
+import {
+  type ImportedFile,
+  NO_RESULT,
+  readClaudeCode,
+  readSourceFile,
+} from '../../src/import/index.js';
 
 const fixture = (name: string): string => join(import.meta.dirname, 'fixtures', name);
 
@@ -453,5 +458,42 @@ describe('pi, version 1 and 2 files', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('entries a caller hands a reader', () => {
+  it('are checked in full: a value JSON text cannot hold (a symbol key) is refused', () => {
+    // readSourceFile parses its own lines; a reader called directly may be given any objects.
+    const base = { isSidechain: false, sessionId: 's', timestamp: '2026-11-04T08:00:00.000Z' };
+    const usage = { input_tokens: 1, output_tokens: 1, [Symbol('hidden')]: 1 };
+    const entries: JsonObject[] = [
+      {
+        ...base,
+        type: 'user',
+        uuid: 'u1',
+        parentUuid: null,
+        message: { role: 'user', content: 'Hi' },
+      },
+      {
+        ...base,
+        type: 'assistant',
+        uuid: 'a1',
+        parentUuid: 'u1',
+        message: {
+          id: 'm1',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [{ type: 'text', text: 'Hello' }],
+          stop_reason: 'end_turn',
+          usage,
+        },
+      },
+    ];
+    const read = () =>
+      readClaudeCode(
+        entries.map((value, i) => ({ line: i + 1, value })),
+        'session.jsonl',
+      );
+    expect(read).toThrow(expect.objectContaining({ code: 'NON_JSON_DATA' }));
   });
 });
