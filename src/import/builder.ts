@@ -255,7 +255,7 @@ export class SessionBuilder {
     if (info.system !== undefined && info.system !== this.system) {
       this.system = info.system;
       const header = { provider: info.provider, model: info.model, system: info.system };
-      this.session.appendAdopted('request/header', { ...header, origin: this.origin(at) } as never);
+      this.add('request/header', withOrigin(header, this.origin(at)));
     }
     this.sourceMessages++;
     const event = this.surface(
