@@ -121,7 +121,8 @@ describeBrowser('a hostile session in the viewer', () => {
       const { page, incidents } = await guardedPage(browser);
       await page.goto(`${server.url}#/s/${encodeURIComponent(HOSTILE_ID)}`);
       await page.locator('#session-list li.open').waitFor();
-      expect(await page.locator('#title').textContent()).toBe(HOSTILE_ID);
+      // The list marks the session open before the session itself has loaded and titled the page.
+      await expect.poll(() => page.locator('#title').textContent()).toBe(HOSTILE_ID);
       await visitEverything(page);
       await screenshot(page, 'hostile-served');
       await expectInert(page, incidents);
