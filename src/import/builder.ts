@@ -112,7 +112,7 @@ export class SessionBuilder {
   /** Calls the open step's assistant messages requested and no result answered, in order. */
   private readonly pending = new Map<string, { name: string; arguments: string }>();
   /** The source line of each surface-eligible event, by seq. */
-  private readonly lines = new Map<number, number>();
+  private readonly lines: number[] = [];
   private readonly summaries = new Set<number>();
   private ids = 0;
   /** Context that arrived while calls awaited their results, placed once they have them. */
@@ -169,7 +169,7 @@ export class SessionBuilder {
       end: rewound[rewound.length - 1] as number,
     };
     const event = this.add('user/message', withOrigin(data, this.origin(at)), replace, rewound);
-    this.lines.set(event.seq, at.line);
+    this.lines[event.seq] = at.line;
   }
 
   /**
@@ -258,23 +258,20 @@ export class SessionBuilder {
       this.add('request/header', withOrigin(header, this.origin(at)));
     }
     this.sourceMessages++;
-    const event = this.surface(
-      'assistant/message',
-      {
-        turn: this.turn,
-        step: this.step,
-        message: {
-          id: this.id(id, at),
-          role: 'assistant',
-          content,
-          source: { kind: 'model', provider: info.provider, model: info.model },
-        },
-        finishReason: info.finishReason,
-        ...(info.rawFinishReason === undefined ? {} : { rawFinishReason: info.rawFinishReason }),
-        ...(info.usage === undefined ? {} : { usage: info.usage }),
+    const data: Record<string, unknown> = {
+      turn: this.turn,
+      step: this.step,
+      message: {
+        id: this.id(id, at),
+        role: 'assistant',
+        content,
+        source: { kind: 'model', provider: info.provider, model: info.model },
       },
-      at,
-    );
+      finishReason: info.finishReason,
+    };
+    if (info.rawFinishReason !== undefined) data.rawFinishReason = info.rawFinishReason;
+    if (info.usage !== undefined) data.usage = info.usage;
+    const event = this.surface('assistant/message', data, at);
     this.requester = event.seq;
     for (const block of content) {
       if (block.type === 'tool-call')
@@ -299,35 +296,27 @@ export class SessionBuilder {
     const call = this.pending.get(callId);
     if (call === undefined || !this.stepOpen) return false;
     this.pending.delete(callId);
-    const linked = child === undefined ? {} : { child };
-    const started = this.structure(
-      'tool/call',
-      {
-        turn: this.turn,
-        step: this.step,
-        callId,
-        name: call.name,
-        arguments: call.arguments,
-        ...linked,
-      },
-      at,
-    );
+    const callData: Record<string, unknown> = {
+      turn: this.turn,
+      step: this.step,
+      callId,
+      name: call.name,
+      arguments: call.arguments,
+    };
+    if (child !== undefined) callData.child = child;
+    const started = this.structure('tool/call', callData, at);
     this.sourceMessages++;
-    this.surface(
-      'tool/result',
-      {
-        turn: this.turn,
-        step: this.step,
-        message: {
-          id: this.id(id, at),
-          role: 'tool',
-          content: [{ type: 'tool-result', toolCallId: callId, content, isError }],
-        },
-        ...linked,
+    const resultData: Record<string, unknown> = {
+      turn: this.turn,
+      step: this.step,
+      message: {
+        id: this.id(id, at),
+        role: 'tool',
+        content: [{ type: 'tool-result', toolCallId: callId, content, isError }],
       },
-      at,
-      [started.seq],
-    );
+    };
+    if (child !== undefined) resultData.child = child;
+    this.surface('tool/result', resultData, at, [started.seq]);
     if (this.pending.size === 0) this.placeDeferred();
     return true;
   }
@@ -352,7 +341,7 @@ export class SessionBuilder {
     let end = -1;
     for (let i = 0; i < seqs.length; i++) {
       const seq = seqs[i] as number;
-      if (shadows(this.lines.get(seq) ?? 0, this.summaries.has(seq))) end = i;
+      if (shadows(this.lines[seq] ?? 0, this.summaries.has(seq))) end = i;
     }
     const id = `${this.harness}-compaction-${at.line}`;
     const start = this.structure('compaction/start', { id, ...details }, at);
@@ -372,7 +361,7 @@ export class SessionBuilder {
       replace ?? 'append',
       replace === undefined ? undefined : [...shadowed, start.seq],
     );
-    this.lines.set(event.seq, at.line);
+    this.lines[event.seq] = at.line;
     this.summaries.add(event.seq);
     this.structure('compaction/end', { id, replaced: shadowed.length }, at);
   }
@@ -441,7 +430,7 @@ export class SessionBuilder {
         ? this.origin(at)
         : { harness: this.harness, file: this.file, line: at.line, moved };
     const event = this.add(type, withOrigin(data, origin), 'append', sourceEventSeqs);
-    this.lines.set(event.seq, at.line);
+    this.lines[event.seq] = at.line;
     return event;
   }
 

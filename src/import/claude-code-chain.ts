@@ -23,7 +23,7 @@ export interface ChainNode extends TreeNode {
   /** The entry's explicit `parentUuid` was `null` (a root, or an older version's every line). */
   readonly nullParent: boolean;
   /** The `message.id` of an assistant entry: the entries of one response share it. */
-  readonly messageId?: string;
+  readonly messageId: string | undefined;
   /** The ids of the `tool_use` blocks of an assistant entry. */
   readonly calls: readonly string[];
   /** The `tool_use_id`s a user entry answers; empty for an entry that answers nothing. */

@@ -213,8 +213,7 @@ function assistant(
   at: At,
   id: string,
 ): void {
-  const content: AssistantContentBlock[] = [];
-  const seen = new Set<string>();
+  const blocks: JsonObject[] = [];
   let stopReason: string | undefined;
   let usage: JsonObject | undefined;
   let model = 'unknown';
@@ -222,16 +221,22 @@ function assistant(
     model = stringField(message, 'model') ?? model;
     stopReason = stringField(message, 'stop_reason') ?? stopReason;
     usage = objectField(message, 'usage') ?? usage;
-    for (const block of objectsField(message, 'content') ?? []) {
-      // A response rewritten line by line repeats the blocks it had already written.
+    for (const block of objectsField(message, 'content') ?? []) blocks.push(block);
+  }
+  const content: AssistantContentBlock[] = [];
+  // A response rewritten line by line repeats the blocks it had already written (told apart by
+  // their JSON text, which a lone block does not need).
+  const seen = blocks.length > 1 ? new Set<string>() : undefined;
+  for (const block of blocks) {
+    if (seen !== undefined) {
       const key = JSON.stringify(block);
       if (seen.has(key)) continue;
       seen.add(key);
-      const converted = assistantBlock(block);
-      if (converted !== undefined) content.push(converted);
-      else
-        skips.add(`assistant content block '${String(block.type)}' (no palimpsest block holds it)`);
     }
+    const converted = assistantBlock(block);
+    if (converted !== undefined) content.push(converted);
+    else
+      skips.add(`assistant content block '${String(block.type)}' (no palimpsest block holds it)`);
   }
   const calls = content.some((block) => block.type === 'tool-call');
   const { finishReason, endsTurn } =
@@ -320,12 +325,12 @@ function tokenUsage(usage: JsonObject): TokenUsage {
   const output = numberField(usage, 'output_tokens');
   const cacheRead = numberField(usage, 'cache_read_input_tokens');
   const cacheWrite = numberField(usage, 'cache_creation_input_tokens');
-  return {
-    ...(input === undefined ? {} : { inputTokens: input + (cacheRead ?? 0) + (cacheWrite ?? 0) }),
-    ...(output === undefined ? {} : { outputTokens: output }),
-    ...(cacheRead === undefined ? {} : { cachedInputTokens: cacheRead }),
-    ...(cacheWrite === undefined ? {} : { cacheWriteTokens: cacheWrite }),
-    ...(input === undefined ? {} : { noCacheTokens: input }),
-    raw: usage,
-  };
+  const out: { -readonly [K in keyof TokenUsage]: TokenUsage[K] } = {};
+  if (input !== undefined) out.inputTokens = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
+  if (output !== undefined) out.outputTokens = output;
+  if (cacheRead !== undefined) out.cachedInputTokens = cacheRead;
+  if (cacheWrite !== undefined) out.cacheWriteTokens = cacheWrite;
+  if (input !== undefined) out.noCacheTokens = input;
+  out.raw = usage;
+  return out;
 }

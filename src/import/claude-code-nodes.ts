@@ -69,18 +69,9 @@ function node(entry: JsonObject, line: number, role: EntryNode['role']): EntryNo
   const parent =
     stringField(entry, 'parentUuid') ??
     (role === 'boundary' ? stringField(entry, 'logicalParentUuid') : undefined);
-  const blocks =
-    role === 'conversation' ? (objectsField(objectField(entry, 'message'), 'content') ?? []) : [];
-  const ids = (type: string, field: string): string[] =>
-    blocks.flatMap((block) => {
-      const id = block.type === type ? stringField(block, field) : undefined;
-      return id === undefined ? [] : [id];
-    });
-  const answers = entry.type === 'user' ? ids('tool_result', 'tool_use_id') : [];
-  const messageId =
-    entry.type === 'assistant' && role === 'conversation'
-      ? stringField(objectField(entry, 'message'), 'id')
-      : undefined;
+  const message = role === 'conversation' ? objectField(entry, 'message') : undefined;
+  const blocks = objectsField(message, 'content') ?? NONE;
+  const answers = entry.type === 'user' ? ids(blocks, 'tool_result', 'tool_use_id') : NONE;
   return {
     id: entry.uuid as string,
     parentId: parent,
@@ -88,9 +79,23 @@ function node(entry: JsonObject, line: number, role: EntryNode['role']): EntryNo
     entry,
     role,
     nullParent: entry.parentUuid === null,
-    ...(messageId === undefined ? {} : { messageId }),
-    calls: entry.type === 'assistant' ? ids('tool_use', 'id') : [],
+    messageId: entry.type === 'assistant' ? stringField(message, 'id') : undefined,
+    calls: entry.type === 'assistant' ? ids(blocks, 'tool_use', 'id') : NONE,
     answers,
     resultsOnly: answers.length > 0 && blocks.every((block) => block.type === 'tool_result'),
   };
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** The string `field` of each block of type `type`. */
+function ids(blocks: readonly JsonObject[], type: string, field: string): readonly string[] {
+  let out: string[] | undefined;
+  for (const block of blocks) {
+    const id = block.type === type ? stringField(block, field) : undefined;
+    if (id === undefined) continue;
+    if (out === undefined) out = [id];
+    else out.push(id);
+  }
+  return out ?? NONE;
 }

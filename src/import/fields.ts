@@ -86,11 +86,12 @@ export function usageOf(
   names: Readonly<Partial<Record<Exclude<keyof TokenUsage, 'raw'>, string>>>,
 ): TokenUsage {
   const out: Record<string, number | JsonObject> = {};
-  for (const [to, from] of Object.entries(names)) {
-    const value = numberField(usage, from);
+  for (const to in names) {
+    const value = numberField(usage, names[to as keyof typeof names] as string);
     if (value !== undefined) out[to] = value;
   }
-  return { ...out, raw: usage } as TokenUsage;
+  out.raw = usage;
+  return out as TokenUsage;
 }
 
 /**
