@@ -35,7 +35,8 @@ import {
 } from './report.js';
 
 const TURNS = 50;
-const REPS = 5;
+const WARMUP = 3;
+const REPS = 9;
 const startedNs = process.hrtime.bigint();
 
 const progress = progressLog();
@@ -112,21 +113,32 @@ async function measure(target: Target, label: string): Promise<Measured> {
   const recorded: number[] = [];
   let events = 0;
   let chunks = 0;
-  for (let rep = -1; rep < REPS; rep++) {
-    collectGarbage();
-    const bareNs = await bareRun();
-    collectGarbage();
-    const run = await recordedRun(target, `${label}-${rep + 1}`);
+  for (let rep = -WARMUP; rep < REPS; rep++) {
+    // Which loop runs first alternates, so a machine that speeds up or slows down over the
+    // run (the JIT settling, another process) weighs on both sides alike.
+    const bareFirst = rep % 2 === 0;
+    let bareNs = 0;
+    let run = { ns: 0, events: 0, chunks: 0 };
+    for (const side of bareFirst ? ['bare', 'recorded'] : ['recorded', 'bare']) {
+      collectGarbage();
+      if (side === 'bare') bareNs = await bareRun();
+      else run = await recordedRun(target, `${label}-${rep + WARMUP}`);
+    }
     ({ events, chunks } = run);
     if (rep >= 0) {
       bare.push(bareNs);
       recorded.push(run.ns);
     }
     progress(
-      `${label}: rep ${rep + 1}/${REPS} bare ${formatDuration(bareNs)} recorded ${formatDuration(run.ns)}`,
+      `${label}: ${rep < 0 ? 'warm-up' : `rep ${rep + 1}/${REPS}`} bare ${formatDuration(bareNs)} recorded ${formatDuration(run.ns)}`,
     );
   }
   return { bare, recorded, events, chunks };
+}
+
+/** The median of the rounds' recorded / bare ratios: each round's pair ran back to back. */
+function pairedRatio(m: Measured): number {
+  return median(m.recorded.map((ns, index) => ns / (m.bare[index] ?? ns)));
 }
 
 async function main(): Promise<void> {
@@ -144,7 +156,7 @@ async function main(): Promise<void> {
       const m = await measure(target, target.kind);
       const bare = median(m.bare);
       const recorded = median(m.recorded);
-      const ratio = recorded / bare;
+      const ratio = pairedRatio(m);
       summary.push({
         id: String(index + 1),
         what: `streamText, ${TURNS} turns (${steps} steps, ${m.chunks.toLocaleString('en-US')} chunks), recorded ${label}, vs the bare loop`,
@@ -171,7 +183,7 @@ async function main(): Promise<void> {
   const details: DetailTable[] = [
     {
       title: 'Per step',
-      intro: `Medians of ${REPS} runs.`,
+      intro: `Times are medians of ${REPS} runs; a ratio is the median of the ${REPS} rounds' recorded / bare ratios.`,
       header: [
         'target',
         'bare step',
@@ -201,7 +213,7 @@ async function main(): Promise<void> {
     method: [
       `Workload: ${TURNS} turns of two steps on the scripted model (\`palimpsest/testing\`): the first streams ${DELTAS} text deltas of ${CHUNK_CHARS} characters and one tool call, which the SDK executes, the second ${DELTAS} text deltas.`,
       'Bare: `streamText` on the model, the history kept as the SDK’s `response.messages`. Recorded: `streamText` on `wrapLanguageModel({ model, middleware: sessionMiddleware(session) })`, messages from `toModelMessages(session)`, `finish(response.messages)` after each turn.',
-      `One warm-up round, then ${REPS} rounds alternating bare and recorded; medians. A full GC runs before each measured run.`,
+      `${WARMUP} warm-up rounds, then ${REPS} rounds of a bare and a recorded run back to back, the order alternating from round to round; the ratio is the median of the rounds' ratios. A full GC runs before each run.`,
       'Source: `bench/ai-sdk.ts`.',
     ],
     notes: [],

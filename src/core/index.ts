@@ -112,6 +112,7 @@ export type {
 export {
   type InterruptionKind,
   interruptionMarker,
+  planOpenTurnRepair,
   planRepair,
   TOOL_NOT_STARTED,
   TOOL_OUTCOME_UNKNOWN,

@@ -13,8 +13,10 @@ import type {
   TurnEndData,
 } from './events.js';
 import type { JsonObject } from './json.js';
+import { requestHeaderAt } from './log-queries.js';
 import type { AssistantContentBlock, TextBlock } from './messages.js';
 import { intField, requestedToolCalls, resultCallId, stringField } from './read-data.js';
+import type { Session } from './session.js';
 
 /** Error code of a synthetic result for a call that was recorded as started but never finished. */
 export const TOOL_OUTCOME_UNKNOWN = 'TOOL_OUTCOME_UNKNOWN';
@@ -62,18 +64,77 @@ export function interruptionMarker(kind: InterruptionKind): TextBlock {
  * read without building a stub for each of its elided chunks.
  */
 export function planRepair(events: readonly SessionEvent[] | ElidedLog): SessionEvent[] {
+  const compact = events instanceof ElidedLog ? events : undefined;
+  const list = compact === undefined ? (events as readonly SessionEvent[]) : undefined;
+  const reader: LogReader =
+    list === undefined
+      ? {
+          length: events.length,
+          peek: (index) => compact?.peek(index),
+          at: (index) => compact?.at(index),
+        }
+      : { length: list.length, peek: (index) => list[index], at: (index) => list[index] };
+  return planClosers(reader, 0, UNKNOWN_SOURCE);
+}
+
+/**
+ * The closers {@link planRepair} plans for the session's log, reading only its last turn (and
+ * the request header in effect when it began), so a writer that checks for an open step after
+ * every call does not rescan the whole log each time.
+ *
+ * @example
+ * ```ts
+ * for (const closer of planOpenTurnRepair(session)) {
+ *   session.append(closer.type, closer.data, closer.surfaceOp === undefined ? undefined : {
+ *     surfaceOp: closer.surfaceOp,
+ *     sourceEventSeqs: closer.sourceEventSeqs ?? [],
+ *   });
+ * }
+ * ```
+ */
+export function planOpenTurnRepair(session: Session): SessionEvent[] {
+  for (let seq = session.seq - 1; seq >= 0; seq--) {
+    const type = session.event(seq)?.type;
+    if (type === 'turn/end') return [];
+    if (type !== 'turn/start') continue;
+    const header = requestHeaderAt(session, seq);
+    const reader: LogReader = {
+      length: session.seq,
+      peek: (index) => session.event(index),
+      at: (index) => session.event(index),
+    };
+    return planClosers(reader, seq, {
+      provider: nonEmpty(header?.provider) ?? UNKNOWN_SOURCE.provider,
+      model: nonEmpty(header?.model) ?? UNKNOWN_SOURCE.model,
+    });
+  }
+  return [];
+}
+
+/** Indexed access to a log: `peek` leaves an elided chunk a hole, `at` builds its stub. */
+interface LogReader {
+  readonly length: number;
+  peek(index: number): SessionEvent | undefined;
+  at(index: number): SessionEvent | undefined;
+}
+
+const UNKNOWN_SOURCE = { provider: 'unknown', model: 'unknown' };
+
+function planClosers(
+  reader: LogReader,
+  from: number,
+  initialSource: { readonly provider: string; readonly model: string },
+): SessionEvent[] {
   let openTurn: number | undefined;
   let openStep: number | undefined;
   const pending = new Map<string, PendingCall>();
   // The chunks of the open step's attempt in progress that no message cites yet; an elided
   // chunk as its seq (a stub is built only for one that is still here at the end).
   let streamed: (SessionEvent | number)[] = [];
-  let source = { provider: 'unknown', model: 'unknown' };
-  const compact = events instanceof ElidedLog ? events : undefined;
-  const list = compact === undefined ? (events as readonly SessionEvent[]) : undefined;
-  const length = events.length;
-  for (let index = 0; index < length; index++) {
-    const event = list === undefined ? compact?.peek(index) : list[index];
+  let source = initialSource;
+  const { length } = reader;
+  for (let index = from; index < length; index++) {
+    const event = reader.peek(index);
     if (event === undefined) {
       // A hole (an elided chunk or a held delta): only the open step's chunks matter, built at
       // the end for those still there.
@@ -138,7 +199,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
       }
     }
   }
-  const last = list === undefined ? compact?.at(length - 1) : list[length - 1];
+  const last = reader.at(length - 1);
   if (openTurn === undefined || last === undefined) return [];
   const turn = openTurn;
   const time = last.time;
@@ -146,7 +207,7 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
   const closers: SessionEvent[] = [];
   if (openStep !== undefined && streamed.length > 0) {
     const chunks = streamed.map((entry) =>
-      typeof entry === 'number' ? ((compact as ElidedLog).at(entry) as SessionEvent) : entry,
+      typeof entry === 'number' ? (reader.at(entry) as SessionEvent) : entry,
     );
     const content = partialContent(chunks);
     if (content.length > 0) content.push(interruptionMarker('crashed'));

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkInvariants,
+  planOpenTurnRepair,
   planRepair,
   Session,
   type SessionEvent,
@@ -120,6 +121,38 @@ describe('planRepair', () => {
     expect(planRepair(session.events).map((event) => event.type)).toEqual(['step/end', 'turn/end']);
     session.append('step/end', { turn: 2, step: 1 });
     expect(planRepair(session.events).map((event) => event.type)).toEqual(['turn/end']);
+  });
+
+  it('plans from the last turn alone what it plans from the whole log, after every event', () => {
+    // The header is logged in turn 1 only: the open turn's partial answer must still name it.
+    const full = Session.create({ clock: tickingClock(5_000) });
+    full.append('request/header', { provider: 'acme', model: 'acme-1' });
+    recordToolTurn(full, 1);
+    full.append('turn/start', { turn: 2 });
+    full.append('user/message', user('u2', 'go on'), { surfaceOp: 'append' });
+    full.append('step/start', { turn: 2, step: 1 });
+    full.append('assistant/chunk', {
+      turn: 2,
+      step: 1,
+      chunk: { type: 'text-delta', id: 't', delta: 'Half an ans' },
+    });
+    full.append(
+      'assistant/message',
+      assistant('a2', '', [{ id: 'k', name: 'ls' }], { turn: 2, step: 1 }),
+      { surfaceOp: 'append', sourceEventSeqs: [full.seq - 1] },
+    );
+    full.append('tool/call', { turn: 2, step: 1, callId: 'k', name: 'ls', arguments: '{}' });
+    for (let length = 0; length <= full.seq; length++) {
+      const prefix = Session.create({ seed: full.events.slice(0, length) });
+      expect(planOpenTurnRepair(prefix), `after ${length} events`).toEqual(
+        planRepair(prefix.events),
+      );
+    }
+    const midStream = Session.create({ seed: full.events.slice(0, full.seq - 2) });
+    const [message] = planOpenTurnRepair(midStream);
+    expect(message?.data).toMatchObject({
+      message: { source: { kind: 'model', provider: 'acme', model: 'acme-1' } },
+    });
   });
 
   it('is idempotent: a repaired log plans nothing more', () => {

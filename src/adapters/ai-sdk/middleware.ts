@@ -27,7 +27,7 @@ import {
   isDurable,
   isHeaderInEffect,
   lastTurnNumber,
-  planRepair,
+  planOpenTurnRepair,
   TOOL_OUTCOME_UNKNOWN,
 } from '../../core/index.js';
 import {
@@ -373,7 +373,7 @@ class SdkCallRecorder {
   private closeStep(unanswered: Unanswered = 'may-have-run'): void {
     const open = openTurnOf(this.session);
     if (open?.stepOpen !== true) return;
-    for (const closer of planRepair(this.session.events)) {
+    for (const closer of planOpenTurnRepair(this.session)) {
       if (closer.type === 'turn/end') break;
       const data =
         closer.type === 'tool/result' && unanswered === 'may-have-run'
@@ -391,7 +391,7 @@ class SdkCallRecorder {
     const open = openTurnOf(this.session);
     if (open === undefined) return;
     if (open.waiting === undefined && open.stepOpen) {
-      for (const closer of planRepair(this.session.events)) {
+      for (const closer of planOpenTurnRepair(this.session)) {
         this.emit(this.session.append(closer.type, closer.data, intentOf(closer)));
       }
       return;
