@@ -11,6 +11,8 @@ export const slowTests: readonly string[] = [
   'test/store/postgres/chunk-runs.test.ts',
   'test/conformance/postgres.test.ts',
   'test/adapters/claude-agent-sdk/postgres.test.ts',
+  // Killed agent workers taken over on JSONL, SQLite and PostgreSQL.
+  'test/agent/takeover.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',

@@ -6,6 +6,7 @@ import type { Session, TurnEndReason } from '../core/index.js';
 import { isDurable } from '../core/index.js';
 import { checkInput } from './checks.js';
 import { AgentError } from './errors.js';
+import { checkRequestId, checkResend, findRequest } from './requests.js';
 import { resumableTurn, resumeOpening } from './resume.js';
 import {
   deliver,
@@ -27,6 +28,21 @@ export interface AgentOptions extends TurnConfig {
 /** Options of {@link Agent.run} and {@link Agent.resume}. */
 export interface AgentRunOptions {
   readonly signal?: AbortSignal;
+}
+
+/** Options of {@link Agent.run}: a prompt may carry the client's request id. */
+export interface AgentPromptOptions extends AgentRunOptions {
+  /** See {@link RunTurnOptions.requestId}: a resend with the same id is admitted once. */
+  readonly requestId?: string;
+}
+
+/** Options of {@link Agent.steer} and {@link Agent.followUp}. */
+export interface QueueOptions {
+  /**
+   * The client's id for this message: a resend with the same id queues nothing and resolves
+   * with the message queued the first time.
+   */
+  readonly requestId?: string;
 }
 
 /**
@@ -56,9 +72,22 @@ export class Agent {
    * Runs one turn with `input`, then each pending follow-up as a turn of its own (unless a turn
    * is cancelled or fails: then the follow-ups stay queued). Resolves with the result of the
    * last turn run; see {@link runTurn} for what is recorded.
+   *
+   * With `requestId`, a resent prompt is admitted once. A worker that takes over a session whose
+   * last writer died answers the client's resend with the turn the prompt started, resuming it
+   * first when the crash interrupted it:
+   *
+   * ```ts
+   * const result = await agent.run(body.prompt, { requestId: request.headers['idempotency-key'] });
+   * if (result.repeated) console.log(`request seen before: turn ${result.turn}`);
+   * ```
    */
-  async run(input: TurnInput, options: AgentRunOptions = {}): Promise<TurnResult> {
-    const result = await runTurn({ ...this.turnOptions(options), input });
+  async run(input: TurnInput, options: AgentPromptOptions = {}): Promise<TurnResult> {
+    const result = await runTurn({
+      ...this.turnOptions(options),
+      input,
+      ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
+    });
     return this.followUps(result, options);
   }
 
@@ -71,8 +100,8 @@ export class Agent {
    *
    * @throws AgentError `INVALID_INPUT` for empty input.
    */
-  steer(input: TurnInput): Promise<QueuedMessage> {
-    return this.queue('steer', input);
+  steer(input: TurnInput, options: QueueOptions = {}): Promise<QueuedMessage> {
+    return this.queue('steer', input, options);
   }
 
   /**
@@ -82,8 +111,8 @@ export class Agent {
    *
    * @throws AgentError `INVALID_INPUT` for empty input.
    */
-  followUp(input: TurnInput): Promise<QueuedMessage> {
-    return this.queue('follow-up', input);
+  followUp(input: TurnInput, options: QueueOptions = {}): Promise<QueuedMessage> {
+    return this.queue('follow-up', input, options);
   }
 
   /** The queued messages not delivered yet, read from the log. */
@@ -145,8 +174,21 @@ export class Agent {
     return new Agent({ ...this.config, ...changes, session: this.session });
   }
 
-  private async queue(kind: 'steer' | 'follow-up', input: TurnInput): Promise<QueuedMessage> {
-    const { queued, event } = enqueue(this.session, kind, checkInput(input));
+  private async queue(
+    kind: 'steer' | 'follow-up',
+    input: TurnInput,
+    options: QueueOptions,
+  ): Promise<QueuedMessage> {
+    const content = checkInput(input);
+    const requestId =
+      options.requestId === undefined ? undefined : checkRequestId(options.requestId);
+    const admitted = requestId === undefined ? undefined : findRequest(this.session, requestId);
+    if (admitted !== undefined && requestId !== undefined) {
+      const type = kind === 'steer' ? 'queue/steer' : 'queue/follow-up';
+      checkResend(admitted, [type], content, requestId);
+      return { kind, seq: admitted.seq, message: admitted.message };
+    }
+    const { queued, event } = enqueue(this.session, kind, content, requestId);
     this.config.hooks?.onEvent?.(event);
     const barrier = this.config.barrier ?? (isDurable(this.session) ? this.session : undefined);
     await barrier?.flush();

@@ -17,6 +17,8 @@ import { PalimpsestError } from '../core/index.js';
  *   decision or a replacement.
  * - `NOTHING_TO_RESUME`: `Agent.resume()` found the last turn completed (or no turn) and no
  *   queued message.
+ * - `REQUEST_REUSED`: a request id the session admitted before came back with another input (or
+ *   as another kind of request: a prompt's id on a steering message).
  */
 export type AgentErrorCode =
   | 'TURN_IN_PROGRESS'
@@ -27,7 +29,8 @@ export type AgentErrorCode =
   | 'NO_PROVIDER'
   | 'NOT_DURABLE'
   | 'INVALID_HOOK_RESULT'
-  | 'NOTHING_TO_RESUME';
+  | 'NOTHING_TO_RESUME'
+  | 'REQUEST_REUSED';
 
 /** A misuse of the agent API, with a stable `code`. */
 export class AgentError extends PalimpsestError {

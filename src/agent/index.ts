@@ -17,7 +17,13 @@ export {
   type RetryOptions,
   toolCallInput,
 } from '../model/index.js';
-export { Agent, type AgentOptions, type AgentRunOptions } from './agent.js';
+export {
+  Agent,
+  type AgentOptions,
+  type AgentPromptOptions,
+  type AgentRunOptions,
+  type QueueOptions,
+} from './agent.js';
 export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export {

@@ -5,6 +5,7 @@
  * reload never delivers it twice). Pending = queued and not yet cited.
  */
 import type { Session, SessionEvent, UserContentBlock, UserMessage } from '../core/index.js';
+import { userSource } from './requests.js';
 
 /** Which queue a message waits in: `steer` enters the running turn, `follow-up` starts a new one. */
 export type QueueKind = 'steer' | 'follow-up';
@@ -68,17 +69,21 @@ export function pendingMessages(session: Session): PendingMessages {
   };
 }
 
-/** Appends a queue event for `content`; the message is pending from here on. */
+/**
+ * Appends a queue event for `content` (naming `requestId` in its source when given); the message
+ * is pending from here on.
+ */
 export function enqueue(
   session: Session,
   kind: QueueKind,
   content: readonly UserContentBlock[],
+  requestId?: string,
 ): { readonly queued: QueuedMessage; readonly event: SessionEvent } {
   const message: UserMessage = {
     id: crypto.randomUUID(),
     role: 'user',
     content,
-    source: { kind: 'user' },
+    source: userSource(requestId),
   };
   const event = session.append(QUEUE_TYPE[kind], message);
   return { queued: { kind, seq: event.seq, message }, event };

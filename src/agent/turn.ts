@@ -41,10 +41,13 @@ import {
 import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
 import { type ContextOverflowHandler, handleOverflow, isContextOverflow } from './overflow.js';
+import { checkRequestId, checkResend, findRequest, userSource } from './requests.js';
+import { resumeOpening } from './resume.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { deliverSteers, hasPendingSteers } from './steering.js';
 import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
+import { lastResumption, readTurnResult, turnAround } from './turn-result.js';
 import {
   DEFAULT_TOOL_OUTPUT_CHARS,
   type RunTurnOptions,
@@ -97,14 +100,47 @@ const busy = new WeakSet<Session>();
  */
 export async function runTurn(options: RunTurnOptions): Promise<TurnResult> {
   const content = checkInput(options.input);
+  const requestId = options.requestId === undefined ? undefined : checkRequestId(options.requestId);
+  if (requestId !== undefined) {
+    const admitted = findRequest(options.session, requestId);
+    if (admitted !== undefined) {
+      checkResend(admitted, ['user/message'], content, requestId);
+      return answerResend(options, admitted.seq);
+    }
+  }
   return startTurn(options, {
     open: (session) =>
       session.append(
         'user/message',
-        { id: newId(), role: 'user', content, source: { kind: 'user' } },
+        { id: newId(), role: 'user', content, source: userSource(requestId) },
         { surfaceOp: 'append' },
       ),
   });
+}
+
+/**
+ * A resent prompt: the result of the turn it started (or of the last turn that resumed it),
+ * after resuming that turn when it was interrupted (a worker died in it; the session's next
+ * writer repaired it).
+ */
+async function answerResend(options: TurnStartOptions, seq: number): Promise<TurnResult> {
+  const { session } = options;
+  const first = turnAround(session, seq);
+  if (first === undefined) {
+    throw new AgentError(
+      'REQUEST_REUSED',
+      `expected the prompt admitted at seq ${seq} of session ${session.header.id} to open a turn, found it outside every turn`,
+    );
+  }
+  const last = lastResumption(session, first);
+  if (last.end !== undefined && last.end.reason.kind !== 'interrupted') {
+    return { ...readTurnResult(session, { ...last, end: last.end }), repeated: true };
+  }
+  const result = await startTurn(
+    options,
+    resumeOpening({ turn: last.turn, reason: 'interrupted' }),
+  );
+  return { ...result, repeated: true };
 }
 
 /**

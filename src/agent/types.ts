@@ -253,6 +253,13 @@ export interface RunTurnOptions extends TurnConfig {
   readonly session: Session;
   readonly input: TurnInput;
   readonly signal?: AbortSignal;
+  /**
+   * The client's id for this prompt, so a resend is admitted once: the first admission records
+   * it in the user message's source (`{kind: 'user', requestId}`); a later call with the same id
+   * adds nothing and answers with the turn it started (resuming that turn first when a crash
+   * interrupted it). See {@link TurnResult.repeated}.
+   */
+  readonly requestId?: string;
 }
 
 /**
@@ -273,4 +280,9 @@ export interface TurnResult extends TurnRecord {
   /** Seqs of the turn's `turn/start` and `turn/end`. */
   readonly startSeq: number;
   readonly endSeq: number;
+  /**
+   * Present when the call's request id had been admitted before: no input was added, and this
+   * is the result of the turn that request started, or of the turn that resumed it.
+   */
+  readonly repeated?: true;
 }

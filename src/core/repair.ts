@@ -84,12 +84,16 @@ export function planRepair(events: readonly SessionEvent[] | ElidedLog): Session
  *
  * @example
  * ```ts
- * for (const closer of planOpenTurnRepair(session)) {
- *   session.append(closer.type, closer.data, closer.surfaceOp === undefined ? undefined : {
- *     surfaceOp: closer.surfaceOp,
- *     sourceEventSeqs: closer.sourceEventSeqs ?? [],
- *   });
- * }
+ * import { planOpenTurnRepair, Session } from 'palimpsest';
+ *
+ * const session = Session.create({ id: 'open-turn' });
+ * session.append('turn/start', { turn: 1 });
+ * session.append('step/start', { turn: 1, step: 1 });
+ * // The writer stopped here: the closers end the step, then the turn.
+ * const closers = planOpenTurnRepair(session);
+ * console.log(closers.map((event) => event.type).join(' ')); // 'step/end turn/end'
+ * for (const closer of closers) session.append(closer.type, closer.data);
+ * console.log(planOpenTurnRepair(session).length); // 0
  * ```
  */
 export function planOpenTurnRepair(session: Session): SessionEvent[] {
