@@ -1,15 +1,17 @@
 /**
  * A worker of the fleet test: forever takes a random session of the PostgreSQL store, records
- * a few turns in it (each with a streamed answer, so that chunk rows move into runs), and lets
- * it go. Every durable batch is logged (one line, fsynced) to LOG
+ * a few turns in it (each with a streamed answer, so that chunk rows move into runs), runs one
+ * prompt with a request id through the agent loop (a tool call, then an answer), and lets it go. Every durable batch is logged (one line, fsynced) to LOG
  * with the lease token it was written under, so the test can check what was acknowledged.
  * Usage: fleet-worker.ts URL SCHEMA WORKER SESSIONS LOG
  */
 import { appendFileSync, fsyncSync, openSync } from 'node:fs';
 import pg from 'pg';
+import { Agent, defineTool } from '../../../src/agent/index.js';
 import { lastTurnNumber } from '../../../src/core/index.js';
 import { LockedError, openSession } from '../../../src/store/index.js';
 import { openPostgresStore } from '../../../src/store/postgres/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
 import { assistant } from '../../core/builders.js';
 
 const [url, schema, worker, sessions, logFile] = process.argv.slice(2) as [
@@ -47,6 +49,18 @@ async function leaseToken(id: string): Promise<string> {
   return row.token;
 }
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks something up (takes a moment, so kills land inside it too).',
+  parameters: { type: 'object', properties: {} },
+  execute: async () => {
+    await pause(Math.random() * 50);
+    return 'found';
+  },
+});
+/** A model that calls the tool, then answers. */
+const promptModel = () =>
+  scriptedModel([{ toolCalls: [{ name: 'lookup', args: {} }] }, { text: 'done' }]);
 let n = 0;
 for (;;) {
   const id = `s${String(Math.floor(Math.random() * Number(sessions))).padStart(2, '0')}`;
@@ -99,6 +113,15 @@ for (;;) {
       record({ worker, id, token, first, last: session.seq - 1, mark });
       await pause(Math.random() * 30);
     }
+    // A prompt a client sent with a request id: logged as sent before it runs and as answered
+    // after, so the test can resend every prompt whose worker died before answering.
+    const requestId = `${worker}-r${n++}`;
+    record({ worker, id, sent: requestId });
+    const result = await new Agent({ session, model: promptModel(), tools: [lookup] }).run(
+      requestId,
+      { requestId },
+    );
+    record({ worker, id, answered: requestId, turn: result.turn, text: result.text });
     await session.close();
   } catch (error) {
     record({ worker, id, token, writeError: String((error as Error).message).slice(0, 200) });

@@ -3,7 +3,9 @@
  * workers are SIGKILLed at random and the server is restarted once with `pg_ctl restart -m
  * immediate` (every backend killed, as a crash would). Afterwards every acknowledged batch is in
  * the log exactly once, at the seqs it was acknowledged at, every session folds and passes
- * `checkInvariants`, and no two workers ever appended under one session's lease at once.
+ * `checkInvariants`, and no two workers ever appended under one session's lease at once. Each
+ * worker also runs prompts with request ids through the agent loop; afterwards every prompt is
+ * resent, and each is found in its session exactly once (resumed once if its worker died in it).
  * `PALIMPSEST_FLEET_SECONDS` sets the duration (default 60).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -12,9 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../../src/agent/index.js';
 import { checkInvariants, type UserMessage } from '../../../src/core/index.js';
-import { inspectSession } from '../../../src/store/index.js';
+import { inspectSession, openSession } from '../../../src/store/index.js';
 import { openPostgresStore } from '../../../src/store/postgres/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
 import { type PostgresServer, postgresBinaries, startPostgres } from '../../postgres/server.js';
 
 const SECONDS = Number(process.env.PALIMPSEST_FLEET_SECONDS ?? 60);
@@ -31,6 +35,62 @@ interface Ack {
   readonly mark: string;
 }
 
+interface Sent {
+  readonly id: string;
+  readonly sent: string;
+}
+
+interface Answered {
+  readonly answered: string;
+  readonly turn: number;
+  readonly text: string;
+}
+
+/** Resends every prompt, one session at a time, and checks each is in its session's log once. */
+async function resendAll(
+  url: string,
+  schema: string,
+  sent: readonly Sent[],
+  answered: ReadonlyMap<string, Answered>,
+): Promise<{ resumed: number; fresh: number }> {
+  const store = await openPostgresStore({ connectionString: url, schema });
+  let resumed = 0;
+  let fresh = 0;
+  try {
+    const bySession = new Map<string, string[]>();
+    for (const { id, sent: requestId } of sent) {
+      bySession.set(id, [...(bySession.get(id) ?? []), requestId]);
+    }
+    for (const [id, requests] of bySession) {
+      const session = await openSession(store, id);
+      for (const requestId of requests) {
+        const before = session.seq;
+        const agent = new Agent({ session, model: scriptedModel([{ text: 'resumed' }]) });
+        const result = await agent.run(requestId, { requestId });
+        const first = answered.get(requestId);
+        if (first !== undefined) {
+          expect(result).toMatchObject({ repeated: true, turn: first.turn, text: first.text });
+          expect(session.seq).toBe(before);
+        } else if (result.repeated === true) {
+          if (session.seq > before) resumed++;
+        } else fresh++;
+        expect(result.reason.kind).toBe('completed');
+        const admitted = session.events.filter(
+          (event) =>
+            (event.data as { source?: { requestId?: string } } | null)?.source?.requestId ===
+            requestId,
+        );
+        expect(admitted, `request ${requestId} of ${id}`).toHaveLength(1);
+      }
+      expect(checkInvariants(session.events)).toEqual([]);
+      await session.close();
+    }
+  } finally {
+    await store.close();
+  }
+  return { resumed, fresh };
+}
+
 (binaries ? describe : describe.skip)('a fleet of workers on one PostgreSQL store', () => {
   let server: PostgresServer;
   const dir = mkdtempSync(join(tmpdir(), 'palimpsest-fleet-'));
@@ -44,7 +104,7 @@ interface Ack {
   });
 
   it(
-    'loses no acknowledged batch, duplicates none, and never lets two workers write one session at once',
+    'loses no acknowledged batch, duplicates none, never lets two workers write one session at once, and admits every resent prompt once',
     async () => {
       // Create the schema once, so the workers only open it.
       await (await openPostgresStore({ connectionString: server.url, schema })).close();
@@ -91,6 +151,8 @@ interface Ack {
       await new Promise((resolve) => setTimeout(resolve, 500));
 
       const acks: Ack[] = [];
+      const sent: Sent[] = [];
+      const answered = new Map<string, Answered>();
       let writeErrors = 0;
       for (let i = 0; i < spawned; i++) {
         let text = '';
@@ -110,6 +172,9 @@ interface Ack {
           }
           if ('mark' in entry) acks.push(entry as unknown as Ack);
           else if ('writeError' in entry) writeErrors++;
+          else if ('sent' in entry) sent.push(entry as unknown as Sent);
+          else if ('answered' in entry)
+            answered.set(String(entry.answered), entry as unknown as Answered);
         }
       }
       expect(restarted).toBe(true);
@@ -127,14 +192,20 @@ interface Ack {
           const session = await inspectSession(store, id);
           const events = session.events;
           expect(checkInvariants(events)).toEqual([]);
-          for (const chunk of events.filter((event) => event.type === 'assistant/chunk')) {
-            expect(JSON.stringify(chunk.data)).toMatch(/"delta":"w\d+-\d+\.[0-2] "/);
-          }
+
           const marks = events
             .filter((event) => event.type === 'user/message')
             .map((event) => (event.data as unknown as UserMessage).id);
           expect(new Set(marks).size).toBe(marks.length);
           for (const ack of list) {
+            const chunks = events
+              .slice(ack.first, ack.last + 1)
+              .filter((event) => event.type === 'assistant/chunk');
+            expect(
+              chunks.map(
+                (chunk) => (chunk.data as unknown as { chunk: { delta: string } }).chunk.delta,
+              ),
+            ).toEqual([0, 1, 2].map((c) => `${ack.mark}.${c} `));
             const message = events[ack.first + 1];
             expect(message?.type).toBe('user/message');
             expect((message?.data as unknown as UserMessage | undefined)?.id).toBe(ack.mark);
@@ -168,6 +239,13 @@ interface Ack {
       } finally {
         await store.close();
       }
+      // The clients resend every prompt, answered or not, to the session it was sent to: each
+      // is admitted once, an answered one is answered again with the same turn, and one whose
+      // worker died before answering is resumed (or run, if it never landed) once.
+      const resent = await resendAll(server.url, schema, sent, answered);
+      console.log(
+        `fleet: ${sent.length} prompts with request ids, ${answered.size} answered before a kill, ${resent.resumed} resumed and ${resent.fresh} first admitted on resend`,
+      );
       console.log(
         `fleet: ${spawned} workers (${killed} SIGKILLed), ${acks.length} acknowledged batches in ${SECONDS} s over ${new Set(acks.map((ack) => ack.id)).size} sessions checked, ${writeErrors} writes refused, 1 immediate server restart`,
       );
