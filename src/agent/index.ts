@@ -11,10 +11,13 @@ export {
   buildCallOptions,
   buildHeader,
   buildPrompt,
+  type CanonicalRequest,
+  canonicalJson,
   DEFAULT_RETRY,
   type ModelSettings,
   type ResponseFormat,
   type RetryOptions,
+  requestDigest,
   toolCallInput,
 } from '../model/index.js';
 export {
@@ -45,6 +48,12 @@ export {
   isContextOverflow,
 } from './overflow.js';
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
+export {
+  checkRequestDigests,
+  type RequestAt,
+  type RequestDigestMismatch,
+  requestAt,
+} from './request-at.js';
 export {
   type InferArguments,
   jsonSchema,

@@ -36,14 +36,28 @@ export function rebuildRequest(session: Session, turn: number, step: number): Re
   if (stepStartSeq === undefined) {
     throw new InvalidArgumentError(`the log has no step ${step} of turn ${turn}`);
   }
+  const { header, messages } = requestOfStep(session, stepStartSeq);
+  return { header, messages, callOptions: buildCallOptions(header, messages), stepStartSeq };
+}
+
+/**
+ * The header and messages of the request the step starting at `stepStartSeq` sent.
+ *
+ * @throws InvalidArgumentError when the step has no request header before its first chunk.
+ */
+export function requestOfStep(
+  session: Session,
+  stepStartSeq: number,
+): { header: RequestHeaderData; messages: readonly Message[]; turn: number; step: number } {
+  const start = session.event(stepStartSeq);
+  const { turn, step } = (start?.data ?? {}) as { turn?: unknown; step?: unknown };
   const header = headerFor(session, stepStartSeq);
-  if (header === undefined) {
+  if (header === undefined || typeof turn !== 'number' || typeof step !== 'number') {
     throw new InvalidArgumentError(
-      `turn ${turn} step ${step} (seq ${stepStartSeq}) has no request/header before its first chunk`,
+      `turn ${String(turn)} step ${String(step)} (seq ${stepStartSeq}) has no request/header before its first chunk`,
     );
   }
-  const messages = session.messagesAt(stepStartSeq);
-  return { header, messages, callOptions: buildCallOptions(header, messages), stepStartSeq };
+  return { header, messages: session.messagesAt(stepStartSeq), turn, step };
 }
 
 /** The header logged inside the step (before its first chunk), else the last one before it. */

@@ -33,6 +33,7 @@ import {
   type RetryPolicy,
   recordAssistantMessage,
   recordChunk,
+  requestDigest,
   retryPolicy,
   StepStream,
   type Tool,
@@ -201,6 +202,8 @@ class TurnRun {
   private step = 0;
   private stepOpen = false;
   private lastText = '';
+  /** The digest of the current step's request, recorded with its answer. */
+  private requestDigest: string | undefined;
   private usage: UsageCounts = {};
   /** The attempt of the current step's model call (1-based). */
   private attempt = 1;
@@ -300,7 +303,9 @@ class TurnRun {
     if (!isHeaderInEffect(this.session, header)) {
       this.emit(this.session.append('request/header', header));
     }
-    const request = buildCallOptions(header, this.session.deriveMessages());
+    const messages = this.session.deriveMessages();
+    const request = buildCallOptions(header, messages);
+    this.requestDigest = requestDigest(header, messages);
     if (this.options.headers !== undefined) request.headers = { ...this.options.headers };
 
     this.stream = new StepStream();
@@ -437,6 +442,7 @@ class TurnRun {
       stream,
       finishReason,
       interrupted,
+      this.requestDigest,
     );
     this.emit(recorded.event);
     addUsage(this.usage, stream.usage);

@@ -26,6 +26,7 @@ import {
   salvageCommand,
   unlockCommand,
 } from './commands/modify.js';
+import { requestCommand } from './commands/request.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
@@ -198,6 +199,24 @@ function program(): Command {
     .action(
       run((context, ids: string[], options: { all?: boolean }) =>
         verifyCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('request')
+    .description(
+      "print the request a model call received, rebuilt from the log: palimpsest's canonical form with its digest, or a provider's request body",
+    )
+    .argument('<id>')
+    .argument('[seq]', "an event inside the call's step (default: the last call)")
+    .addOption(
+      new Option('--wire <provider>', "print the provider's HTTP request body").choices([
+        'openai',
+        'anthropic',
+      ]),
+    )
+    .action(
+      run((context, id: string, seq: string | undefined, options: { wire?: string }) =>
+        requestCommand(context, id, seq, options),
       ),
     );
   root

@@ -68,6 +68,9 @@ export function checkSurfaceData(type: string, data: JsonValue): ShapeIssue | un
     if (record.usage !== undefined && asObject(record.usage) === undefined) {
       return { path: 'data.usage', reason: 'expected an object when present' };
     }
+    if (record.requestDigest !== undefined && typeof record.requestDigest !== 'string') {
+      return { path: 'data.requestDigest', reason: 'expected a string when present' };
+    }
     return checkMessageShape(record.message as JsonValue, 'assistant', 'data.message');
   }
   const error = record.error;

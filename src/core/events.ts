@@ -181,6 +181,12 @@ export type AssistantMessageData = {
   /** Present when the stream was cancelled; the message holds the text streamed until then. */
   readonly interrupted?: true;
   readonly providerMetadata?: JsonObject;
+  /**
+   * The digest of the request the call received (`sha256:` and 64 hex digits, over its canonical
+   * form: provider, model, system prompt, tools, settings, messages), where the writer recorded
+   * it: palimpsest's loop and the AI SDK middleware do; imported sessions do not.
+   */
+  readonly requestDigest?: string;
 };
 
 /** `tool/call`: a tool execution started. */

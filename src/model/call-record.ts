@@ -67,7 +67,8 @@ export interface RecordedMessage {
 /**
  * Appends the `assistant/message` of one attempt, citing every chunk of it (`[]` for an empty
  * stream). An interrupted attempt (`aborted`, `error`) keeps its partial text with a marker
- * and none of its tool calls.
+ * and none of its tool calls. `requestDigest` is the digest of the request the call received
+ * ({@link requestDigest}), recorded beside the answer.
  */
 export function recordAssistantMessage(
   session: Session,
@@ -76,6 +77,7 @@ export function recordAssistantMessage(
   stream: StepStream,
   finishReason: FinishReason,
   interrupted: 'aborted' | 'error' | undefined,
+  requestDigest?: string,
 ): RecordedMessage {
   const content = stream.content(interrupted !== undefined);
   const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
@@ -100,6 +102,7 @@ export function recordAssistantMessage(
       ...(stream.providerMetadata === undefined
         ? {}
         : { providerMetadata: stream.providerMetadata }),
+      ...(requestDigest === undefined ? {} : { requestDigest }),
     },
     { surfaceOp: 'append', sourceEventSeqs: stream.chunkSeqs },
   );

@@ -43,6 +43,12 @@ export {
   toolCallInput,
   toolOutput,
 } from './request.js';
+export {
+  type CanonicalRequest,
+  canonicalJson,
+  canonicalRequest,
+  requestDigest,
+} from './request-digest.js';
 export { StepStream } from './step-stream.js';
 export {
   errorDetails,

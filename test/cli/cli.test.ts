@@ -118,6 +118,72 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(bad.code).toBe(2);
   });
 
+  it('request prints the request a call received with its digest, or a provider body', () => {
+    const last = JSON.parse(run('request', id).stdout) as {
+      turn: number;
+      digest: string;
+      recordedDigest: string;
+      request: { provider: string; options: { prompt: Array<{ role: string }> } };
+    };
+    expect(last.turn).toBe(5);
+    expect(last.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(last.recordedDigest).toBe(last.digest);
+    expect(last.request.options.prompt[0]?.role).toBe('system');
+    const early = JSON.parse(run('request', id, '40').stdout) as { turn: number; digest: string };
+    expect(early.digest).not.toBe(last.digest);
+    const openai = JSON.parse(run('request', id, '40', '--wire', 'openai').stdout) as {
+      messages: Array<{ role: string }>;
+    };
+    expect(openai.messages[0]?.role).toBe('system');
+    const outside = run('request', id, '0');
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain('outside every step');
+    expect(run('request', id, '--wire', 'gemini').code).toBe(2);
+  });
+
+  it('verify names an answer whose recorded request digest the rebuilt request does not match', async () => {
+    const opened = await openStore(store);
+    const session = await openSession(opened, 'drifted');
+    session.append('turn/start', { turn: 1 });
+    session.append(
+      'user/message',
+      { id: 'u', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } },
+      { surfaceOp: 'append' },
+    );
+    session.append('step/start', { turn: 1, step: 1 });
+    session.append('request/header', { provider: 'p', model: 'm' });
+    session.append(
+      'assistant/message',
+      {
+        turn: 1,
+        step: 1,
+        finishReason: 'stop',
+        message: {
+          id: 'a',
+          role: 'assistant',
+          content: [{ type: 'text', text: 'hello' }],
+          source: { kind: 'model', provider: 'p', model: 'm' },
+        },
+        requestDigest: `sha256:${'0'.repeat(64)}`,
+      },
+      { surfaceOp: 'append', sourceEventSeqs: [] },
+    );
+    session.append('step/end', { turn: 1, step: 1 });
+    session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+    await session.close();
+    await opened.close();
+    const verified = run('verify', 'drifted');
+    expect(verified.code).toBe(7);
+    expect(verified.stdout).toContain('#4 REQUEST_DIGEST');
+    const request = run('request', 'drifted');
+    expect(request.code).toBe(0);
+    expect(request.stderr).toContain(`the writer recorded sha256:${'0'.repeat(64)}`);
+    // The other tests verify the whole store.
+    const cleanup = await openStore(store);
+    await cleanup.delete('drifted');
+    await cleanup.close();
+  });
+
   it('export --format pi writes a file pi opens with the messages the model sees, losses on stderr', () => {
     const exported = run('export', id, '--format', 'pi');
     expect(exported.code).toBe(0);
@@ -387,6 +453,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'log',
       'why',
       'verify',
+      'request',
       'repair',
       'fork',
       'compact',

@@ -2,7 +2,7 @@
  * Typed errors of the AI SDK adapter: what one side of the conversion cannot hold, and a
  * prompt the session cannot account for.
  */
-import { PalimpsestError } from '../../core/index.js';
+import { PalimpsestError, type Session } from '../../core/index.js';
 
 /**
  * Stable codes of {@link AiSdkError}:
@@ -48,3 +48,19 @@ export class AiSdkError extends PalimpsestError {
 /** What a caller does about a prompt the session cannot follow (`PROMPT_DIVERGED`). */
 export const PROMPT_FIX =
   "build the call's history with toModelMessages(session), or pass the SDK's own response.messages from the previous call";
+
+/** A prompt that adds what the open step cannot account for (`PROMPT_DIVERGED`). */
+export function diverged(what: string): AiSdkError {
+  return new AiSdkError(
+    'PROMPT_DIVERGED',
+    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}; ${PROMPT_FIX}`,
+  );
+}
+
+/** A second call on a session while one records (`CALL_IN_PROGRESS`). */
+export function busyError(session: Session): AiSdkError {
+  return new AiSdkError(
+    'CALL_IN_PROGRESS',
+    `a model call is already recording on session ${session.header.id}; wait for its stream to end (one writer per session)`,
+  );
+}

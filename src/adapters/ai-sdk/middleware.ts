@@ -39,10 +39,11 @@ import {
   recordChunk,
   recordToolCall,
   recordToolResult,
+  requestDigest,
   StepStream,
   TOOL_ERROR,
 } from '../../model/index.js';
-import { AiSdkError, PROMPT_FIX } from './errors.js';
+import { busyError, diverged } from './errors.js';
 import {
   callsAwaitingApproval,
   convertMessages,
@@ -128,6 +129,8 @@ interface Call {
   readonly signal: AbortSignal | undefined;
   readonly secrets: readonly string[];
   readonly stream: StepStream;
+  /** The digest of the request the call received: the header and the surface it was built from. */
+  readonly requestDigest: string;
   ended: boolean;
 }
 
@@ -256,15 +259,16 @@ class SdkCallRecorder {
       this.failTurn(error);
       throw error;
     }
+    const surface = this.session.deriveMessages();
     const call: Call = {
       model,
       ...position,
       signal: params.abortSignal,
       secrets: knownSecrets(Object.values(params.headers ?? {}).filter(isString)),
       stream: new StepStream(),
+      requestDigest: requestDigest(header, surface),
       ended: false,
     };
-    const surface = this.session.deriveMessages();
     const send = sameOnWire(prompt, surface)
       ? params
       : { ...params, prompt: buildPrompt(header.system, surface) };
@@ -498,7 +502,15 @@ class SdkCallRecorder {
     if (aborted || failure !== undefined) {
       const kind = aborted ? 'aborted' : 'error';
       this.emit(
-        recordAssistantMessage(this.session, position, call.model, stream, kind, kind).event,
+        recordAssistantMessage(
+          this.session,
+          position,
+          call.model,
+          stream,
+          kind,
+          kind,
+          call.requestDigest,
+        ).event,
       );
       this.emit(this.session.append('step/end', position));
       const cause = aborted ? abortCause(call.signal, how.cancelled) : undefined;
@@ -516,6 +528,7 @@ class SdkCallRecorder {
       stream,
       finishReason,
       undefined,
+      call.requestDigest,
     );
     this.emit(recorded.event);
     // Tool calls keep the step open: the SDK runs them, and its next call brings the results.
@@ -583,18 +596,4 @@ function describe(value: unknown): string {
 
 function isString(value: unknown): value is string {
   return typeof value === 'string';
-}
-
-function diverged(what: string): AiSdkError {
-  return new AiSdkError(
-    'PROMPT_DIVERGED',
-    `expected the prompt to add user messages or results of the open step's tool calls, found ${what}; ${PROMPT_FIX}`,
-  );
-}
-
-function busyError(session: Session): AiSdkError {
-  return new AiSdkError(
-    'CALL_IN_PROGRESS',
-    `a model call is already recording on session ${session.header.id}; wait for its stream to end (one writer per session)`,
-  );
 }

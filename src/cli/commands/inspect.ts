@@ -3,7 +3,7 @@
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
-import { pendingMessages } from '../../agent/index.js';
+import { checkRequestDigests, pendingMessages } from '../../agent/index.js';
 import { contextTokens } from '../../compaction/context.js';
 import { KNOWN_TYPES } from '../../core/events.js';
 import {
@@ -487,6 +487,11 @@ export async function verifyCommand(
           );
         if (!imported && planRepair(session.events).length > 0)
           problems.push(`a turn left open by a crash — palimpsest repair ${id} closes it`);
+        for (const mismatch of checkRequestDigests(session)) {
+          problems.push(
+            `#${mismatch.seq} REQUEST_DIGEST: the writer recorded ${mismatch.recorded} for this answer's request; the request rebuilt from the log has ${mismatch.rebuilt}`,
+          );
+        }
         out.push({
           id,
           events: session.seq,

@@ -1,0 +1,82 @@
+/**
+ * The digest of a model request: what lets a log say which request each call received, a
+ * rebuilt request be checked against it, and a recorded answer be found again for the same
+ * request. It covers everything the model is asked (provider, model, system prompt, tools,
+ * settings, messages) and nothing of the transport (abort signal, HTTP headers).
+ */
+
+import { createHash } from 'node:crypto';
+import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import type { Message, RequestHeaderData } from '../core/index.js';
+import { buildCallOptions, buildPrompt } from './request.js';
+
+/** The request a call received, in palimpsest's canonical form. */
+export interface CanonicalRequest {
+  readonly provider: string;
+  readonly model: string;
+  /** The call options without the transport's fields (`abortSignal`, `headers`). */
+  readonly options: LanguageModelV3CallOptions;
+}
+
+/** The canonical request of a header and the messages of the surface. */
+export function canonicalRequest(
+  header: RequestHeaderData,
+  messages: readonly Message[],
+): CanonicalRequest {
+  return {
+    provider: header.provider,
+    model: header.model,
+    options: buildCallOptions(header, messages),
+  };
+}
+
+/**
+ * The digest of the request built from `header` and `messages`: `sha256:` and 64 hex digits.
+ * It is taken over the header's part of the request (provider, model, system prompt, tools,
+ * settings) as canonical JSON (keys sorted, `undefined` left out, bytes as base64), then over
+ * the digest of each message's provider form in order: a message's digest is computed once per
+ * message object, so a step hashes its new messages and a short line per older one, not its
+ * whole history again. Two requests the model would receive alike (equal on the wire; message
+ * ids and sources are not sent) have the same digest.
+ */
+export function requestDigest(header: RequestHeaderData, messages: readonly Message[]): string {
+  const hash = createHash('sha256');
+  const head: CanonicalRequest = {
+    provider: header.provider,
+    model: header.model,
+    options: buildCallOptions(header, []),
+  };
+  hash.update(canonicalJson(head));
+  for (const message of messages) hash.update(`\n${messageDigest(message)}`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+const messageDigests = new WeakMap<Message, string>();
+
+function messageDigest(message: Message): string {
+  let digest = messageDigests.get(message);
+  if (digest === undefined) {
+    digest = createHash('sha256')
+      .update(canonicalJson(buildPrompt(undefined, [message])))
+      .digest('hex');
+    messageDigests.set(message, digest);
+  }
+  return digest;
+}
+
+/** JSON with object keys sorted at every depth: the text a digest is taken over. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (item instanceof Uint8Array) return { base64: base64Of(item) };
+    if (item instanceof URL) return item.href;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(item).sort())
+      sorted[key] = (item as Record<string, unknown>)[key];
+    return sorted;
+  });
+}
+
+function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
