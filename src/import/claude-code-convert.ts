@@ -27,14 +27,21 @@ import {
 } from './fields.js';
 import type { Skips } from './source.js';
 
+const NO_CHILDREN: ReadonlyMap<string, ChildSessionLink> = new Map();
+
 /** Converts a path into a builder's events, from where it left off. */
 export class PathConverter {
   private time = 0;
   private compactMetadata: JsonObject | undefined;
 
+  /**
+   * @param children The sessions that calls of this path ran in, by call id, where the result
+   *   entry does not name one itself (a subagent whose conversation the same file holds).
+   */
   constructor(
     private readonly builder: SessionBuilder,
     private readonly skips: Skips,
+    private readonly children: ReadonlyMap<string, ChildSessionLink> = NO_CHILDREN,
   ) {}
 
   /**
@@ -102,6 +109,7 @@ export class PathConverter {
             builder,
             skips,
             resultAt,
+            this.children,
           );
         }
         continue;
@@ -115,7 +123,7 @@ export class PathConverter {
         this.compactMetadata = undefined;
         continue;
       }
-      user(current, message, builder, skips, at);
+      user(current, message, builder, skips, at, this.children);
     }
     return to;
   }
@@ -140,6 +148,7 @@ function user(
   builder: SessionBuilder,
   skips: Skips,
   at: At,
+  children: ReadonlyMap<string, ChildSessionLink>,
 ): void {
   const content = message.content;
   const uuid = current.entry.uuid as string;
@@ -148,7 +157,7 @@ function user(
       (block) => block.type === 'tool_result',
     );
     // The result of a subagent's call names the agent; its transcript is the child session.
-    const child = results.length === 1 ? childSession(current.entry) : undefined;
+    const named = results.length === 1 ? childSession(current.entry) : undefined;
     for (const block of results) {
       const callId = stringField(block, 'tool_use_id') ?? '';
       const answered = builder.toolResult(
@@ -157,7 +166,7 @@ function user(
         block.is_error === true,
         at,
         undefined,
-        child,
+        named ?? children.get(callId),
       );
       if (!answered) skips.add('tool_result without a matching tool_use in its step');
     }

@@ -10,6 +10,13 @@ import { SessionBuilder, timeOf } from './builder.js';
 import { conversationPaths } from './claude-code-chain.js';
 import { PathConverter } from './claude-code-convert.js';
 import { type EntryNode, entryNode } from './claude-code-nodes.js';
+import {
+  isInlineSidechain,
+  type Sidechain,
+  sidechainChildren,
+  sidechainSessionId,
+  sidechains,
+} from './claude-code-sidechains.js';
 import { baseName, objectField, stringField } from './fields.js';
 import type { SourceLine } from './lines.js';
 import {
@@ -17,7 +24,9 @@ import {
   baseHeader,
   type ForkSource,
   type ImportedFile,
+  type ImportedSession,
   type ReadOptions,
+  type SessionBase,
   Skips,
 } from './source.js';
 
@@ -53,10 +62,17 @@ export function readClaudeCode(
   let version: string | undefined;
   const copies = new Copies();
   // A subagent's own transcript (under `subagents/` in newer versions) is all sidechain: it is
-  // read as a conversation; sidechain entries inside a main transcript are left to their own file.
+  // read as a conversation; sidechain entries inside a main transcript naming their agent are
+  // left to its own file, and those naming none (1.0.x kept them nowhere else) are read apart.
   const subagent = isSubagentTranscript(lines);
+  const inline: EntryNode[] = [];
   for (const { line, value } of lines) {
     copies.note(value, line);
+    if (!subagent && isInlineSidechain(value)) {
+      const node = entryNode(value, line, path, true, skips);
+      if (node !== undefined) inline.push(node);
+      continue;
+    }
     const node = entryNode(value, line, path, subagent, skips);
     if (node === undefined) continue;
     nodes.push(node);
@@ -97,12 +113,17 @@ export function readClaudeCode(
         : {}),
     },
   };
+  const found = sidechains(inline, nodes);
+  const children = sidechainChildren(base.id, found);
   const build = (path_: readonly EntryNode[], hold = false): SessionBuilder => {
     const builder = new SessionBuilder(baseHeader(base), 'claude-code', file);
-    new PathConverter(builder, skips).convert(path_, 0, path_.length, hold);
+    new PathConverter(builder, skips, children).convert(path_, 0, path_.length, hold);
     return builder;
   };
   const active = build(paths.active, options.holdUnfinished === true);
+  const subagents = found.flatMap((sidechain) =>
+    sidechainSession(base, sidechain, nodes, file, skips, options.holdUnfinished === true),
+  );
   skips.active = false;
   const branches = paths.branches
     .filter((branch) => branch.path.some((n) => n.role === 'conversation'))
@@ -111,7 +132,7 @@ export function readClaudeCode(
   return {
     harness: 'claude-code',
     path,
-    sessions: assemble(base, active, branches),
+    sessions: [...assemble(base, active, branches), ...subagents],
     skipped: skips.counts,
     ...(forkedFrom === undefined ? {} : { forkedFrom }),
   };
@@ -150,6 +171,53 @@ export function subagentLink(
     ...(toolCallId === undefined ? {} : { toolCallId }),
     ...(agentId === undefined ? {} : { agentId }),
   };
+}
+
+/**
+ * The session of a subagent whose conversation the main transcript holds (`sidechain`), named
+ * and linked as the transcript of a newer version's subagent is: its header names the parent
+ * session and the call that spawned it, whose result names this session back. Once that result
+ * is in `main` (the main transcript's entries), the subagent's turn has ended there: 1.0.x often
+ * wrote no `stop_reason` on a last answer, so that result is what says so.
+ */
+function sidechainSession(
+  parent: SessionBase,
+  sidechain: Sidechain,
+  main: readonly EntryNode[],
+  file: string,
+  skips: Skips,
+  holdUnfinished: boolean,
+): ImportedSession[] {
+  const path = conversationPaths(sidechain.nodes).active;
+  const first = path.find((node) => node.role === 'conversation');
+  if (first === undefined) return [];
+  const base: SessionBase = {
+    id: sidechainSessionId(parent.id, sidechain),
+    createdAt: timeOf(first.entry.timestamp, parent.createdAt),
+    metadata: {
+      imported: { ...(parent.metadata.imported as JsonObject), sidechain: sidechain.root.id },
+      subagentOf: {
+        session: parent.id,
+        ...(sidechain.toolCallId === undefined ? {} : { toolCallId: sidechain.toolCallId }),
+      },
+    },
+  };
+  const callId = sidechain.toolCallId;
+  const returned = callId === undefined ? undefined : main.find((n) => n.answers.includes(callId));
+  const builder = new SessionBuilder(baseHeader(base), 'claude-code', file);
+  new PathConverter(builder, skips).convert(
+    path,
+    0,
+    path.length,
+    holdUnfinished && returned === undefined,
+  );
+  if (returned !== undefined) {
+    builder.endTurn(
+      { kind: 'completed' },
+      { line: returned.line, time: timeOf(returned.entry.timestamp, 0) },
+    );
+  }
+  return builder.events.length === 0 ? [] : assemble(base, builder, []);
 }
 
 function isSubagentTranscript(lines: readonly SourceLine[]): boolean {

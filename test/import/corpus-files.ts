@@ -13,7 +13,16 @@ export interface Counts {
   readonly results: number;
 }
 
-export const FILES: readonly (readonly [Harness, string, Counts])[] = [
+/**
+ * What a file holds: its conversation's counts, and those of each subagent conversation it keeps
+ * inside it (Claude Code 1.0.x wrote a `Task` subagent's entries into the main transcript, marked
+ * `isSidechain`), in file order.
+ */
+export interface Expected extends Counts {
+  readonly sidechains?: readonly Counts[];
+}
+
+export const FILES: readonly (readonly [Harness, string, Expected])[] = [
   [
     'claude-code',
     'agent-history--session-01.jsonl',
@@ -25,6 +34,27 @@ export const FILES: readonly (readonly [Harness, string, Counts])[] = [
     { inputs: 3, answers: 3, calls: 2, results: 2 },
   ],
   // 19 results in the file; one answers a call whose entry the file does not hold (skipped).
+  [
+    'claude-code',
+    'claude-code-viewer--1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl',
+    { inputs: 2, answers: 7, calls: 12, results: 12 },
+  ],
+  // 1.0.108: a subagent's conversation inside the main transcript; of two parallel Task calls one
+  // failed (no prompt) and ran no subagent.
+  [
+    'claude-code',
+    'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
+    {
+      inputs: 2,
+      answers: 10,
+      calls: 13,
+      results: 13,
+      sidechains: [
+        { inputs: 1, answers: 3, calls: 2, results: 2 },
+        { inputs: 1, answers: 7, calls: 6, results: 6 },
+      ],
+    },
+  ],
   ['claude-code', 'codemie--5c187f31.jsonl', { inputs: 3, answers: 14, calls: 22, results: 18 }],
   [
     'claude-code',
@@ -46,6 +76,16 @@ export const FILES: readonly (readonly [Harness, string, Counts])[] = [
     'claude-code',
     'codemie--turn-2/subagents/agent-a485154.jsonl',
     { inputs: 1, answers: 6, calls: 20, results: 20 },
+  ],
+  [
+    'claude-code',
+    'sniffly--ba79134d-b6e9-4867-af0c-6941038c9e4b.jsonl',
+    { inputs: 6, answers: 24, calls: 30, results: 30 },
+  ],
+  [
+    'claude-code',
+    'sniffly--fed8ce56-bc79-401f-a83e-af084253362f.jsonl',
+    { inputs: 3, answers: 4, calls: 7, results: 7 },
   ],
   ['claude-code', 'spotter--short.jsonl', { inputs: 2, answers: 1, calls: 2, results: 2 }],
   ['claude-code', 'spotter--tool_heavy.jsonl', { inputs: 7, answers: 4, calls: 6, results: 6 }],
@@ -86,6 +126,12 @@ export const FILES: readonly (readonly [Harness, string, Counts])[] = [
     'codex',
     'codex-session-view--rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl',
     { inputs: 2, calls: 39, results: 39 },
+  ],
+  // An approval notice (a developer message) between a call and its output.
+  [
+    'codex',
+    'dazi-skill--rollout-2026-04-28T18-05-46-019dd38d-4dfb-77b0-af6a-af358709d507.jsonl',
+    { inputs: 17, calls: 31, results: 31 },
   ],
   ['codex', 'guideai--real-session-large.jsonl', { inputs: 2, calls: 18, results: 18 }],
   ['pi', 'agent-history--session-01.jsonl', { inputs: 1, answers: 1, calls: 0, results: 0 }],

@@ -149,7 +149,13 @@ describe('Claude Code, chains that are not a tree of the conversation', () => {
   });
   const prompt = (uuid: string, parent: string | null, text: string) =>
     entry('user', uuid, parent, { message: { role: 'user', content: text } });
-  const answer = (uuid: string, parent: string, blocks: JsonObject[], stop: string, id = uuid) =>
+  const answer = (
+    uuid: string,
+    parent: string,
+    blocks: JsonObject[],
+    stop: string | null,
+    id = uuid,
+  ) =>
     entry('assistant', uuid, parent, {
       message: {
         id: `msg_${id}`,
@@ -219,6 +225,102 @@ describe('Claude Code, chains that are not a tree of the conversation', () => {
       answer('e5', 'e4', [{ type: 'text', text: 'done' }], 'end_turn'),
     ]);
     expect(file.sessions).toHaveLength(1);
+  });
+
+  describe('subagent conversations kept inside the main transcript (Claude Code 1.0.x)', () => {
+    // Modelled on 1.0.108 (test/import/corpus): sidechain entries name no agent, and each
+    // subagent's chain starts at its prompt, the `prompt` of the Task call that spawned it.
+    const side = (e: JsonObject) => ({ ...e, isSidechain: true });
+    const task = (id: string, prompt?: string) => ({
+      type: 'tool_use',
+      id,
+      name: 'Task',
+      input: { description: 'd', ...(prompt === undefined ? {} : { prompt }) },
+    });
+    const text = (value: string) => [{ type: 'text', text: value }];
+    const link = (file: ImportedFile) =>
+      file.sessions.map((session) => session.header.metadata?.subagentOf);
+    const children = (events: readonly SessionEvent[]) =>
+      events
+        .filter((e) => e.type === 'tool/result')
+        .map((e) => [
+          dataOf<{ message: { content: [{ toolCallId: string }] } }>(e).message.content[0]
+            .toolCallId,
+          dataOf<{ child?: { session: string } }>(e).child?.session,
+        ]);
+
+    it('reads each as a session of its own, linked to the call that spawned it both ways', () => {
+      const file = readEntries([
+        prompt('e1', null, 'look at both'),
+        answer('e2', 'e1', [task('t1', 'List the files.')], 'tool_use', 'r'),
+        answer('e3', 'e2', [task('t2', 'Read the README.')], 'tool_use', 'r'),
+        // Two subagents at once: their entries interleave, each chained from its own prompt.
+        side(prompt('e4', null, 'List the files.')),
+        side(prompt('e5', null, 'Read the README.')),
+        side(answer('e6', 'e4', text('a, b'), 'end_turn')),
+        side(answer('e7', 'e5', text('It says hi.'), 'end_turn')),
+        result('e8', 'e3', 't1'),
+        result('e9', 'e8', 't2'),
+        answer('e10', 'e9', text('done'), 'end_turn'),
+      ]);
+      expect(file.sessions.map((session) => session.header.id)).toEqual([
+        'claude-code-chain',
+        'claude-code-chain/subagents/sidechain-e4',
+        'claude-code-chain/subagents/sidechain-e5',
+      ]);
+      expect(link(file)).toEqual([
+        undefined,
+        { session: 'claude-code-chain', toolCallId: 't1' },
+        { session: 'claude-code-chain', toolCallId: 't2' },
+      ]);
+      expect(children(file.sessions[0]?.events ?? [])).toEqual([
+        ['t1', 'claude-code-chain/subagents/sidechain-e4'],
+        ['t2', 'claude-code-chain/subagents/sidechain-e5'],
+      ]);
+      for (const session of file.sessions) {
+        expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+      }
+      const answers = file.sessions
+        .slice(1)
+        .map((session) => session.events.filter((e) => e.type === 'assistant/message').length);
+      expect(answers).toEqual([1, 1]);
+      expect([...file.skipped.keys()].some((reason) => reason.startsWith('sidechain'))).toBe(false);
+    });
+
+    it('without a chain, starts one at each prompt, ends it at its result in the parent; a prompt no call gave is not linked', () => {
+      const file = readEntries(
+        [
+          prompt('e1', null, 'go'),
+          answer('e2', 'e1', [task('t1', 'First.')], 'tool_use'),
+          side(prompt('e3', null, 'First.')),
+          // 1.0.x often wrote no stop_reason on a last answer: the result in the parent ends it.
+          side(answer('e4', 'e3', text('one'), null)),
+          result('e5', 'e2', 't1'),
+          // A Task call without a prompt fails and spawns nothing.
+          answer('e6', 'e5', [task('t2')], 'tool_use'),
+          result('e7', 'e6', 't2'),
+          side(prompt('e8', null, 'Second.')),
+          side(answer('e9', 'e8', text('two'), 'end_turn')),
+          answer('e10', 'e7', text('done'), 'end_turn'),
+        ].map((e) => ({ ...e, parentUuid: null })),
+      );
+      expect(file.sessions.map((session) => session.header.id)).toEqual([
+        'claude-code-chain',
+        'claude-code-chain/subagents/sidechain-e3',
+        'claude-code-chain/subagents/sidechain-e8',
+      ]);
+      expect(link(file).slice(1)).toEqual([
+        { session: 'claude-code-chain', toolCallId: 't1' },
+        { session: 'claude-code-chain' },
+      ]);
+      expect(children(file.sessions[0]?.events ?? [])).toEqual([
+        ['t1', 'claude-code-chain/subagents/sidechain-e3'],
+        ['t2', undefined],
+      ]);
+      const first = file.sessions[1]?.events ?? [];
+      expect(checkInvariants(first, { requireClosed: true })).toEqual([]);
+      expect(first.at(-1)).toMatchObject({ type: 'turn/end', data: { origin: { line: 5 } } });
+    });
   });
 
   it('reads a subagent transcript as a session linked to its parent and the call that spawned it', () => {
