@@ -50,6 +50,8 @@ export {
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export {
   checkRequestDigests,
+  type RecordedCall,
+  recordedCalls,
   type RequestAt,
   type RequestDigestMismatch,
   requestAt,

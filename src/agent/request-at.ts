@@ -84,13 +84,23 @@ export interface RequestDigestMismatch {
   readonly rebuilt: string;
 }
 
+/** A model call as the log recorded it: its answer, and the request rebuilt for it. */
+export interface RecordedCall {
+  /** The seq of the call's `assistant/message`. */
+  readonly seq: number;
+  readonly answer: SessionEvent<'assistant/message'>;
+  /** The header and messages of its request; no header when none was logged before the call. */
+  readonly header: RequestHeaderData | undefined;
+  readonly messages: readonly Message[];
+}
+
 /**
- * Every answer whose recorded request digest differs from its rebuilt request's, in one pass
- * over the log (the surface folded as it goes, so a long session costs a walk, not a rebuild per
- * call). Empty when every recorded digest holds; answers without a digest are not checked.
+ * Every model call of the log whose answer entered the surface, in log order, with the request
+ * rebuilt for it, in one pass (the surface folded as it goes, so a long session costs a walk, not
+ * a rebuild per call).
  */
-export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
-  const mismatches: RequestDigestMismatch[] = [];
+export function recordedCalls(session: Session): RecordedCall[] {
+  const calls: RecordedCall[] = [];
   const order: number[] = [];
   let header: RequestHeaderData | undefined;
   /** The surface and header of the open step's request, taken when its call began. */
@@ -112,16 +122,28 @@ export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
     if (stepOpen && call === undefined && isCallEvent(event)) {
       call = { messages: messagesOf(session, order), header };
     }
-    if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append') {
-      const recorded = event.data.requestDigest;
-      if (recorded !== undefined && call?.header !== undefined) {
-        const rebuilt = requestDigest(call.header, call.messages);
-        if (rebuilt !== recorded) mismatches.push({ seq, recorded, rebuilt });
-      } else if (recorded !== undefined) {
-        mismatches.push({ seq, recorded, rebuilt: 'none (no request header before the call)' });
-      }
+    if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && call) {
+      calls.push({ seq, answer: event, header: call.header, messages: call.messages });
     }
     fold(order, event);
+  }
+  return calls;
+}
+
+/**
+ * Every answer whose recorded request digest differs from its rebuilt request's. Empty when every
+ * recorded digest holds; answers without a digest are not checked.
+ */
+export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
+  const mismatches: RequestDigestMismatch[] = [];
+  for (const { seq, answer, header, messages } of recordedCalls(session)) {
+    const recorded = answer.data.requestDigest;
+    if (recorded === undefined) continue;
+    const rebuilt =
+      header === undefined
+        ? 'none (no request header before the call)'
+        : requestDigest(header, messages);
+    if (rebuilt !== recorded) mismatches.push({ seq, recorded, rebuilt });
   }
   return mismatches;
 }

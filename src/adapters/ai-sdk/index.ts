@@ -12,4 +12,9 @@ export {
   type SessionMiddlewareOptions,
   sessionMiddleware,
 } from './middleware.js';
+export {
+  ReplayMissError,
+  type ReplayModelOptions,
+  replayModel,
+} from './replay-model.js';
 export { toModelMessages } from './to-model.js';
