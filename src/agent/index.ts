@@ -51,9 +51,9 @@ export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export {
   checkRequestDigests,
   type RecordedCall,
-  recordedCalls,
   type RequestAt,
   type RequestDigestMismatch,
+  recordedCalls,
   requestAt,
 } from './request-at.js';
 export {
