@@ -8,6 +8,7 @@
 // Log queries live in core; re-exported here, where users of the loop have always found them.
 export {
   type AttemptFailure,
+  anthropicBody,
   buildCallOptions,
   buildHeader,
   buildPrompt,
@@ -15,6 +16,7 @@ export {
   canonicalJson,
   DEFAULT_RETRY,
   type ModelSettings,
+  openaiBody,
   type ResponseFormat,
   type RetryOptions,
   requestDigest,
@@ -29,6 +31,7 @@ export {
 } from './agent.js';
 export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
+export { type EvalCase, toEvalCase, turnEndAnswers } from './eval-case.js';
 export {
   DEFAULT_MODELS,
   detectProvider,

@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { convertCommand } from './commands/convert.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
+import { exportEvalsCommand } from './commands/export-evals.js';
 import { type ImportCommandOptions, importCommand } from './commands/import.js';
 import {
   listCommand,
@@ -297,6 +298,22 @@ function program(): Command {
     .action(
       run((context, id: string, options: { format?: string; at?: string }) =>
         exportCommand(context, id, options),
+      ),
+    );
+  root
+    .command('export-evals')
+    .description(
+      "write eval cases cut from sessions as JSON lines: each call's exact request as OpenAI chat messages, the recorded answer last, and where it came from",
+    )
+    .argument('<ids...>')
+    .option(
+      '--at <which>',
+      'turn-ends (the answer that ended each turn) or seqs, comma-separated',
+      'turn-ends',
+    )
+    .action(
+      run((context, ids: string[], options: { at?: string }) =>
+        exportEvalsCommand(context, ids, options),
       ),
     );
   root

@@ -32,6 +32,7 @@ export {
   type RetryPolicy,
   retryPolicy,
 } from './options.js';
+export { anthropicBody, openaiBody } from './provider-bodies.js';
 export { knownSecrets, REDACTED, redactJson, redactSecrets, SECRET_ENV_VARS } from './redact.js';
 export {
   buildCallOptions,

@@ -141,6 +141,33 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(run('request', id, '--wire', 'gemini').code).toBe(2);
   });
 
+  it('export-evals writes one JSON line per turn that ended with an answer, or the calls at the seqs given', () => {
+    const evals = run('export-evals', id);
+    expect(evals.code).toBe(0);
+    const lines = evals.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            messages: Array<{ role: string }>;
+            metadata: { session: string; seq: number; requestDigest: string };
+          },
+      );
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    for (const line of lines) {
+      expect(line.messages[0]?.role).toBe('system');
+      expect(line.messages.at(-1)?.role).toBe('assistant');
+      expect(line.metadata.session).toBe(id);
+      expect(line.metadata.requestDigest).toMatch(/^sha256:/);
+    }
+    expect(evals.stderr).toContain(`${lines.length} eval case(s) written`);
+    const one = run('export-evals', id, '--at', String(lines[0]?.metadata.seq));
+    expect(JSON.parse(one.stdout)).toEqual(lines[0]);
+    expect(run('export-evals', id, '--at', '0').code).toBe(2);
+    expect(run('export-evals', id, id, '--at', '5').code).toBe(2);
+  });
+
   it('verify names an answer whose recorded request digest the rebuilt request does not match', async () => {
     const opened = await openStore(store);
     const session = await openSession(opened, 'drifted');
@@ -454,6 +481,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'why',
       'verify',
       'request',
+      'export-evals',
       'repair',
       'fork',
       'compact',

@@ -80,6 +80,8 @@ const samples = {
     new m.ImportError('MALFORMED_LINE', 'not JSON', { file: 's.jsonl', line: 3 }),
   AiSdkError: (m: Samples) =>
     new m.AiSdkError('PROMPT_DIVERGED', 'an unrecorded assistant message'),
+  ReplayMissError: (m: Samples) =>
+    new m.ReplayMissError('no recorded call matches', 'sha256:00', 'system'),
   ClaudeSessionStoreError: (m: Samples) =>
     new m.ClaudeSessionStoreError('INVALID_KEY', 'invalid session key: expected an object'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;

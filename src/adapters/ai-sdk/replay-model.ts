@@ -254,15 +254,23 @@ function chunksOf(session: Session, call: RecordedCall): LanguageModelV3StreamPa
     const event = session.event(seq);
     if (event?.type !== 'assistant/chunk') continue;
     const chunk = (event.data as { chunk?: JsonObject }).chunk;
-    if (chunk !== undefined) parts.push(toPart(chunk));
+    if (chunk !== undefined && isStreamPart(chunk)) parts.push(toPart(chunk));
   }
   return parts;
 }
 
+/**
+ * Whether a logged chunk is a stream part: it has its `type`. The log holds the parts the stream
+ * gave (as JSON), so a chunk with a type is read back as the part it was.
+ */
+function isStreamPart(chunk: JsonObject): chunk is JsonObject & LanguageModelV3StreamPart {
+  return typeof chunk.type === 'string';
+}
+
 /** A logged chunk as the stream part it was: dates come back as dates. */
-function toPart(chunk: JsonObject): LanguageModelV3StreamPart {
+function toPart(chunk: JsonObject & LanguageModelV3StreamPart): LanguageModelV3StreamPart {
   if (chunk.type === 'response-metadata' && typeof chunk.timestamp === 'string') {
-    return { ...chunk, timestamp: new Date(chunk.timestamp) } as LanguageModelV3StreamPart;
+    return { ...chunk, timestamp: new Date(chunk.timestamp) };
   }
-  return chunk as unknown as LanguageModelV3StreamPart;
+  return chunk;
 }

@@ -3,13 +3,12 @@
  * rebuilt from the log, as palimpsest's canonical form with its digest (and the digest the writer
  * recorded), or as the body of a provider's HTTP request.
  */
-import { requestAt } from '../../agent/index.js';
+import { anthropicBody, openaiBody, requestAt } from '../../agent/index.js';
 import { InvalidArgumentError } from '../../core/index.js';
 import { inspectSession } from '../../store/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { jsonText } from '../terminal.js';
-import { anthropicBody, openaiBody } from './export.js';
 
 const WIRES = ['openai', 'anthropic'] as const;
 
