@@ -5,7 +5,8 @@
 import type { SessionEvent } from '../../core/index.js';
 import { planRunChunks, type StoredChunk, storedPart } from '../sql/chunk-run-plan.js';
 import { encodeRun, RUN_TYPE, type RunChunk, runColumns } from '../sql/chunk-runs.js';
-import { corruptRow, type EventRow, type RowContext, rowChecksum } from './rows.js';
+import { checkEventRow } from '../sql/row-checksums.js';
+import { corruptRow, type EventRow, type RowContext } from './rows.js';
 import type { Statements } from './statements.js';
 
 /** The runs one batch makes. */
@@ -60,13 +61,6 @@ export function planRuns(
 function storedChunk(context: RowContext, row: EventRow): RunChunk | undefined {
   if (row.source_event_seqs !== null || row.surface_op !== null) return undefined;
   if (context.typeName(row.type) !== RUN_TYPE) return undefined;
-  const crc = rowChecksum(context.key, row.seq, RUN_TYPE, row.time, row.data, null, null);
-  if (crc !== row.crc) {
-    throw corruptRow(
-      context.file,
-      row.seq,
-      `the event row of session '${context.id}' does not match its checksum`,
-    );
-  }
+  checkEventRow(context, RUN_TYPE, row);
   return { seq: row.seq, time: row.time, data: row.data };
 }

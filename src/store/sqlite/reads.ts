@@ -25,12 +25,12 @@ import {
   statsOf,
 } from '../contract/store-rules.js';
 import type { RunRow } from '../sql/chunk-runs.js';
+import { decodeHeaderRow } from '../sql/row-checksums.js';
 import type { SqliteContext } from './context.js';
 import { driverCode } from './driver-errors.js';
 import type { LedgerEntry } from './ledger.js';
 import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
 import {
-  decodeHeaderRow,
   decodeRowsFrom,
   decodeSessionRows,
   type EventRow,

@@ -6,10 +6,8 @@
  */
 
 import type { ElidedLog } from '../../core/elided-log.js';
-import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { crc32Text } from '../contract/crc32.js';
+import type { SessionEvent } from '../../core/index.js';
 import { CorruptLogError } from '../contract/errors.js';
-import { decodeStoredHeader } from '../contract/store-rules.js';
 import {
   type DecodeOptions,
   decodeSessionRows as decodeRunRows,
@@ -17,6 +15,8 @@ import {
   type RowCodec,
 } from '../sql/chunk-run-rows.js';
 import type { RunRow } from '../sql/chunk-runs.js';
+import { decodeEventColumns } from '../sql/event-columns.js';
+import { checkEventRow } from '../sql/row-checksums.js';
 
 /** A row of `sessions`. */
 export interface SessionRow {
@@ -52,58 +52,9 @@ export interface RowContext {
   readonly typeName: (code: number) => string | undefined;
 }
 
-/**
- * The checksum of an event row: the CRC-32 of its `data` text (UTF-8, as stored), continued over
- * a line of its other fields, `\n<session key> <seq> <type name> <time> <source_event_seqs or
- * -> <surface_op or ->`. It covers the type's name, not its code, so damage to `event_types` is
- * caught too, and the session key, so a row that strays into another session is.
- */
-export function rowChecksum(
-  key: number,
-  seq: number,
-  type: string,
-  time: number,
-  data: string,
-  sources: string | null,
-  surfaceOp: string | null,
-): number {
-  return crc32Text(`${data}\n${key} ${seq} ${type} ${time} ${sources ?? '-'} ${surfaceOp ?? '-'}`);
-}
-
-/** The checksum of a session row: the CRC-32 of `<id>\n<created_at>\n<header>`. */
-export function sessionChecksum(id: string, createdAt: number, header: string): number {
-  return crc32Text(`${id}\n${createdAt}\n${header}`);
-}
-
 /** A `CorruptLogError` at the row of `seq`. */
 export function corruptRow(file: string, seq: number, reason: string): CorruptLogError {
   return new CorruptLogError({ file, row: seq, reason });
-}
-
-/** Parses and checks a stored header (the rule every backend shares), and its `created_at`. */
-export function decodeHeaderRow(file: string, row: SessionRow): SessionHeader {
-  const subject = `the header of session '${row.id}'`;
-  let value: unknown;
-  try {
-    value = JSON.parse(row.header);
-  } catch (error) {
-    throw new CorruptLogError({ file, reason: `${subject} is not valid JSON` }, { cause: error });
-  }
-  const header = decodeStoredHeader(value, { where: { file }, expectedId: row.id, subject });
-  if (header.createdAt !== row.created_at) {
-    throw new CorruptLogError({
-      file,
-      reason: `session '${header.id}' has created_at ${row.created_at} but its header says ${header.createdAt}`,
-    });
-  }
-  // Last: what a checksum adds is the damage that still reads as a valid header.
-  if (sessionChecksum(row.id, row.created_at, row.header) !== row.crc) {
-    throw new CorruptLogError({
-      file,
-      reason: `the row of session '${row.id}' does not match its checksum (its id, created_at or header is damaged)`,
-    });
-  }
-  return header;
 }
 
 /** How the shared merge (`run-rows.ts`) reads a row of this store: checked against its checksum. */
@@ -142,97 +93,17 @@ export function decodeRowsFrom(
   return decodeRunRowsFrom(context, codecOf(context), rows, runs, from);
 }
 
-/** Throws unless the row matches its checksum. */
-function checkRow(context: RowContext, row: EventRow): void {
-  compareChecksum(context, row.seq, row.type, row.crc, (type) =>
-    rowChecksum(
-      context.key,
-      row.seq,
-      type,
-      row.time,
-      row.data,
-      row.source_event_seqs,
-      row.surface_op,
-    ),
-  );
-}
-
-/**
- * Throws unless `compute` (given the type's name) reproduces the stored checksum: a CRC that
- * cannot be computed (an unknown type code, a left-out body without its CRC) is damage too.
- */
-function compareChecksum(
-  context: RowContext,
-  seq: number,
-  code: number,
-  stored: number,
-  compute: (type: string) => number | undefined,
-): void {
-  const type = context.typeName(code);
-  const crc = type === undefined ? undefined : compute(type);
-  if (crc === undefined || crc !== stored) {
-    throw corruptRow(
-      context.file,
-      seq,
-      type === undefined
-        ? `session '${context.id}' has an event of unknown type code ${code}`
-        : `the event row of session '${context.id}' does not match its checksum`,
-    );
-  }
-}
-
 /** One event of its row, checked against the row's checksum. */
 export function decodeCheckedRow(context: RowContext, row: EventRow): SessionEvent {
-  const event = decodeEventRow(context, row);
-  checkRow(context, row);
-  return event;
-}
-
-/** One event of its row. */
-export function decodeEventRow(context: RowContext, row: EventRow): SessionEvent {
-  const { file, id } = context;
-  const { seq } = row;
   const type = context.typeName(row.type);
   if (type === undefined) {
-    throw corruptRow(file, seq, `session '${id}' has an event of unknown type code ${row.type}`);
-  }
-  const data = parseColumn(file, row.data, seq, `the data of session '${id}'`);
-  let surfaceOp: unknown;
-  if (row.surface_op !== null) {
-    surfaceOp = parseColumn(file, row.surface_op, seq, `the surface_op of session '${id}'`);
-    if (typeof surfaceOp !== 'string' && (typeof surfaceOp !== 'object' || surfaceOp === null)) {
-      throw corruptRow(file, seq, `the surface_op of session '${id}' is not a surface op`);
-    }
-  }
-  let sources: unknown;
-  if (row.source_event_seqs !== null) {
-    sources = parseColumn(
-      file,
-      row.source_event_seqs,
-      seq,
-      `the source_event_seqs of session '${id}'`,
-    );
-    if (!Array.isArray(sources)) {
-      throw corruptRow(file, seq, `the source_event_seqs of session '${id}' is not an array`);
-    }
-  }
-  return {
-    seq,
-    time: row.time,
-    type,
-    data,
-    ...(surfaceOp === undefined ? {} : { surfaceOp: surfaceOp as SessionEvent['surfaceOp'] }),
-    ...(sources === undefined ? {} : { sourceEventSeqs: sources as number[] }),
-  } as SessionEvent;
-}
-
-function parseColumn(file: string, text: string, seq: number, what: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new CorruptLogError(
-      { file, row: seq, reason: `${what} is not valid JSON` },
-      { cause: error },
+    throw corruptRow(
+      context.file,
+      row.seq,
+      `session '${context.id}' has an event of unknown type code ${row.type}`,
     );
   }
+  const event = decodeEventColumns(context, row.seq, type, row.time, row);
+  checkEventRow(context, type, row);
+  return event;
 }

@@ -16,11 +16,11 @@ import {
 import { parseOwnerJson } from '../contract/lock-owner.js';
 import type { AppendOptions, SessionLock, TornTail } from '../contract/session-store.js';
 import { checkBatch, checkSessionId, checkTornTail } from '../contract/store-rules.js';
+import { rowChecksum, sessionChecksum } from '../sql/row-checksums.js';
 import { planRuns } from './chunk-run-writer.js';
 import type { SessionPosition, SqliteContext } from './context.js';
 import { driverCode } from './driver-errors.js';
 import type { SqliteLocks } from './lock.js';
-import { rowChecksum, sessionChecksum } from './rows.js';
 import type { SqliteTransaction } from './schema.js';
 
 /** What an append's transaction hands back: the session's key and the type codes it met. */
