@@ -24,7 +24,7 @@ export async function rawSession(
   id: string,
 ): Promise<string> {
   const { rows } = await client.query<{ key: string }>(
-    `INSERT INTO ${q(schema)}.sessions (id, id_order, created_at, header, next_seq, updated_at) VALUES ($1, $2, 0, '{}', 0, 0) RETURNING key`,
+    `INSERT INTO ${q(schema)}.sessions (id, id_order, created_at, header, next_seq, updated_at, crc, length_crc) VALUES ($1, $2, 0, '{}', 0, 0, 0, 0) RETURNING key`,
     [id, Buffer.from(id)],
   );
   return (rows[0] as { key: string }).key;
@@ -46,7 +46,8 @@ export async function rawInsertTurn(
   const tuples: string[] = [];
   for (const event of events) {
     const n = values.length;
-    tuples.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`);
+    // The checksum a raw program need not compute: 0, as the SQLite floor writes it.
+    tuples.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, 0)`);
     values.push(
       event.seq,
       event.type,
@@ -58,7 +59,7 @@ export async function rawInsertTurn(
   }
   await client.query('BEGIN');
   await client.query(
-    `INSERT INTO ${q(schema)}.events (session_key, seq, type, time, data, source_event_seqs, surface_op) VALUES ${tuples.join(', ')}`,
+    `INSERT INTO ${q(schema)}.events (session_key, seq, type, time, data, source_event_seqs, surface_op, crc) VALUES ${tuples.join(', ')}`,
     values,
   );
   await client.query('COMMIT');

@@ -9,6 +9,8 @@ export const slowTests: readonly string[] = [
   'test/store/postgres/fleet.test.ts',
   'test/store/postgres/store.test.ts',
   'test/store/postgres/chunk-runs.test.ts',
+  'test/store/postgres/row-edits.test.ts',
+  'test/store/postgres/migration.test.ts',
   'test/conformance/postgres.test.ts',
   'test/adapters/claude-agent-sdk/postgres.test.ts',
   // Killed agent workers taken over on JSONL, SQLite and PostgreSQL.

@@ -200,18 +200,25 @@ export class FormatVersionError extends PalimpsestError {
   static override readonly kind: string = 'FormatVersionError';
   declare readonly code: 'FORMAT_VERSION';
   readonly direction: 'newer' | 'older';
+  /**
+   * @param upgrade how an older store can be brought to the supported version, when it can
+   *   (ends the message in place of "older than any supported format").
+   */
   constructor(
     readonly file: string,
     readonly found: number,
     readonly supported: number,
     what = 'format version',
+    upgrade?: string,
   ) {
     const direction = found > supported ? 'newer' : 'older';
     super(
       'FORMAT_VERSION',
       direction === 'newer'
         ? `${file} was written with ${what} ${found}, newer than this palimpsest supports (${supported}); upgrade palimpsest`
-        : `${file} was written with ${what} ${found}; this log is older than any supported format (${supported})`,
+        : upgrade === undefined
+          ? `${file} was written with ${what} ${found}; this log is older than any supported format (${supported})`
+          : `${file} was written with ${what} ${found}, older than this palimpsest's (${supported}); ${upgrade}`,
     );
     this.direction = direction;
   }

@@ -13,15 +13,18 @@ import {
   storedPart,
   storedRanges,
 } from '../sql/chunk-run-plan.js';
+import type { RunContext } from '../sql/chunk-run-rows.js';
 import {
   encodeRun,
   envelopeChecksum,
   RUN_TYPE,
   type RunChunk,
   runColumns,
+  runDigest,
 } from '../sql/chunk-runs.js';
+import { checkEventRow } from '../sql/row-checksums.js';
 import type { PgQueryable } from './driver.js';
-import { corruptRow, type EventRow, type RowSite } from './rows.js';
+import { corruptRow, EVENT_COLUMNS, type EventRow, type RowSite, runContext } from './rows.js';
 
 /** Runs per INSERT statement: 9 parameters a run stays far below the protocol's 65,535. */
 const RUNS_PER_INSERT = 1000;
@@ -30,8 +33,8 @@ const RUNS_PER_INSERT = 1000;
  * Plans the runs of a batch appended at `expected` to the session of `key`, reading the stored
  * chunk rows of earlier batches that its messages cite.
  *
- * @throws CorruptLogError when a stored chunk a run would take in does not parse: a run must
- *   never give damaged data a fresh checksum.
+ * @throws CorruptLogError when a stored chunk a run would take in does not match its checksum:
+ *   a run must never give damaged data a fresh checksum.
  */
 export async function planRuns(
   client: PgQueryable,
@@ -45,12 +48,13 @@ export async function planRuns(
   const stored = new Map<string, StoredChunk[]>();
   for (const { start, end } of ranges) {
     const { rows } = await client.query<EventRow>(
-      `SELECT seq, type, time, data, source_event_seqs, surface_op FROM ${s}.events WHERE session_key = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`,
+      `SELECT ${EVENT_COLUMNS} FROM ${s}.events WHERE session_key = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`,
       [key, start, end],
     );
+    const context = runContext(site, key);
     stored.set(
       `${start} ${end}`,
-      rows.map((row) => ({ seq: Number(row.seq), chunk: storedChunk(site, row) })),
+      rows.map((row) => ({ seq: Number(row.seq), chunk: storedChunk(context, row) })),
     );
   }
   return planRunChunks(events, expected, (start, last) => stored.get(`${start} ${last}`) ?? []);
@@ -102,7 +106,7 @@ async function insertRuns(
     tuples.push(
       `($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8})`,
     );
-    values.push(...runColumns(row), envelopeChecksum(Number(key), row));
+    values.push(...runColumns(row), envelopeChecksum(Number(key), row, runDigest(row.data)));
   }
   await client.query(
     `INSERT INTO ${s}.chunk_runs (session_key, first_seq, count, time, times, sizes, data, crc, envelope_crc) VALUES ${tuples.join(', ')}`,
@@ -110,16 +114,11 @@ async function insertRuns(
   );
 }
 
-/** A stored row as a run's chunk, if it may join one (its data checked to parse). */
-function storedChunk(site: RowSite, row: EventRow): RunChunk | undefined {
+/** A stored row as a run's chunk, if it may join one (checked against its checksum). */
+function storedChunk(context: RunContext, row: EventRow): RunChunk | undefined {
   if (row.type !== RUN_TYPE || row.source_event_seqs !== null || row.surface_op !== null) {
     return undefined;
   }
-  const seq = Number(row.seq);
-  try {
-    JSON.parse(row.data);
-  } catch {
-    throw corruptRow(site, seq, `the data of session '${site.id}' is not valid JSON`);
-  }
-  return { seq, time: Number(row.time), data: row.data };
+  checkEventRow(context, RUN_TYPE, row);
+  return { seq: Number(row.seq), time: Number(row.time), data: row.data };
 }

@@ -18,7 +18,7 @@ export interface PostgresStoreOptions {
   readonly connectionString?: string;
   /** The schema (namespace) the store's tables live in (default `palimpsest`), created on first use. */
   readonly schema?: string;
-  /** Open for reading only: no schema is created, and every write is refused. */
+  /** Open for reading only: no schema is created or upgraded, and every write is refused. */
   readonly readOnly?: boolean;
   /**
    * Whether a schema that does not exist yet is created (default `true`). With `false` (and with
@@ -47,7 +47,9 @@ const DEFAULT_RETRY_MS = 10_000;
 
 /**
  * Opens the store in `schema` of the database, creating the schema on first use (in one
- * transaction, serialised between processes) and checking its version otherwise.
+ * transaction, serialised between processes) and checking its version otherwise. A store of
+ * schema version 3 is upgraded in place (checksums computed for its rows) by the first open that
+ * may write; a read-only open refuses it.
  *
  * @example
  * ```ts
@@ -61,7 +63,8 @@ const DEFAULT_RETRY_MS = 10_000;
  * }
  * ```
  *
- * @throws FormatVersionError for a schema of another version; InvalidArgumentError for bad
+ * @throws FormatVersionError for a schema of another version (or of version 3, read-only);
+ *   InvalidArgumentError for bad
  *   options; InvalidStoreError for a schema holding foreign tables, or a missing driver;
  *   StorageError or StoreUnavailableError when the server cannot be used. A refused schema is
  *   not modified.
@@ -97,10 +100,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool.on('error', () => {});
   }
   const readOnly = options.readOnly === true;
+  const access = readOnly ? 'read' : options.create === false ? 'write' : 'create';
   const deadline = Date.now() + retryMs;
   for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
     try {
-      await ensureSchema(pool, schema, location, !readOnly && options.create !== false);
+      await ensureSchema(pool, schema, location, access);
       break;
     } catch (error) {
       // A server that is starting or restarting is waited for, within the retry bound.

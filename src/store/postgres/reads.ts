@@ -3,7 +3,7 @@
  * and the row reads its writes share (a session's row, its position, its chunk runs). Every read
  * of more than one statement runs in one read-only snapshot, so it sees one committed state.
  */
-import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
+import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import { CorruptLogError, FormatVersionError, NotFoundError } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
 import { LoadedSession } from '../contract/loaded-session.js';
@@ -19,7 +19,6 @@ import type {
 import {
   checkListOptions,
   checkSessionId,
-  decodeStoredHeader,
   encodeCursor,
   STATS_EVENT_TYPES,
   shortId,
@@ -30,30 +29,27 @@ import type { PgQueryable } from './driver.js';
 import { Listener } from './listener.js';
 import {
   decodePage,
+  decodeRow,
   decodeRows,
+  EVENT_COLUMNS,
   type EventRow,
-  idOrder,
   type PgRunRow,
-  type RowSite,
   RUN_COLUMNS,
   RUN_ENVELOPE_COLUMNS,
+  runContext,
 } from './rows.js';
+import {
+  checkLength,
+  decodeSessionRow,
+  idOrder,
+  POSITION_COLUMNS,
+  type PositionRow,
+  SESSION_COLUMNS,
+  type SessionRow,
+} from './session-rows.js';
 
-/** The columns of `sessions` a read takes. */
-const SESSION_COLUMNS = 'key, id, header, created_at, next_seq, updated_at';
-/** The columns of `events` a read takes. */
-export const EVENT_COLUMNS = 'seq, type, time, data, source_event_seqs, surface_op';
 /** Rows a watch reads at a time. */
 const WATCH_PAGE = 10_000;
-
-interface SessionRow {
-  readonly key: string;
-  readonly id: string;
-  readonly header: string;
-  readonly created_at: string;
-  readonly next_seq: string;
-  readonly updated_at: string;
-}
 
 /** Loads a session: its rows and runs in one snapshot, checked as they are decoded. */
 export async function loadSession(
@@ -96,30 +92,19 @@ export async function summarizeSession(ctx: PgContext, id: string): Promise<Sess
     snapshot(client, async () => {
       const { row, header } = await sessionRow(ctx, client, id);
       const count = Number(row.next_seq);
-      // The last event is a row: a run's chunks are cited by a later message.
-      const { rows: last } = await client.query<{ time: string }>(
-        `SELECT time FROM ${ctx.s}.events WHERE session_key = $1 AND seq = $2`,
+      const context = runContext(ctx.site(id), row.key);
+      // The last event is a row: a run's chunks are cited by a later message. Each row read is
+      // checked as a load checks it.
+      const { rows: last } = await client.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM ${ctx.s}.events WHERE session_key = $1 AND seq = $2`,
         [row.key, count - 1],
       );
-      const { rows } = await client.query<{ seq: string; type: string; data: string }>(
-        `SELECT seq, type, data FROM ${ctx.s}.events WHERE session_key = $1 AND type = ANY($2::text[]) ORDER BY seq`,
+      const { rows } = await client.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM ${ctx.s}.events WHERE session_key = $1 AND type = ANY($2::text[]) ORDER BY seq`,
         [row.key, [...STATS_EVENT_TYPES]],
       );
-      const events = rows.map((event) => {
-        try {
-          return { type: event.type, data: JSON.parse(event.data) as JsonValue };
-        } catch (error) {
-          throw new CorruptLogError(
-            {
-              file: ctx.location,
-              row: Number(event.seq),
-              reason: `the data of session '${id}' is not valid JSON`,
-            },
-            { cause: error },
-          );
-        }
-      });
-      const lastTime = last[0] === undefined ? undefined : Number(last[0].time);
+      const events = rows.map((event) => decodeRow(context, event));
+      const lastTime = last[0] === undefined ? undefined : decodeRow(context, last[0]).time;
       return statsOf(header, count, lastTime, events);
     }),
   );
@@ -164,7 +149,7 @@ export async function listSessions(ctx: PgContext, options: ListOptions): Promis
   for (const row of rows.slice(0, limit)) {
     try {
       sessions.push({
-        header: headerOf(ctx, row),
+        header: decodeSessionRow(ctx.location, row),
         updatedAt: Number(row.updated_at),
         eventCount: Number(row.next_seq),
       });
@@ -203,14 +188,8 @@ export function watchSession(
         async (client) => (await positionOf(ctx, client, id, false)).key,
       );
       const listener = new Listener(ctx.pool, ctx.channel, notification(id, 0).replace(/0$/, ''));
-      const site = ctx.site(id);
       return {
-        read: (from) =>
-          ctx.retrying(action, async (client) => {
-            const position = await positionOf(ctx, client, id, false);
-            if (position.key !== key) throw new NotFoundError(id, ctx.location);
-            return watchPage(ctx, client, site, key, from);
-          }),
+        read: (from) => ctx.retrying(action, (client) => watchPage(ctx, client, id, key, from)),
         changed: (signal) => listener.wait(signal),
         close: () => listener.close(),
       };
@@ -221,25 +200,31 @@ export function watchSession(
 }
 
 /**
- * A watcher's page: the rows from `from` on, at most {@link WATCH_PAGE}, and the runs among
- * them, read in one snapshot, so that rows a concurrent append moves into a run are seen as
- * rows or as the run, never both or neither. A run may begin before `from` (a watcher that
- * read its first rows on an earlier page): the merge skips into it.
+ * A watcher's page: the session's row, the rows from `from` on, at most
+ * {@link WATCH_PAGE}, and the runs among them, read in one snapshot, so that rows a concurrent
+ * append moves into a run are seen as rows or as the run, never both or neither, and a page that
+ * ends before the length its snapshot records is damage, not a wait for rows that never come. A
+ * run may begin before `from` (a watcher that read its first rows on an earlier page): the merge
+ * skips into it.
  */
 function watchPage(
   ctx: PgContext,
   client: PgQueryable,
-  site: RowSite,
+  id: string,
   key: string,
   from: number,
 ): Promise<SessionEvent[]> {
   return snapshot(client, async () => {
+    // The whole session row, checked as a load checks it: a follower is a reader too.
+    const { row } = await sessionRow(ctx, client, id);
+    if (row.key !== key) throw new NotFoundError(id, ctx.location);
     const { rows } = await client.query<EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM ${ctx.s}.events WHERE session_key = $1 AND seq >= $2 ORDER BY seq LIMIT ${WATCH_PAGE}`,
       [key, from],
     );
     // A full page ends at its last row; the runs past it belong to the next page.
-    const upto = rows.length === WATCH_PAGE ? Number((rows.at(-1) as EventRow).seq) : null;
+    const cut = rows.length === WATCH_PAGE;
+    const upto = cut ? Number((rows.at(-1) as EventRow).seq) : null;
     const runs = await runsOf(
       ctx,
       client,
@@ -247,7 +232,8 @@ function watchPage(
       ' AND first_seq + count > $2 AND ($3::bigint IS NULL OR first_seq < $3)',
       [from, upto],
     );
-    return decodePage(site, key, rows, runs, from);
+    const length = Number(row.next_seq);
+    return decodePage(ctx.site(id), key, rows, runs, from, { length, cut });
   });
 }
 
@@ -271,19 +257,23 @@ export async function runsOf(
   return rows;
 }
 
-/** The session's key and next seq, the row locked for the transaction when `forUpdate`. */
+/**
+ * The session's key and next seq, its length checked against its checksum; the row locked for
+ * the transaction when `forUpdate`.
+ */
 export async function positionOf(
   ctx: PgContext,
   client: PgQueryable,
   id: string,
   forUpdate: boolean,
 ): Promise<{ key: string; next: number }> {
-  const { rows } = await client.query<{ key: string; next_seq: string }>(
-    `SELECT key, next_seq FROM ${ctx.s}.sessions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
+  const { rows } = await client.query<PositionRow>(
+    `SELECT ${POSITION_COLUMNS} FROM ${ctx.s}.sessions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
   );
   const row = rows[0];
   if (row === undefined) throw new NotFoundError(id, ctx.location);
+  checkLength(ctx.location, row);
   return { key: row.key, next: Number(row.next_seq) };
 }
 
@@ -299,25 +289,5 @@ async function sessionRow(
   );
   const row = rows[0];
   if (row === undefined) throw new NotFoundError(id, ctx.location);
-  return { row, header: headerOf(ctx, row) };
-}
-
-function headerOf(ctx: PgContext, row: SessionRow): SessionHeader {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(row.header);
-  } catch (error) {
-    throw new CorruptLogError(
-      {
-        file: ctx.location,
-        reason: `the header of session '${shortId(row.id)}' is not valid JSON`,
-      },
-      { cause: error },
-    );
-  }
-  return decodeStoredHeader(parsed, {
-    where: { file: ctx.location },
-    expectedId: row.id,
-    subject: `the header of session '${shortId(row.id)}'`,
-  });
+  return { row, header: decodeSessionRow(ctx.location, row) };
 }

@@ -1,9 +1,10 @@
 /**
- * Rows of the PostgreSQL store and their decoding: each row checked as it is turned back into an
- * event (its seq where the log says, its JSON columns parseable), so that damage, or rows another
- * program wrote, is a `CorruptLogError` naming the row, never a shorter or different session.
- * The runs of finished chunks (`chunk_runs`, see `../chunk-runs.ts`) are merged in by seq with
- * the merge the SQLite store uses (`../run-rows.ts`).
+ * Event rows and chunk runs of the PostgreSQL store, and their decoding: each row checked as it
+ * is turned back into an event (its seq where the log says, its JSON columns parseable, the row
+ * matching its checksum), so that damage, an edit made with SQL, or rows another program wrote,
+ * is a `CorruptLogError` naming the session and the row, never a shorter or different session.
+ * The runs of finished chunks (`chunk_runs`, see `../sql/chunk-runs.ts`) are merged in by seq
+ * with the merge the SQLite store uses (`../sql/chunk-run-rows.ts`).
  */
 
 import type { ElidedLog } from '../../core/elided-log.js';
@@ -18,8 +19,10 @@ import {
   type RunContext,
 } from '../sql/chunk-run-rows.js';
 import type { RunRow } from '../sql/chunk-runs.js';
+import { decodeEventColumns } from '../sql/event-columns.js';
+import { checkEventRow } from '../sql/row-checksums.js';
 
-/** A row of `events` as a load selects it. */
+/** A row of `events` as a read selects it ({@link EVENT_COLUMNS}; int8 as text). */
 export interface EventRow {
   readonly seq: string | number;
   readonly type: string;
@@ -27,7 +30,11 @@ export interface EventRow {
   readonly data: string;
   readonly source_event_seqs: string | null;
   readonly surface_op: string | null;
+  readonly crc: string | number;
 }
+
+/** The columns of `events` a read selects, in the order of {@link EventRow}. */
+export const EVENT_COLUMNS = 'seq, type, time, data, source_event_seqs, surface_op, crc';
 
 /** Where rows come from, for messages. */
 export interface RowSite {
@@ -36,8 +43,9 @@ export interface RowSite {
 }
 
 /**
- * A row of `chunk_runs` as the driver gives it (int8 as text, bytea as a Buffer); `data` and
- * `crc` are absent from a read of {@link RUN_ENVELOPE_COLUMNS}.
+ * A row of `chunk_runs` as the driver gives it (int8 as text, bytea as a Buffer): read whole
+ * ({@link RUN_COLUMNS}), or with the digest of its data in place of the data
+ * ({@link RUN_ENVELOPE_COLUMNS}).
  */
 export interface PgRunRow {
   readonly first_seq: string;
@@ -46,7 +54,8 @@ export interface PgRunRow {
   readonly times: Buffer;
   readonly sizes: Buffer;
   readonly data?: Buffer;
-  readonly crc?: string;
+  readonly digest?: Buffer;
+  readonly crc: string;
   readonly envelope_crc: string;
 }
 
@@ -54,10 +63,12 @@ export interface PgRunRow {
 export const RUN_COLUMNS = 'first_seq, count, time, times, sizes, data, crc, envelope_crc';
 
 /**
- * The columns a load that elides finished chunks selects: no `data`, which it would neither
- * inflate nor use, and which is most of a run's bytes.
+ * The columns a load that elides finished chunks selects: the SHA-256 of `data`, computed by the
+ * server, in place of `data`, which it would neither inflate nor use and which is most of a
+ * run's bytes. The digest is all `envelope_crc` needs to find damage to the data.
  */
-export const RUN_ENVELOPE_COLUMNS = 'first_seq, count, time, times, sizes, envelope_crc';
+export const RUN_ENVELOPE_COLUMNS =
+  'first_seq, count, time, times, sizes, sha256(data) AS digest, crc, envelope_crc';
 
 /** A run row with its integers as numbers, as the shared codec reads it. */
 export function toReadRun(row: PgRunRow): ReadRun {
@@ -67,10 +78,12 @@ export function toReadRun(row: PgRunRow): ReadRun {
     time: Number(row.time),
     times: row.times,
     sizes: row.sizes,
+    crc: Number(row.crc),
     envelope_crc: Number(row.envelope_crc),
   };
-  if (row.data === undefined) return envelope;
-  return { ...envelope, data: row.data, crc: Number(row.crc) };
+  if (row.data !== undefined) return { ...envelope, data: row.data };
+  if (row.digest === undefined) throw new TypeError('expected a chunk run read with its digest');
+  return { ...envelope, digest: row.digest };
 }
 
 /** {@link toReadRun} of a row read whole ({@link RUN_COLUMNS}). */
@@ -80,16 +93,16 @@ export function toRunRow(row: PgRunRow): RunRow {
   return run;
 }
 
-/** Where rows come from, and the session's key (which a run's checksum covers). */
+/** Where rows come from, and the session's key (which the checksums cover). */
 export function runContext(site: RowSite, key: string): RunContext {
   return { file: site.location, id: site.id, key: Number(key) };
 }
 
-/** How the shared merge (`run-rows.ts`) reads a row of this store. */
-export function rowCodec(site: RowSite): RowCodec<EventRow> {
+/** How the shared merge (`chunk-run-rows.ts`) reads a row of this store. */
+export function rowCodec(context: RunContext): RowCodec<EventRow> {
   return {
     seq: (row) => Number(row.seq),
-    decode: (row) => decodeRow(site, row),
+    decode: (row) => decodeRow(context, row),
     dataBytes: (row) => Buffer.byteLength(row.data, 'utf8'),
   };
 }
@@ -106,9 +119,10 @@ export function decodeRows(
   recordedLength: number,
   options: DecodeOptions,
 ): { log: ElidedLog; damage?: CorruptLogError } {
+  const context = runContext(site, key);
   return decodeSessionRows(
-    runContext(site, key),
-    rowCodec(site),
+    context,
+    rowCodec(context),
     rows,
     runs.map(toReadRun),
     recordedLength,
@@ -116,68 +130,38 @@ export function decodeRows(
   );
 }
 
-/** A watcher's page: the events from `from` on that the rows and runs given reach. */
+/**
+ * A watcher's page: the events from `from` on that the rows and runs given reach; checked
+ * against the session's recorded length, which the page must reach unless it was `cut` by its
+ * size limit.
+ */
 export function decodePage(
   site: RowSite,
   key: string,
   rows: readonly EventRow[],
   runs: readonly PgRunRow[],
   from: number,
+  recorded: { readonly length: number; readonly cut: boolean },
 ): SessionEvent[] {
-  return decodeRowsFrom(runContext(site, key), rowCodec(site), rows, runs.map(toRunRow), from);
+  const context = runContext(site, key);
+  return decodeRowsFrom(context, rowCodec(context), rows, runs.map(toRunRow), from, {
+    length: recorded.length,
+    complete: !recorded.cut,
+  });
 }
 
-/** One event of its row (its body present). */
-export function decodeRow(site: RowSite, row: EventRow): SessionEvent {
-  const seq = Number(row.seq);
-  const data = parseColumn(site, row.data, seq, 'data');
-  const surfaceOp =
-    row.surface_op === null ? undefined : parseColumn(site, row.surface_op, seq, 'surface_op');
-  if (
-    surfaceOp !== undefined &&
-    typeof surfaceOp !== 'string' &&
-    (typeof surfaceOp !== 'object' || surfaceOp === null)
-  ) {
-    throw corruptRow(site, seq, `the surface_op of session '${site.id}' is not a surface op`);
-  }
-  const sources =
-    row.source_event_seqs === null
-      ? undefined
-      : parseColumn(site, row.source_event_seqs, seq, 'source_event_seqs');
-  if (sources !== undefined && !Array.isArray(sources)) {
-    throw corruptRow(site, seq, `the source_event_seqs of session '${site.id}' is not an array`);
-  }
-  return {
-    seq,
-    time: Number(row.time),
-    type: row.type,
-    data,
-    ...(surfaceOp === undefined ? {} : { surfaceOp }),
-    ...(sources === undefined ? {} : { sourceEventSeqs: sources }),
-  } as SessionEvent;
-}
-
-function parseColumn(site: RowSite, text: string, seq: number, column: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new CorruptLogError(
-      {
-        file: site.location,
-        row: seq,
-        reason: `the ${column} of session '${site.id}' is not valid JSON`,
-      },
-      { cause: error },
-    );
-  }
+/**
+ * One event of its row, checked against the row's checksum.
+ *
+ * @throws CorruptLogError naming the session and the row's seq.
+ */
+export function decodeRow(context: RunContext, row: EventRow): SessionEvent {
+  const event = decodeEventColumns(context, Number(row.seq), row.type, Number(row.time), row);
+  checkEventRow(context, row.type, row);
+  return event;
 }
 
 /** A `CorruptLogError` at the row of `seq`. */
 export function corruptRow(site: RowSite, seq: number, reason: string): CorruptLogError {
   return new CorruptLogError({ file: site.location, row: seq, reason });
-}
-
-/** The key `list` sorts ids by: UTF-16BE code units, as JavaScript compares strings. */
-export function idOrder(id: string): Buffer {
-  return Buffer.from(id, 'utf16le').swap16();
 }

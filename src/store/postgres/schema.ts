@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL layout of a store: one schema (namespace) per store, created on first use in one
- * transaction, and versioned in its `meta` table with the bump-and-reject policy of the SQLite
- * backend: a schema of another version is refused and left untouched.
+ * transaction, and versioned in its `meta` table. A schema of the version before this one is
+ * upgraded in place by the first open that may write (`migrate.ts`); one of any other version is
+ * refused and left untouched, as the SQLite backend refuses one.
  *
  * Event data, sources and surface ops are `text` holding the JSON palimpsest wrote, never `jsonb`
  * (which rejects `\u0000` escapes and lone surrogates and reorders keys): a load returns the very
@@ -11,14 +12,21 @@
 import { InvalidArgumentError } from '../../core/index.js';
 import { FormatVersionError, InvalidStoreError, StoreNotFoundError } from '../contract/errors.js';
 import type { PgPool, PgQueryable } from './driver.js';
+import { migrateFrom3 } from './migrate.js';
 
 /**
- * Version of the layout below; bumped on any change, and a database of another is refused.
- * Version 1 kept every event as a row of `events`; version 2 moves the chunks a message has
- * finished into compressed runs in `chunk_runs` (see `../chunk-runs.ts`); version 3 gives each
- * run a checksum of its envelope alone, `envelope_crc`, so that a fast load reads no run data.
+ * Version of the layout below; bumped on any change. Version 1 kept every event as a row of
+ * `events`; version 2 moves the chunks a message has finished into compressed runs in
+ * `chunk_runs` (see `../sql/chunk-runs.ts`); version 3 gives each run a checksum of its envelope
+ * alone, `envelope_crc`, so that a fast load reads no run data; version 4 gives every session and
+ * event row a checksum (`crc`, and `length_crc` for a session's length), and makes `envelope_crc`
+ * cover the digest of the run's data and its `crc`, so that a row altered by anything but
+ * palimpsest is found by every read, fast loads included.
  */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
+
+/** The one older version an open that may write upgrades (see `migrate.ts`). */
+export const MIGRATABLE_VERSION = 3;
 
 /** The schema a store uses when the URL or options name none. */
 export const DEFAULT_SCHEMA = 'palimpsest';
@@ -55,7 +63,9 @@ CREATE TABLE ${s}.sessions (
   parent_session text COLLATE "C",
   header text NOT NULL,
   next_seq bigint NOT NULL DEFAULT 0,
-  updated_at bigint NOT NULL
+  updated_at bigint NOT NULL,
+  crc bigint NOT NULL,
+  length_crc bigint NOT NULL
 );
 CREATE INDEX sessions_newest ON ${s}.sessions (created_at DESC, id_order);
 CREATE INDEX sessions_children ON ${s}.sessions (parent_session, created_at DESC, id_order)
@@ -68,11 +78,14 @@ CREATE TABLE ${s}.events (
   data text NOT NULL,
   source_event_seqs text,
   surface_op text,
+  crc bigint NOT NULL,
   PRIMARY KEY (session_key, seq)
 );
 -- The chunks a message finished, one row per run of consecutive seqs (layout in chunk-runs.ts).
--- crc is the CRC-32 of ours: PostgreSQL checksums no row by default, and one damaged byte of
--- compressed data would otherwise garble every chunk after it unseen.
+-- Every crc is a CRC-32 of ours (../sql/row-checksums.ts, ../sql/chunk-runs.ts, session-rows.ts):
+-- PostgreSQL checks no value's content (data checksums, when enabled, cover pages against the
+-- disk, not an UPDATE), and one damaged byte of compressed data would otherwise garble every
+-- chunk after it unseen.
 CREATE TABLE ${s}.chunk_runs (
   session_key bigint NOT NULL REFERENCES ${s}.sessions (key) ON DELETE CASCADE,
   first_seq bigint NOT NULL,
@@ -117,36 +130,42 @@ export function describeLocation(connection: string | undefined, schema: string)
   }
 }
 
+/** What an open may do to the schema: read it, also upgrade it, or also create it. */
+export type SchemaAccess = 'read' | 'write' | 'create';
+
 /**
- * Creates the store's schema if it does not exist, and checks the version of one that does. Two
- * processes opening a new store at once are serialised by a transaction-level advisory lock, so
- * exactly one creates it.
+ * Creates the store's schema if it does not exist (`create`), upgrades one of
+ * {@link MIGRATABLE_VERSION} (`write`, `create`), and checks the version of the one it finds.
+ * Opens that may write do so in one transaction under a transaction-level advisory lock, so two
+ * processes opening a new or old store at once are serialised: exactly one creates or upgrades
+ * it, and the other finds it current.
  *
- * @throws FormatVersionError for another schema version; InvalidStoreError for a schema that
- *   holds tables but no palimpsest version.
+ * @throws FormatVersionError for another schema version (and, for a read-only open, for one it
+ *   would have to upgrade); InvalidStoreError for a schema that holds tables but no palimpsest
+ *   version; StoreNotFoundError for no store where one may not be created.
  */
 export async function ensureSchema(
   pool: PgPool,
   schema: string,
   location: string,
-  create: boolean,
+  access: SchemaAccess,
 ): Promise<void> {
   const client = await pool.connect();
   const ignore = (): void => {};
   client.on('error', ignore);
   let failed: Error | undefined;
   try {
-    if (!create) {
-      await checkVersion(client, schema, location);
+    if (access === 'read') {
+      await checkVersion(client, schema, location, await tablesOf(client, schema), false);
       return;
     }
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`palimpsest:${schema}`]);
     const exists = await tablesOf(client, schema);
-    if (exists.length === 0) {
+    if (exists.length === 0 && access === 'create') {
       await client.query(schemaDdl(quoted(schema)));
-    } else {
-      await checkVersion(client, schema, location, exists);
+    } else if ((await checkVersion(client, schema, location, exists, true)) === 'old') {
+      await migrateFrom3(client, quoted(schema));
     }
     await client.query('COMMIT');
   } catch (error) {
@@ -167,13 +186,14 @@ async function tablesOf(client: PgQueryable, schema: string): Promise<string[]> 
   return rows.map((row) => row.name);
 }
 
+/** `'current'`, or `'old'` for a version an open that may write (`upgrade`) upgrades. */
 async function checkVersion(
   client: PgQueryable,
   schema: string,
   location: string,
-  tables?: readonly string[],
-): Promise<void> {
-  const found = tables ?? (await tablesOf(client, schema));
+  found: readonly string[],
+  upgrade: boolean,
+): Promise<'current' | 'old'> {
   if (found.length === 0) {
     throw new StoreNotFoundError(location, `schema '${schema}' has no palimpsest tables`);
   }
@@ -193,7 +213,15 @@ async function checkVersion(
       `schema '${schema}' of ${location} has no valid palimpsest schema version`,
     );
   }
-  if (version !== POSTGRES_SCHEMA_VERSION) {
-    throw new FormatVersionError(location, version, POSTGRES_SCHEMA_VERSION, 'schema version');
-  }
+  if (version === POSTGRES_SCHEMA_VERSION) return 'current';
+  if (version === MIGRATABLE_VERSION && upgrade) return 'old';
+  throw new FormatVersionError(
+    location,
+    version,
+    POSTGRES_SCHEMA_VERSION,
+    'schema version',
+    version === MIGRATABLE_VERSION
+      ? `open it once with a store that may write (not read-only) to upgrade it to ${POSTGRES_SCHEMA_VERSION}`
+      : undefined,
+  );
 }

@@ -11,14 +11,16 @@ import type { AppendOptions, SessionLock, TornTail } from '../contract/session-s
 import { checkBatch, checkSessionId, checkTornTail, shortId } from '../contract/store-rules.js';
 import { isIntact } from '../sql/chunk-run-rows.js';
 import { RUN_TYPE, runEnvelopes, runTexts } from '../sql/chunk-runs.js';
+import { rowChecksum, sessionChecksum } from '../sql/row-checksums.js';
 import { planRuns, writeRuns } from './chunk-run-writer.js';
 import { notification, type PgContext, transaction } from './context.js';
 import { type PgQueryable, sqlState } from './driver.js';
 import type { Leases } from './leases.js';
-import { EVENT_COLUMNS, positionOf, runsOf } from './reads.js';
-import { type EventRow, idOrder, runContext, toRunRow } from './rows.js';
+import { positionOf, runsOf } from './reads.js';
+import { EVENT_COLUMNS, type EventRow, runContext, toRunRow } from './rows.js';
+import { idOrder, lengthChecksum } from './session-rows.js';
 
-/** Rows per INSERT statement: 7 parameters a row stays far below the protocol's 65,535. */
+/** Rows per INSERT statement: 8 parameters a row stays far below the protocol's 65,535. */
 const ROWS_PER_INSERT = 1000;
 
 /** One event as stored: the column values of its row. */
@@ -38,16 +40,19 @@ export async function createSession(ctx: PgContext, header: SessionHeader): Prom
   const valid = validateHeader(header);
   const text = JSON.stringify(valid);
   await ctx.retrying(`create session '${shortId(valid.id)}'`, async (client, retry) => {
+    const now = Date.now();
     try {
       await client.query(
-        `INSERT INTO ${ctx.s}.sessions (id, id_order, created_at, parent_session, header, next_seq, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6)`,
+        `INSERT INTO ${ctx.s}.sessions (id, id_order, created_at, parent_session, header, next_seq, updated_at, crc, length_crc) VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8)`,
         [
           valid.id,
           idOrder(valid.id),
           valid.createdAt,
           valid.parentSession ?? null,
           text,
-          Date.now(),
+          now,
+          sessionChecksum(valid.id, valid.createdAt, text),
+          lengthChecksum(valid.id, 0, now),
         ],
       );
     } catch (error) {
@@ -105,11 +110,20 @@ export async function appendEvents(
         }
         await writeRuns(client, ctx.s, site, position.key, runs, expected);
         const next = expected + encoded.length;
+        const now = Date.now();
         // The notification rides on the update (one round trip less per append); it is
-        // delivered only if the transaction commits.
+        // delivered only if the transaction commits. The length's checksum was checked when
+        // the row was read (positionOf): a damaged one is never rewritten.
         await client.query(
-          `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2 WHERE key = $3 RETURNING pg_notify($4, $5)`,
-          [next, Date.now(), position.key, ctx.channel, notification(id, next)],
+          `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2, length_crc = $3 WHERE key = $4 RETURNING pg_notify($5, $6)`,
+          [
+            next,
+            now,
+            lengthChecksum(id, next, now),
+            position.key,
+            ctx.channel,
+            notification(id, next),
+          ],
         );
       },
       ctx.settings.leaseMs,
@@ -235,11 +249,15 @@ async function insert(
   const tuples: string[] = [];
   for (const row of rows) {
     const n = values.length;
-    tuples.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`);
-    values.push(row.seq, row.type, row.time, row.data, row.sources, row.surfaceOp);
+    const { seq, type, time, data, sources, surfaceOp } = row;
+    tuples.push(
+      `($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7})`,
+    );
+    const crc = rowChecksum(key, seq, type, time, data, sources, surfaceOp);
+    values.push(seq, type, time, data, sources, surfaceOp, crc);
   }
   await client.query(
-    `INSERT INTO ${ctx.s}.events (session_key, seq, type, time, data, source_event_seqs, surface_op) VALUES ${tuples.join(', ')}`,
+    `INSERT INTO ${ctx.s}.events (session_key, seq, type, time, data, source_event_seqs, surface_op, crc) VALUES ${tuples.join(', ')}`,
     values,
   );
 }

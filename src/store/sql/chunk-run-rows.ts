@@ -20,6 +20,7 @@ import {
   type RunEnvelopeRow,
   type RunRow,
   runChecksum,
+  runDigest,
   runEnvelopes,
   runTexts,
 } from './chunk-runs.js';
@@ -43,8 +44,8 @@ export interface RowCodec<R> {
 }
 
 /**
- * A run as read: whole, or without its data for a load that elides finished chunks from a
- * backend that checksums envelopes apart (PostgreSQL).
+ * A run as read: whole, or with the digest of its data in place of its data, for a load that
+ * elides finished chunks from a backend that checksums envelopes apart (PostgreSQL).
  */
 export type ReadRun = RunRow | RunEnvelopeRow;
 
@@ -87,7 +88,9 @@ export function decodeSessionRows<R>(
 
 /**
  * The events from seq `from` on, as far as the rows and runs given reach without a gap (a
- * watcher's page: a run may begin before `from`).
+ * watcher's page: a run may begin before `from`). With `recordedLength` (read in the same
+ * snapshot as the rows), a row beyond it is damage, and so, with `complete` (the page was not cut
+ * by its size limit), are rows that end before it.
  */
 export function decodeRowsFrom<R>(
   context: RunContext,
@@ -95,10 +98,15 @@ export function decodeRowsFrom<R>(
   rows: Iterable<R>,
   runs: readonly RunRow[],
   from: number,
+  recorded: { readonly length: number; readonly complete: boolean } = {
+    length: Number.MAX_SAFE_INTEGER,
+    complete: false,
+  },
 ): SessionEvent[] {
   // A page's log begins at `from`, not at seq 0: its chunks are events, not held deltas.
   const events = new ElidedLog();
-  mergeRows(context, codec, rows, runs, from, Number.MAX_SAFE_INTEGER, 'parse', events);
+  mergeRows(context, codec, rows, runs, from, recorded.length, 'parse', events);
+  if (recorded.complete) checkRowsComplete(context, from + events.length, recorded.length);
   return events.toEvents();
 }
 
@@ -232,14 +240,18 @@ function expandRun(
 }
 
 /**
- * True when a run matches its checksums: a run read without its data, its envelope checksum; a
- * whole one, its checksum and, where the backend keeps one, its envelope checksum too (so that a
- * run a fast load refuses is never one a full load accepts).
+ * True when a run matches its checksums: a run read without its data, its envelope checksum
+ * (which covers the data's digest and `crc`); a whole one, its checksum and, where the backend
+ * keeps one, its envelope checksum too (so that a run a fast load refuses is never one a full
+ * load accepts).
  */
 export function isIntact(key: number, run: ReadRun): boolean {
-  if (run.data === undefined) return envelopeChecksum(key, run) === run.envelope_crc;
+  if (run.data === undefined) return envelopeChecksum(key, run, run.digest) === run.envelope_crc;
   if (runChecksum(key, run) !== run.crc) return false;
-  return run.envelope_crc === undefined || envelopeChecksum(key, run) === run.envelope_crc;
+  return (
+    run.envelope_crc === undefined ||
+    envelopeChecksum(key, run, runDigest(run.data)) === run.envelope_crc
+  );
 }
 
 function corruptRun(

@@ -19,17 +19,21 @@
  * - `crc`: the CRC-32 of `data`, continued over `times`, `sizes` and the line
  *   `\n<session key> <first_seq> <count> <time>` (the backend's integer key of the session, so a
  *   run that strays into another session is caught);
- * - `envelope_crc` (PostgreSQL since schema 3): the same CRC-32 without `data` (of `times`,
- *   `sizes` and that line), so a read that needs only the chunks' envelopes checks them without
- *   reading the compressed bytes.
+ * - `envelope_crc` (PostgreSQL since schema 3; this form since schema 4): the same CRC-32 with
+ *   the SHA-256 digest of `data` in place of `data` (of the digest, `times`, `sizes` and that
+ *   line), continued over ` <crc>`. A read that needs only the chunks' envelopes has the server
+ *   compute the digest and checks the run without the compressed bytes crossing the wire, and
+ *   every column of the row is still covered: `data` through its digest, `crc` by name.
  *
  * Every chunk keeps its own seq, time and data, byte for byte: a run is an encoding, not a
  * summary. A load that elides finished chunks reads `times` and `sizes` without inflating
  * anything; it checks them with `envelope_crc` where the backend has it (PostgreSQL, which then
- * does not read `data`) and with `crc` over the compressed bytes where it has not (SQLite).
+ * reads the digest of `data`, not `data`) and with `crc` over the compressed bytes where it has
+ * not (SQLite).
  * Chunks no message cites (a stream a crash left open) and chunks with provenance of their own
  * stay rows of `events`.
  */
+import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { SessionEvent } from '../../core/index.js';
 import { crc32, crc32Text } from '../contract/crc32.js';
@@ -59,13 +63,18 @@ export interface RunEnvelope {
 export interface RunRow extends RunEnvelope {
   readonly data: Uint8Array;
   readonly crc: number;
-  /** The checksum of the envelope alone, where the backend keeps one (PostgreSQL). */
+  /** The checksum of the envelope and data's digest, where the backend keeps one (PostgreSQL). */
   readonly envelope_crc?: number;
 }
 
-/** A run read without its data (`data` and `crc` not selected), checked by `envelope_crc`. */
+/**
+ * A run read without its data (`data` not selected), checked by `envelope_crc`: `digest` is the
+ * SHA-256 of its data, computed by the server.
+ */
 export interface RunEnvelopeRow extends RunEnvelope {
   readonly data?: undefined;
+  readonly digest: Uint8Array;
+  readonly crc: number;
   readonly envelope_crc: number;
 }
 
@@ -182,19 +191,39 @@ export function runColumns(
   return [row.first_seq, row.count, row.time, row.times, row.sizes, row.data, row.crc];
 }
 
-/** The checksum of a run row (see the module comment). */
+/** The checksum of a run row, `crc` (see the module comment). */
 export function runChecksum(key: number, row: RunEnvelope & { readonly data: Uint8Array }): number {
-  return envelopeChecksum(key, row, crc32(row.data));
+  return envelopeChecksumFrom(key, row, crc32(row.data));
 }
 
 /**
- * The checksum of a run's envelope, `envelope_crc` (see the module comment); continued from
- * `previous`, the CRC-32 of its data, it is the run's `crc`.
+ * The checksum of a run's envelope, `envelope_crc` (see the module comment), from the SHA-256
+ * digest of its data ({@link runDigest}) and its `crc`.
  */
-export function envelopeChecksum(key: number, row: RunEnvelope, previous = 0): number {
+export function envelopeChecksum(
+  key: number,
+  row: RunEnvelope & { readonly crc: number },
+  digest: Uint8Array,
+): number {
+  return crc32Text(` ${row.crc}`, envelopeChecksumFrom(key, row, crc32(digest)));
+}
+
+/**
+ * The CRC-32 of a run's `times`, `sizes` and key line, continued from `previous`: from the CRC
+ * of its data, the run's `crc`; from 0, PostgreSQL schema 3's `envelope_crc`.
+ */
+export function envelopeChecksumFrom(key: number, row: RunEnvelope, previous: number): number {
   let crc = crc32(row.times, previous);
   crc = crc32(row.sizes, crc);
   return crc32Text(`\n${key} ${row.first_seq} ${row.count} ${row.time}`, crc);
+}
+
+/**
+ * The SHA-256 digest of a run's data, which `envelope_crc` covers: what PostgreSQL's `sha256()`
+ * gives for the stored bytes.
+ */
+export function runDigest(data: Uint8Array): Buffer {
+  return createHash('sha256').update(data).digest();
 }
 
 /** A run's times and sizes, decoded; `undefined` when they do not hold `count` values each. */

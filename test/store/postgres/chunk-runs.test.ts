@@ -237,6 +237,7 @@ describePg('chunk runs', () => {
       ['a changed size', "UPDATE $s.chunk_runs SET sizes = '\\x01'::bytea || substr(sizes, 2)"],
       ['a changed count', 'UPDATE $s.chunk_runs SET count = count - 1'],
       ['a changed envelope checksum', 'UPDATE $s.chunk_runs SET envelope_crc = envelope_crc # 1'],
+      ['a changed checksum', 'UPDATE $s.chunk_runs SET crc = crc # 1'],
     ])('finds %s on a full load and on a fast one', async (_, sql) => {
       const store = await damagedRun(sql);
       for (const options of [{}, { elideFinishedChunks: true }]) {
@@ -246,16 +247,15 @@ describePg('chunk runs', () => {
       }
     });
 
-    it('finds a flipped bit in the compressed data on a full load; a fast load, which reads no data, gives the stubs', async () => {
+    it('finds a flipped bit in the compressed data on a full load and on a fast one, which reads its digest', async () => {
       const store = await damagedRun(
         'UPDATE $s.chunk_runs SET data = set_byte(data, 0, get_byte(data, 0) # 1)',
       );
-      const error = await rejection(store.load('s'));
-      expect(error).toBeInstanceOf(CorruptLogError);
-      expect(error).toMatchObject({ file: store.location, row: 0 });
-      const fast = await store.load('s', { elideFinishedChunks: true });
-      expect(fast.events.slice(0, 20).every(isElidedChunk)).toBe(true);
-      expect(fast.events).toHaveLength(21);
+      for (const options of [{}, { elideFinishedChunks: true }]) {
+        const error = await rejection(store.load('s', options));
+        expect(error).toBeInstanceOf(CorruptLogError);
+        expect(error).toMatchObject({ file: store.location, row: 0 });
+      }
       const salvaged = await store.load('s', { salvage: true });
       expect(salvaged.events).toHaveLength(0);
       expect(salvaged.damage).toMatchObject({ row: 0 });

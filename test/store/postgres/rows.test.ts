@@ -11,7 +11,8 @@ import {
   type EventRow,
   type PgRunRow,
 } from '../../../src/store/postgres/rows.js';
-import { encodeRun, envelopeChecksum } from '../../../src/store/sql/chunk-runs.js';
+import { encodeRun, envelopeChecksum, runDigest } from '../../../src/store/sql/chunk-runs.js';
+import { rowChecksum } from '../../../src/store/sql/row-checksums.js';
 import { event } from '../../core/builders.js';
 
 const site = { location: 'postgres://test', id: 's' };
@@ -20,15 +21,17 @@ function note(seq: number): SessionEvent {
   return { seq, time: 10 + seq, type: 'app/note', data: { seq } } as SessionEvent;
 }
 
-/** A row of `events` as the driver gives it (int8 as text). */
+/** A row of `events` of session key 7 as the driver gives it (int8 as text). */
 function row(event: SessionEvent): EventRow {
+  const data = JSON.stringify(event.data);
   return {
     seq: String(event.seq),
     type: event.type,
     time: String(event.time),
-    data: JSON.stringify(event.data),
+    data,
     source_event_seqs: null,
     surface_op: null,
+    crc: String(rowChecksum(7, event.seq, event.type, event.time, data, null, null)),
   };
 }
 
@@ -48,7 +51,7 @@ function run(first: number, count: number): PgRunRow {
     sizes: Buffer.from(encoded.sizes),
     data: Buffer.from(encoded.data),
     crc: String(encoded.crc),
-    envelope_crc: String(envelopeChecksum(7, encoded)),
+    envelope_crc: String(envelopeChecksum(7, encoded, runDigest(encoded.data))),
   };
 }
 
@@ -85,7 +88,7 @@ describe('merging rows and chunk runs', () => {
   });
 
   it('starts a watcher page inside a run', () => {
-    const page = decodePage(site, '7', [row(note(3))], [run(1, 2)], 2);
+    const page = decodePage(site, '7', [row(note(3))], [run(1, 2)], 2, { length: 4, cut: false });
     expect(page.map((event) => event.seq)).toEqual([2, 3]);
   });
 });

@@ -175,7 +175,7 @@ describePg('damage found by a fast load as by a full one', () => {
   it('a chunk row beyond the recorded length is a CorruptLogError', async () => {
     const store = await damaged((events, session) => {
       const chunk = session.events.find((event) => event.type === 'assistant/chunk');
-      return `INSERT INTO ${events} (session_key, seq, type, time, data) SELECT session_key, ${session.seq}, type, time, data FROM ${events} WHERE seq = ${chunk?.seq}`;
+      return `INSERT INTO ${events} (session_key, seq, type, time, data, crc) SELECT session_key, ${session.seq}, type, time, data, crc FROM ${events} WHERE seq = ${chunk?.seq}`;
     });
     await bothLoads(store, 'beyond its recorded length');
   });
@@ -194,19 +194,19 @@ describePg('the schema', () => {
     const schema = store.settings.schema;
     await store.close();
     await withClient((client) =>
-      client.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`),
+      client.query(`UPDATE "${schema}".meta SET value = '5' WHERE key = 'schema_version'`),
     );
     const refused = await openPostgresStore({ connectionString: pgUrl, schema }).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(FormatVersionError);
     expect((refused as FormatVersionError).message).toContain(
-      'schema version 4, newer than this palimpsest supports (3)',
+      'schema version 5, newer than this palimpsest supports (4)',
     );
     const { rows } = await withClient((client) =>
       client.query(`SELECT value FROM "${schema}".meta`),
     );
-    expect(rows).toEqual([{ value: '4' }]);
+    expect(rows).toEqual([{ value: '5' }]);
   });
 
   it('is not created by a read-only open or one that must not create', async () => {
