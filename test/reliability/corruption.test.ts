@@ -20,22 +20,17 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/core/index.js';
-import {
-  CorruptLogError,
-  LoadedSession,
-  openSession,
-  type SessionStore,
-} from '../../src/store/index.js';
-import { type RunRow, runEnvelopes, runTexts } from '../../src/store/sql/chunk-runs.js';
+import { CorruptLogError, LoadedSession, type SessionStore } from '../../src/store/index.js';
+import type { RunRow } from '../../src/store/sql/chunk-runs.js';
 import { loadDriver } from '../../src/store/sqlite/schema.js';
 import { BACKENDS, type BackendUnderTest } from './lib/backends.js';
 import {
-  type AcknowledgedSession,
   type AcknowledgedText,
   inspectCopy,
+  recordAcknowledged,
   type SessionOutcome,
 } from './lib/damage.js';
-import { mutantStore, override } from './lib/mutants.js';
+import { mutantStore, override, uncheckedRunChunks } from './lib/mutants.js';
 import {
   add,
   count,
@@ -46,7 +41,7 @@ import {
   tally,
   useScratch,
 } from './lib/results.js';
-import { random, recordTurns } from './lib/workload.js';
+import { random } from './lib/workload.js';
 
 const CASES = count(Number(process.env.PALIMPSEST_CORRUPTION_CASES ?? 2000));
 const SESSIONS = 6;
@@ -66,18 +61,7 @@ interface Pristine {
 async function writePristine(backend: BackendUnderTest, dir: string): Promise<Pristine> {
   const location = backend.location(dir);
   const store = await backend.open(location);
-  const acknowledged = new Map<string, AcknowledgedSession>();
-  for (let s = 0; s < SESSIONS; s++) {
-    const id = `damage-${s}`;
-    const live = await openSession(store, id, { durability: { mode: 'each' } });
-    await recordTurns(live, random(s + 1), () => live.flush(), 3 + s);
-    await live.flush();
-    acknowledged.set(id, {
-      header: JSON.stringify(live.header),
-      events: live.events.map((event) => JSON.stringify(event)),
-    });
-    await live.close();
-  }
+  const acknowledged = await recordAcknowledged(store, 'damage', SESSIONS);
   const image = (): Map<string, Buffer> =>
     new Map(backend.files(location).map((file) => [basename(file), readFileSync(file)]));
   // SQLite: one image while the writer is live (the data in the WAL), one after it checkpointed.
@@ -307,17 +291,7 @@ async function uncheckedSqliteLoad(location: string, id: string) {
         'SELECT first_seq, count, time, times, sizes, data, crc FROM chunk_runs WHERE session_id = ?',
       )
       .all(session.key) as RunRow[];
-    for (const run of runs) {
-      const times = runEnvelopes(run)?.times ?? [];
-      (runTexts(run) ?? []).forEach((text, i) => {
-        events.push({
-          seq: run.first_seq + i,
-          time: times[i] ?? 0,
-          type: 'assistant/chunk',
-          data: JSON.parse(text),
-        } as SessionEvent);
-      });
-    }
+    for (const run of runs) events.push(...uncheckedRunChunks(run));
     events.sort((a, b) => a.seq - b.seq);
     return LoadedSession.fromEvents(JSON.parse(session.header) as SessionHeader, events);
   } catch (error) {

@@ -14,9 +14,12 @@ import { renderReport } from './report.js';
 const root = join(import.meta.dirname, '..', '..');
 
 export default function setup(project: TestProject): () => void {
-  // Inside node_modules so the bundle resolves better-sqlite3 (left external: it is native).
-  const bundle = join(root, 'node_modules', '.cache', 'palimpsest-reliability');
-  mkdirSync(bundle, { recursive: true });
+  // Inside node_modules so the bundle resolves better-sqlite3 (left external: it is native). A
+  // directory of this run's own: checkouts that share one node_modules (worktrees) may run the
+  // suite at once, and must not run each other's children.
+  const cache = join(root, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  const bundle = mkdtempSync(join(cache, 'palimpsest-reliability-'));
   buildSync({
     entryPoints: {
       writer: join(import.meta.dirname, 'lib', 'writer.ts'),
@@ -41,6 +44,7 @@ export default function setup(project: TestProject): () => void {
       renderReport(results, { seconds: (Date.now() - started) / 1000 });
     } finally {
       rmSync(results, { recursive: true, force: true });
+      rmSync(bundle, { recursive: true, force: true });
     }
   };
 }

@@ -10,7 +10,8 @@
  */
 import { PalimpsestError } from '../../../src/core/index.js';
 import type { SessionStore } from '../../../src/store/index.js';
-import { CorruptLogError, FormatVersionError } from '../../../src/store/index.js';
+import { CorruptLogError, FormatVersionError, openSession } from '../../../src/store/index.js';
+import { random, recordTurns } from './workload.js';
 
 /** What one session of a damaged copy gave back. */
 export type SessionOutcome =
@@ -47,6 +48,30 @@ export interface AcknowledgedSession {
 
 /** The acknowledged sessions of a store, by id. */
 export type AcknowledgedText = ReadonlyMap<string, AcknowledgedSession>;
+
+/**
+ * Records `count` agent sessions `<prefix>-<n>` in `store` (3 + n turns each, seeded by n, every
+ * batch made durable as it is written) and returns what was acknowledged.
+ */
+export async function recordAcknowledged(
+  store: SessionStore,
+  prefix: string,
+  count: number,
+): Promise<Map<string, AcknowledgedSession>> {
+  const acknowledged = new Map<string, AcknowledgedSession>();
+  for (let n = 0; n < count; n++) {
+    const id = `${prefix}-${n}`;
+    const live = await openSession(store, id, { durability: { mode: 'each' } });
+    await recordTurns(live, random(n + 1), () => live.flush(), 3 + n);
+    await live.flush();
+    acknowledged.set(id, {
+      header: JSON.stringify(live.header),
+      events: live.events.map((event) => JSON.stringify(event)),
+    });
+    await live.close();
+  }
+  return acknowledged;
+}
 
 /** Settles within `ms`, or gives 'hang'. */
 export async function within<T>(work: Promise<T>, ms: number): Promise<T | 'hang'> {

@@ -12,6 +12,7 @@ import {
   type SessionLock,
   type SessionStore,
 } from '../../../src/store/index.js';
+import { type RunRow, runEnvelopes, runTexts } from '../../../src/store/sql/chunk-runs.js';
 
 export const STORE_MUTANTS = [
   'drop-last-event',
@@ -81,4 +82,21 @@ export function mutantStore(store: SessionStore, mutant: StoreMutant): SessionSt
         }),
       });
   }
+}
+
+/**
+ * The chunks of a chunk run as a loader that skips its checksum reads them: whatever its times
+ * and data decode to.
+ */
+export function uncheckedRunChunks(run: RunRow): SessionEvent[] {
+  const times = runEnvelopes(run)?.times ?? [];
+  return (runTexts(run) ?? []).map(
+    (text, i) =>
+      ({
+        seq: run.first_seq + i,
+        time: times[i] ?? 0,
+        type: 'assistant/chunk',
+        data: JSON.parse(text),
+      }) as SessionEvent,
+  );
 }

@@ -84,6 +84,7 @@ const EDITS: readonly (readonly [string, string])[] = [
     "the session row's length checksum",
     'UPDATE $s.sessions SET length_crc = length_crc # 1 WHERE key = $d',
   ],
+  ['the last event row (deleted)', 'DELETE FROM $s.events WHERE session_key = $d AND seq = 24'],
   [
     "a chunk run's data",
     'UPDATE $s.chunk_runs SET data = set_byte(data, 3, get_byte(data, 3) # 16) WHERE session_key = $d',
