@@ -57,6 +57,7 @@ export const slowTests: readonly string[] = [
   'test/store/lock-heartbeat.test.ts',
   'test/store/sqlite/contention.test.ts',
   'test/store/sqlite/locks.test.ts',
+  'test/store/sqlite/ledger-kill.test.ts',
   'test/store/jsonl/crash.test.ts',
   'test/agent/resume.test.ts',
   'test/agent/store-resume.test.ts',

@@ -51,6 +51,10 @@ export function describeFailure(error: unknown): { code: number; message: string
           message: `${error.message} (only run, demo and the target of convert create a store)`,
         };
       case 'UNSAFE_FILE':
+      // LedgerError: the message says what was found and how to adopt the database.
+      case 'LEDGER_MISSING':
+      case 'LEDGER_MISMATCH':
+      case 'LEDGER_STALE':
         return { code: EXIT.corrupt, message: error.message };
       case 'LOCKED':
         return {

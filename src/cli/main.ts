@@ -222,9 +222,19 @@ function program(): Command {
     );
   root
     .command('repair')
-    .description('durably close a turn a crashed writer left open, and drop a torn final batch')
-    .argument('<id>')
-    .action(run((context, id: string) => repairCommand(context, id)));
+    .description(
+      'durably close a turn a crashed writer left open, and drop a torn final batch; --adopt-ledger: pair a SQLite database with a ledger recording it as it is now',
+    )
+    .argument('[id]', 'the session to repair (optional with --adopt-ledger)')
+    .option(
+      '--adopt-ledger',
+      'sqlite: only: after a ledger error (no ledger beside the database, another database’s, or an older one), record the database as it is in its ledger (a new one if needed; another database’s is moved aside); a loss before now can no longer be detected, and the report names the sessions this vouches for',
+    )
+    .action(
+      run((context, id: string | undefined, options: { adoptLedger?: boolean }) =>
+        repairCommand(context, id, options),
+      ),
+    );
   root
     .command('unlock')
     .description(

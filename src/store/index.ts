@@ -15,6 +15,8 @@ export {
   type InvalidStoreCode,
   InvalidStoreError,
   LeaseLostError,
+  LedgerError,
+  type LedgerErrorCode,
   LimitExceededError,
   LockedError,
   type LockHolderState,

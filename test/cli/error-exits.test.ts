@@ -106,6 +106,47 @@ describe('a damaged SQLite database on open', () => {
   });
 });
 
+describe('a SQLite database without the ledger it was paired with', () => {
+  const run = (file: string, ...args: string[]) => cli([...args, '--store', `sqlite:${file}`]);
+
+  it('is refused by every command (exit 4), no ledger is made, and repair --adopt-ledger adopts it, saying what it vouches for', () => {
+    const file = join(stores.dir, `case-${++cases}.db`);
+    copyFileSync(pristine, file);
+    for (const args of [['ls'], ['verify', '--all'], ['show', 's'], ['repair', 's']]) {
+      const result = run(file, ...args);
+      expect(result.code, args.join(' ')).toBe(4);
+      expect(result.stderr).toContain(`there is no ledger at ${file}-lengths`);
+      expect(result.stderr).toContain('palimpsest repair --adopt-ledger');
+    }
+    expect(readdirSync(stores.dir)).not.toContain(`case-${cases}.db-lengths`);
+    const adopted = run(file, 'repair', '--adopt-ledger');
+    expect(adopted.code).toBe(0);
+    expect(adopted.stdout).toContain(
+      `there was no ledger beside it; a new one is at ${file}-lengths`,
+    );
+    expect(adopted.stdout).toContain(
+      'a loss among their events before now can no longer be detected',
+    );
+    expect(adopted.stdout).toContain('s: 1 events (unknown to the ledger)');
+    expect(run(file, 'verify', '--all').code).toBe(0);
+    const again = run(file, '--json', 'repair', '--adopt-ledger', 's');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      id: 's',
+      adoption: { found: 'own', sessions: 1, newlyVouched: [], stillDamaged: [] },
+    });
+  });
+
+  it('repair --adopt-ledger refuses a store that keeps no ledger (exit 2), and needs a session id or the option', () => {
+    const jsonl = cli(['repair', '--adopt-ledger', '--store', stores.urls.jsonl]);
+    expect(jsonl.code).toBe(2);
+    expect(jsonl.stderr).toContain('only a sqlite: store keeps a ledger');
+    const neither = cli(['repair', '--store', `sqlite:${pristine}`]);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toContain('name the session to repair, or pass --adopt-ledger');
+  });
+});
+
 const root = process.platform === 'linux' && process.getuid?.() === 0;
 /**
  * The unprivileged user must be able to run the built binary: a checkout in a directory closed to

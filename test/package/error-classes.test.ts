@@ -68,6 +68,8 @@ const samples = {
   UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),
   StoreNotFoundError: (m: Samples) => new m.StoreNotFoundError('postgres://h/db', 'no tables'),
   LeaseLostError: (m: Samples) => new m.LeaseLostError('s', owner),
+  LedgerError: (m: Samples) =>
+    new m.LedgerError('LEDGER_MISSING', '/x.db', '/x.db-lengths', 'no ledger'),
   StoreUnavailableError: (m: Samples) =>
     new m.StoreUnavailableError('append', 'postgres://h/db', 'unknown', {
       cause: new Error('ECONNRESET'),

@@ -11,9 +11,25 @@ import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { announce, resolveModel } from '../model.js';
 import { safeLine } from '../terminal.js';
+import { adoptLedgerCommand } from './adopt-ledger.js';
 
-/** `palimpsest repair ID` */
-export async function repairCommand(context: CliContext, id: string): Promise<void> {
+/**
+ * `palimpsest repair ID`, `palimpsest repair --adopt-ledger [ID]`: the adoption first (a store
+ * whose ledger does not pair up opens for nothing else), then the session's repair.
+ */
+export async function repairCommand(
+  context: CliContext,
+  id: string | undefined,
+  options: { adoptLedger?: boolean },
+): Promise<void> {
+  if (options.adoptLedger !== true && id === undefined) {
+    throw new CliError('name the session to repair, or pass --adopt-ledger', EXIT.usage);
+  }
+  const adoption = options.adoptLedger === true ? await adoptLedgerCommand(context) : undefined;
+  if (id === undefined) {
+    if (context.json) context.terminal.json({ adoption });
+    return;
+  }
   const report = await context.withStore(async (store) => {
     const session = await openSession(store, id, { create: false });
     const { openReport } = session;
@@ -21,7 +37,13 @@ export async function repairCommand(context: CliContext, id: string): Promise<vo
     await session.close();
     return { ...openReport, events };
   });
-  if (context.json) return context.terminal.json({ id, ...report });
+  if (context.json) {
+    return context.terminal.json({
+      id,
+      ...report,
+      ...(adoption === undefined ? {} : { adoption }),
+    });
+  }
   const done: string[] = [];
   if (report.tornBytesDropped > 0)
     done.push(`dropped a torn final batch of ${report.tornBytesDropped} bytes`);

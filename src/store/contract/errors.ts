@@ -365,6 +365,48 @@ export class InvalidStoreError extends PalimpsestError {
 }
 
 /**
+ * Codes of {@link LedgerError}: why a SQLite database and its ledger (`<file>-lengths`, the
+ * committed lengths kept beside it) cannot vouch for each other.
+ *
+ * - `LEDGER_MISSING`: the database was paired with a ledger (it names it), but there is no
+ *   ledger beside it: a copy or backup of the database without it, or a deleted ledger. Without
+ *   it, events the database lost (a damaged WAL) cannot be told from a short session, so the
+ *   store is refused, read-only or not, and no ledger is created.
+ * - `LEDGER_MISMATCH`: the ledger beside the database is another database's (it names another
+ *   identity, or none), or a writable open finds a ledger with sessions in it beside a database
+ *   that names none (another database's ledger, or a database that lost its pairing with its WAL).
+ * - `LEDGER_STALE`: the ledger has seen fewer events of a session than the session's row says
+ *   it held on disk when the row was written, which no crash or power cut can cause: the ledger
+ *   is older than the database (restored from an earlier copy, or damaged), so it cannot vouch
+ *   for that session.
+ *
+ * `palimpsest repair --adopt-ledger` (`adoptSqliteLedger`) records the database as it is in
+ * the ledger, which ends each of these; losses before that cannot be detected any more.
+ */
+export type LedgerErrorCode = 'LEDGER_MISSING' | 'LEDGER_MISMATCH' | 'LEDGER_STALE';
+
+/**
+ * A SQLite database and its ledger do not pair up; `code` says how. The ledger was left as it
+ * was, and no session was read or written.
+ */
+export class LedgerError extends PalimpsestError {
+  static override readonly kind: string = 'LedgerError';
+  declare readonly code: LedgerErrorCode;
+  constructor(
+    code: LedgerErrorCode,
+    /** The database file. */
+    readonly file: string,
+    /** The ledger file. */
+    readonly ledger: string,
+    message: string,
+    /** The session a `LEDGER_STALE` is about. */
+    readonly sessionId?: string,
+  ) {
+    super(code, message);
+  }
+}
+
+/**
  * The session's lease (PostgreSQL) or lock (SQLite) was taken over by another writer (this one
  * stopped heartbeating past the bound, was thought dead, or an operator forced the lock away):
  * the append was refused and nothing was written. A writer fenced off this way must reopen the

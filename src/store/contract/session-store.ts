@@ -3,7 +3,13 @@
  */
 
 import type { SessionEvent, SessionHeader, UsageTotals } from '../../core/index.js';
-import type { CorruptLogError, FormatVersionError, LockOwner, UnsafeFileError } from './errors.js';
+import type {
+  CorruptLogError,
+  FormatVersionError,
+  LedgerError,
+  LockOwner,
+  UnsafeFileError,
+} from './errors.js';
 import type { LoadedSession } from './loaded-session.js';
 
 /**
@@ -86,7 +92,7 @@ export interface DamagedSession {
   /** The session's id, when the store can tell it (a file named by a hashed id cannot). */
   readonly id?: string;
   /** Why it cannot be read: what a load of it rejects with. */
-  readonly error: CorruptLogError | FormatVersionError | UnsafeFileError;
+  readonly error: CorruptLogError | FormatVersionError | UnsafeFileError | LedgerError;
 }
 
 /**

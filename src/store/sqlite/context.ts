@@ -10,16 +10,19 @@ import { type LockTiming, resolveLockTiming } from '../contract/lock-owner.js';
 import { asStorageError, assertOpen, retryWhileBusy } from '../contract/store-rules.js';
 import { type OpenedDatabase, openDatabase } from './database.js';
 import { closeQuietly, driverCall, driverCode, isBusy, schemaDamage } from './driver-errors.js';
-import { Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 import type { SqliteStoreOptions } from './open.js';
-import type { RowContext, SessionRow } from './rows.js';
+import { type Paired, pairLedger } from './pairing.js';
+import type { RowContext } from './rows.js';
 import type { SqliteDatabase, SqliteSettings } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 
-/** The integer key and the next seq of a session. */
+/** The integer key, the next seq and the vouched length of a session. */
 export interface SessionPosition {
   readonly key: number;
   readonly next_seq: number;
+  /** How many events the ledger held on disk when the row was last written (-1: none). */
+  readonly vouched: number;
 }
 
 const noFailpoint = (): void => {};
@@ -38,11 +41,15 @@ export async function openContext<T>(
   const timing = resolveLockTiming(options);
   const opened = await openDatabase(file, options);
   const failpoint = options.failpoint ?? noFailpoint;
+  let paired: Paired | undefined;
   try {
+    paired = await pairLedger(opened, failpoint);
+    const ready = paired;
     return driverCall(opened.path, 'open', () =>
-      build(new SqliteContext(opened, failpoint, timing)),
+      build(new SqliteContext(opened, ready, failpoint, timing)),
     );
   } catch (error) {
+    paired?.ledger?.close();
     closeQuietly(opened.db);
     opened.cleanup?.();
     throw schemaDamage(opened.path, error);
@@ -80,7 +87,12 @@ export class SqliteContext {
   readonly #typeNames = new Map<number, string>();
   #closed = false;
 
-  constructor(opened: OpenedDatabase, failpoint: (name: string) => void, timing: LockTiming) {
+  constructor(
+    opened: OpenedDatabase,
+    paired: Paired,
+    failpoint: (name: string) => void,
+    timing: LockTiming,
+  ) {
     this.file = opened.path;
     this.location = `sqlite:${opened.path}`;
     this.settings = opened.settings;
@@ -90,10 +102,9 @@ export class SqliteContext {
     this.#cleanup = opened.cleanup;
     this.failpoint = failpoint;
     this.timing = timing;
-    this.sql = prepareStatements(this.db);
+    this.ledger = paired.ledger;
+    this.sql = prepareStatements(this.db, paired.version);
     this.learnTypes();
-    this.ledger = Ledger.open(this.file, !this.readOnly);
-    if (!this.readOnly && this.ledger?.isEmpty() === true) this.#recordBaseline();
   }
 
   get closed(): boolean {
@@ -103,6 +114,11 @@ export class SqliteContext {
   /** Marks the store closed: every operation from now on is refused. */
   markClosed(): void {
     this.#closed = true;
+  }
+
+  /** Waits for the ledger's background fsync (its file must stay open until it is done). */
+  async settleLedger(): Promise<void> {
+    await this.ledger?.settled();
   }
 
   /** Closes the ledger and the connection; returns the first failure, if any. */
@@ -205,19 +221,6 @@ export class SqliteContext {
         'READ_ONLY',
         `${this.location} was opened read-only; writes are refused`,
       );
-    }
-  }
-
-  /**
-   * Records every session as it is now in a ledger that holds nothing yet (a new database, or
-   * one whose ledger was removed): from here on, loads and lists are checked against it.
-   */
-  #recordBaseline(): void {
-    const ledger = this.ledger;
-    if (ledger === undefined) return;
-    for (const row of this.sql.firstPage.all({ limit: -1 }) as SessionRow[]) {
-      ledger.created(row.key, row.id);
-      ledger.committed(row.key, row.next_seq);
     }
   }
 }

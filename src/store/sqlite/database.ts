@@ -25,7 +25,7 @@ import {
 } from '../contract/errors.js';
 import { DEFAULT_BUSY_RETRY_MS, retryWhileBusy } from '../contract/store-rules.js';
 import { closeQuietly, driverCall, driverCode, isBusy, schemaDamage } from './driver-errors.js';
-import { LEDGER_SUFFIX } from './ledger.js';
+import { ledgerPath } from './ledger.js';
 import type { SqliteStoreOptions } from './open.js';
 import {
   checkTables,
@@ -33,9 +33,12 @@ import {
   configure,
   createSchema,
   loadDriver,
+  PREVIOUS_SCHEMA_VERSION,
+  type ReadableSchema,
   readFileIdentity,
   readIdentity,
   readSettings,
+  SCHEMA_VERSION,
   type SqliteDatabase,
   type SqliteDriver,
   type SqliteSettings,
@@ -50,6 +53,11 @@ export interface OpenedDatabase {
   /** The pragmas of the connection, read back after setting them. */
   readonly settings: SqliteSettings;
   readonly readOnly: boolean;
+  /**
+   * The schema version of the database as opened: the previous one only until a writable open
+   * migrates it (`pairing.ts`), which happens before the store uses it.
+   */
+  readonly version: ReadableSchema;
   /** The checked `busyRetryMs`. */
   readonly busyRetryMs: number;
   /** Removes what the open made aside (a private copy, see `privateCopy`); call after closing. */
@@ -104,16 +112,19 @@ export async function openDatabase(
       timeout: busyTimeoutMs,
     });
     let connection = db;
+    let version: ReadableSchema = SCHEMA_VERSION;
     if (readOnly) {
       const checkOn = (opened: SqliteDatabase) =>
         opened.transaction(() => {
-          if (classify(readIdentity(opened), path) === 'pristine') {
+          const found = classify(readIdentity(opened), path);
+          if (found === 'pristine') {
             throw new InvalidStoreError(
               'NOT_A_STORE',
               `${path} holds no palimpsest database yet (opened read-only)`,
             );
           }
-          checkTables(opened, path);
+          version = found === 'previous' ? PREVIOUS_SCHEMA_VERSION : SCHEMA_VERSION;
+          checkTables(opened, path, version);
         });
       let settings: SqliteSettings;
       let cleanup: (() => void) | undefined;
@@ -140,6 +151,7 @@ export async function openDatabase(
         db: connection,
         settings,
         readOnly,
+        version,
         busyRetryMs,
         ...(cleanup === undefined ? {} : { cleanup }),
       };
@@ -150,8 +162,10 @@ export async function openDatabase(
     // Checked again on this connection, before any pragma writes: the file header may lag
     // behind an uncheckpointed WAL, and another process may have created the schema since.
     const check = connection.transaction(() => {
-      if (classify(readIdentity(connection), path) === 'pristine') createSchema(connection);
-      checkTables(connection, path);
+      const found = classify(readIdentity(connection), path);
+      if (found === 'pristine') createSchema(connection);
+      version = found === 'previous' ? PREVIOUS_SCHEMA_VERSION : SCHEMA_VERSION;
+      checkTables(connection, path, version);
     });
     await retryingCall(path, busyRetryMs, () =>
       existing === 'pristine' ? check.immediate() : check(),
@@ -159,10 +173,10 @@ export async function openDatabase(
     const settings = await retryingCall(path, busyRetryMs, () =>
       configure(connection, path, { synchronous, busyTimeoutMs }),
     );
-    return { path, db: connection, settings, readOnly, busyRetryMs };
+    return { path, db: connection, settings, readOnly, version, busyRetryMs };
   } catch (error) {
     closeQuietly(db);
-    throw existing === 'current' ? schemaDamage(path, error) : error;
+    throw existing === 'pristine' ? error : schemaDamage(path, error);
   }
 }
 
@@ -176,11 +190,11 @@ function damagedIfOurs<T>(path: string, identify: () => T): T {
   try {
     return identify();
   } catch (error) {
-    if (!InvalidStoreError.isInstance(error) || !existsSync(`${path}${LEDGER_SUFFIX}`)) throw error;
+    if (!InvalidStoreError.isInstance(error) || !existsSync(ledgerPath(path))) throw error;
     throw new CorruptLogError(
       {
         file: path,
-        reason: `the database header is damaged: ${error.message.replace(`${path} `, '')}, but palimpsest's ledger ${path}${LEDGER_SUFFIX} lies beside it`,
+        reason: `the database header is damaged: ${error.message.replace(`${path} `, '')}, but palimpsest's ledger ${ledgerPath(path)} lies beside it`,
       },
       { cause: error },
     );
@@ -227,7 +241,7 @@ function privateCopy(path: string): { file: string; remove: () => void } | undef
  * created), then reads the file's identity without opening it with SQLite, so that a database
  * of another version or application is refused untouched.
  */
-function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'current' {
+function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'current' | 'previous' {
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -256,7 +270,10 @@ function prepareFile(Database: SqliteDriver, path: string): 'pristine' | 'curren
 }
 
 /** What a read-only open finds at `path`, without creating or changing anything. */
-function identifyReadOnly(Database: SqliteDriver, path: string): 'pristine' | 'current' {
+function identifyReadOnly(
+  Database: SqliteDriver,
+  path: string,
+): 'pristine' | 'current' | 'previous' {
   let isFile: boolean;
   try {
     isFile = statSync(path).isFile();
@@ -307,7 +324,7 @@ function connect(
  * processes opening one new database at once take turns creating and converting it), its other
  * failures mapped as by {@link driverCall}.
  */
-async function retryingCall<T>(path: string, retryMs: number, call: () => T): Promise<T> {
+export async function retryingCall<T>(path: string, retryMs: number, call: () => T): Promise<T> {
   try {
     return await retryWhileBusy(
       { isBusy, retryMs, location: `sqlite:${path}`, action: 'open' },

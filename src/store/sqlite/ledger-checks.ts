@@ -6,9 +6,15 @@
  * before the database, so every record read describes a commit the database read shows; a
  * finding is then confirmed against the ledger read after it, where a delete that committed in
  * between has its record (written before the delete commits).
+ *
+ * The other way round, a ledger behind the database: each session row says how many of its
+ * events the ledger held on disk when the row was last written (`vouched`). A crash, or a power
+ * cut, can only take records from the ledger that no row relies on yet; a ledger that holds
+ * fewer is an older copy, and cannot vouch for that session (`LEDGER_STALE`). That finding is
+ * made against the ledger read after the row, which holds every record the row relies on.
  */
 
-import { CorruptLogError } from '../contract/errors.js';
+import { CorruptLogError, LedgerError } from '../contract/errors.js';
 import type { DamagedSession } from '../contract/session-store.js';
 import { shortId } from '../contract/store-rules.js';
 import type { LedgerEntry } from './ledger.js';
@@ -18,6 +24,32 @@ interface RowPosition {
   readonly key: number;
   readonly id: string;
   readonly next_seq: number;
+  /** How many events the ledger held on disk when the row was last written (-1: none). */
+  readonly vouched: number;
+}
+
+/**
+ * The error for a row the ledger holds fewer events of than the row says it held, if it does.
+ * `entry` must have been read after the row (it then holds every record the row relies on).
+ */
+export function checkVouched(
+  file: string,
+  ledger: string,
+  row: RowPosition,
+  entry: LedgerEntry | undefined,
+): LedgerError | undefined {
+  if (row.vouched < 0 || entry?.deleted === true) return undefined;
+  const recorded = entry === undefined ? -1 : entry.seen;
+  if (recorded >= row.vouched) return undefined;
+  return new LedgerError(
+    'LEDGER_STALE',
+    file,
+    ledger,
+    `session '${shortId(row.id)}' has ${row.next_seq} events in ${file}, whose row says its ledger had recorded ${row.vouched} of them on disk, but the ledger ${ledger} records ${
+      recorded < 0 ? 'no such session' : recorded
+    }: the ledger is older than the database (restored from an earlier copy, or its last records lost), so it cannot vouch that no acknowledged event is missing. Put the ledger that belongs with this database back, or adopt the database as it is now (adoptSqliteLedger, palimpsest repair --adopt-ledger)`,
+    row.id,
+  );
 }
 
 /**
@@ -44,6 +76,15 @@ export function checkAgainstLedger(
     });
   }
   return undefined;
+}
+
+/**
+ * How many events of the session `id` (committed up to `committed`) the ledger `entry` holds
+ * on disk: what a row written now may say the ledger held (-1: nothing).
+ */
+export function vouchable(entry: LedgerEntry | undefined, id: string, committed: number): number {
+  if (entry === undefined || entry.deleted) return -1;
+  return entry.id === undefined || entry.id === id ? Math.min(entry.durable, committed) : -1;
 }
 
 /** The key and error of a session the database lacks but the ledger says exists, if any. */

@@ -35,8 +35,10 @@ export interface SqliteStoreOptions {
   readonly busyRetryMs?: number;
   /**
    * Called at named points of a write, for crash tests: `'append:before-commit'` (inside the
-   * transaction), `'append:after-commit'` (before the append resolves) and
-   * `'lock:after-acquire'`. A throw from the hook fails the operation like a storage error.
+   * transaction), `'append:before-ledger'` (committed, not yet in the ledger),
+   * `'append:after-commit'` (before the append resolves), `'create:before-ledger'`,
+   * `'pair:before-commit'` (a new ledger's identity written, the database not yet paired with it)
+   * and `'lock:after-acquire'`. A throw from the hook fails the operation like a storage error.
    */
   readonly failpoint?: (name: string) => void;
   /** How often a held lock's row is refreshed, ms (default 5000). */

@@ -5,7 +5,12 @@
  */
 
 import type { JsonValue, SessionEvent, SessionHeader } from '../../core/index.js';
-import { CorruptLogError, FormatVersionError, NotFoundError } from '../contract/errors.js';
+import {
+  CorruptLogError,
+  FormatVersionError,
+  LedgerError,
+  NotFoundError,
+} from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type {
@@ -29,7 +34,12 @@ import { decodeHeaderRow } from '../sql/row-checksums.js';
 import type { SqliteContext } from './context.js';
 import { driverCode } from './driver-errors.js';
 import type { LedgerEntry } from './ledger.js';
-import { checkAgainstLedger, missingFromDatabase, vanishedSessions } from './ledger-checks.js';
+import {
+  checkAgainstLedger,
+  checkVouched,
+  missingFromDatabase,
+  vanishedSessions,
+} from './ledger-checks.js';
 import {
   decodeRowsFrom,
   decodeSessionRows,
@@ -203,7 +213,11 @@ export class SqliteReads {
         this.#checkLength(row, before);
         sessions.push({ header, updatedAt: row.updated_at, eventCount: row.next_seq });
       } catch (error) {
-        if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error))
+        if (
+          !CorruptLogError.isInstance(error) &&
+          !FormatVersionError.isInstance(error) &&
+          !LedgerError.isInstance(error)
+        )
           throw error;
         damaged.push({ id: row.id, error });
       }
@@ -293,10 +307,26 @@ export class SqliteReads {
     throw new NotFoundError(id, context.location);
   }
 
-  /** Throws when the session is shorter than the ledger records. */
+  /**
+   * Throws when the session is shorter than the ledger records (`CorruptLogError`), or when the
+   * ledger holds less of it than the row says it held (`LedgerError`, `LEDGER_STALE`).
+   */
   #checkLength(row: SessionRow, before: LedgerSnapshot): void {
     const short = checkAgainstLedger(this.#context.file, row, before?.get(row.key));
     if (short !== undefined && !this.#context.deletedNow(row.key)) throw short;
+    const stale = this.#stale(row, before);
+    if (stale !== undefined) throw stale;
+  }
+
+  /**
+   * The `LEDGER_STALE` error of a row, if any: found against `before`, and confirmed against
+   * the ledger read now, after the row (which may rely on records written since `before`).
+   */
+  #stale(row: SessionRow, before: LedgerSnapshot): LedgerError | undefined {
+    const { ledger, file } = this.#context;
+    if (ledger === undefined) return undefined;
+    if (checkVouched(file, ledger.path, row, before?.get(row.key)) === undefined) return undefined;
+    return checkVouched(file, ledger.path, row, ledger.entries().get(row.key));
   }
 
   #summarizeInTransaction(id: string): SessionStats {
@@ -361,6 +391,9 @@ export class SqliteReads {
     const short = this.#context.deletedNow(row.key)
       ? undefined
       : checkAgainstLedger(this.#context.file, row, before?.get(row.key));
+    // A ledger that cannot vouch for the session is no damage of its log to salvage.
+    const stale = short === undefined ? this.#stale(row, before) : undefined;
+    if (stale !== undefined) throw stale;
     const damage = decoded.damage ?? unreadable ?? short;
     return LoadedSession.fromLog(header, decoded.log, damage === undefined ? {} : { damage });
   }

@@ -27,6 +27,8 @@ export interface SessionRow {
   readonly next_seq: number;
   readonly updated_at: number;
   readonly crc: number;
+  /** How many events the ledger held on disk when the row was last written (-1: none). */
+  readonly vouched: number;
 }
 
 /** A row of `events`, as the load statements select it. */

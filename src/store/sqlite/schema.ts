@@ -1,7 +1,7 @@
 /**
- * The SQLite schema of palimpsest: the DDL, the identity checks run before anything is written
- * (bump-and-reject, no migrations while pre-release), the connection pragmas, and the subset of
- * the better-sqlite3 API the store uses.
+ * The SQLite schema of palimpsest: the DDL, the identity checks run before anything is written,
+ * the one migration (from the previous schema version, see {@link MIGRATION_DDL}), the
+ * connection pragmas, and the subset of the better-sqlite3 API the store uses.
  *
  * The driver types are declared here, structurally, so that palimpsest's public types never
  * depend on better-sqlite3 (the driver is an optional peer dependency, loaded on demand).
@@ -15,14 +15,23 @@ import {
 } from '../contract/errors.js';
 
 /**
- * Version of the table layout, kept in `PRAGMA user_version`. A database written with any other
- * version is refused on open and left untouched. Version 1 kept the text session id and the
- * text event type in every event row, on 4 KiB pages; version 2 is the compact layout below;
- * version 3 adds a checksum to every session and event row and never reuses a session key (the
- * ledger beside the database names sessions by key); version 4 keeps the chunks a message has
- * finished as compressed runs in `chunk_runs` (see `chunk-runs.ts`).
+ * Version of the table layout, kept in `PRAGMA user_version`. Version 1 kept the text session id
+ * and the text event type in every event row, on 4 KiB pages; version 2 is the compact layout
+ * below; version 3 adds a checksum to every session and event row and never reuses a session key
+ * (the ledger beside the database names sessions by key); version 4 keeps the chunks a message has
+ * finished as compressed runs in `chunk_runs` (see `chunk-runs.ts`); version 5 pairs the
+ * database with its ledger (`ledger_pairing`, `sessions.vouched`; see `pairing.ts`).
+ *
+ * A database of version {@link PREVIOUS_SCHEMA_VERSION} is read as it is by a read-only open and
+ * migrated by the first writable one; any other version is refused on open and left untouched.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
+
+/** The one older version a store opens: read as it is, migrated when opened for writing. */
+export const PREVIOUS_SCHEMA_VERSION = 4;
+
+/** A schema version this code reads. */
+export type ReadableSchema = typeof SCHEMA_VERSION | typeof PREVIOUS_SCHEMA_VERSION;
 
 /** Marks a database as palimpsest's, in `PRAGMA application_id` (ASCII `Pali`). */
 export const APPLICATION_ID = 0x50616c69;
@@ -159,6 +168,13 @@ export const SEEDED_TYPES = [
   'queue/follow-up',
 ] as const;
 
+/** The ledger a database is paired with (at most one row; `pairing.ts`). */
+const PAIRING_DDL = `CREATE TABLE ledger_pairing (
+  slot INTEGER PRIMARY KEY CHECK (slot = 0),
+  ledger_id TEXT NOT NULL,
+  paired_at INTEGER NOT NULL
+) STRICT;`;
+
 /**
  * Sessions, their events and writer locks. `sessions.header` is the full header JSON;
  * `next_seq` is the number of events, `created_at` orders `list`. In `events`, `session_id` is
@@ -200,6 +216,11 @@ export const SEEDED_TYPES = [
  * row a few kilobytes long; `session_events` shows the rows of `events` only, so a finished
  * message's chunks are read with palimpsest (`palimpsest show`, `export`), not the sqlite3 shell.
  *
+ * Version 5 pairs the database with its ledger (`pairing.ts`): `ledger_pairing` holds the
+ * identity of the ledger the database was paired with, and `sessions.vouched` how many events of
+ * the session the ledger durably recorded when its row was last written (-1: none yet). Both
+ * change nothing on the write path but one integer in a row each append rewrites anyway.
+ *
  * Insert speed barely moved between these layouts; `bench/store.ts` compares the store with raw
  * inserts into this same DDL. `seq` and `time` stay plain integers and `data` plain JSON text,
  * as in the JSONL log.
@@ -212,7 +233,8 @@ CREATE TABLE sessions (
   header TEXT NOT NULL,
   next_seq INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
-  crc INTEGER NOT NULL
+  crc INTEGER NOT NULL,
+  vouched INTEGER NOT NULL DEFAULT -1
 ) STRICT;
 CREATE INDEX sessions_by_created ON sessions (created_at DESC, id);
 CREATE TABLE event_types (
@@ -254,17 +276,35 @@ CREATE TABLE locks (
   session_id TEXT NOT NULL PRIMARY KEY,
   owner TEXT NOT NULL
 ) STRICT;
+${PAIRING_DDL}
 PRAGMA application_id = ${APPLICATION_ID};
 PRAGMA user_version = ${SCHEMA_VERSION};
 `;
 
-const COLUMNS: Readonly<Record<string, readonly string[]>> = {
+/**
+ * Turns a database of {@link PREVIOUS_SCHEMA_VERSION} into one of {@link SCHEMA_VERSION}, inside
+ * the caller's write transaction: the same columns, in the same order, as a new database has.
+ * The pairing row and the sessions' `vouched` are the caller's to fill (`pairing.ts`).
+ */
+export const MIGRATION_DDL = `
+ALTER TABLE sessions ADD COLUMN vouched INTEGER NOT NULL DEFAULT -1;
+${PAIRING_DDL}
+PRAGMA user_version = ${SCHEMA_VERSION};
+`;
+
+const PREVIOUS_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   sessions: ['key', 'id', 'created_at', 'header', 'next_seq', 'updated_at', 'crc'],
   event_types: ['code', 'type'],
   events: ['session_id', 'seq', 'type', 'time', 'data', 'source_event_seqs', 'surface_op', 'crc'],
   chunk_runs: ['session_id', 'first_seq', 'count', 'time', 'times', 'sizes', 'data', 'crc'],
   session_events: ['session_id', 'seq', 'type', 'time', 'data', 'source_event_seqs', 'surface_op'],
   locks: ['session_id', 'owner'],
+};
+
+const COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  ...PREVIOUS_COLUMNS,
+  sessions: [...(PREVIOUS_COLUMNS.sessions ?? []), 'vouched'],
+  ledger_pairing: ['slot', 'ledger_id', 'paired_at'],
 };
 
 /** What a database says about itself, read without writing anything. */
@@ -335,14 +375,19 @@ export function readFileIdentity(path: string): DatabaseIdentity | undefined {
 
 /**
  * `'pristine'` for an empty database (no schema, no identity), `'current'` for one of ours at
- * this schema version. Anything else is refused, naming what was found.
+ * this schema version, `'previous'` for one at {@link PREVIOUS_SCHEMA_VERSION}. Anything else is
+ * refused, naming what was found.
  *
  * @throws FormatVersionError for a palimpsest database of another schema version;
  *   InvalidStoreError for a database of another application.
  */
-export function classify(identity: DatabaseIdentity, file: string): 'pristine' | 'current' {
+export function classify(
+  identity: DatabaseIdentity,
+  file: string,
+): 'pristine' | 'current' | 'previous' {
   const { applicationId, userVersion, objects } = identity;
   if (applicationId === APPLICATION_ID) {
+    if (userVersion === PREVIOUS_SCHEMA_VERSION) return 'previous';
     if (userVersion !== SCHEMA_VERSION) {
       throw new FormatVersionError(file, userVersion, SCHEMA_VERSION, 'schema version');
     }
@@ -362,19 +407,24 @@ export function classify(identity: DatabaseIdentity, file: string): 'pristine' |
 }
 
 /**
- * Checks that a database claiming to be ours has the tables and columns this version writes.
+ * Checks that a database claiming to be ours has the tables and columns its version writes.
  *
  * @throws CorruptLogError naming the first table that differs: a database that says it is
  *   palimpsest's at this version and is not has been damaged.
  */
-export function checkTables(db: SqliteDatabase, file: string): void {
+export function checkTables(
+  db: SqliteDatabase,
+  file: string,
+  version: ReadableSchema = SCHEMA_VERSION,
+): void {
   const columnsOf = db.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid');
-  for (const [table, expected] of Object.entries(COLUMNS)) {
+  const tables = version === SCHEMA_VERSION ? COLUMNS : PREVIOUS_COLUMNS;
+  for (const [table, expected] of Object.entries(tables)) {
     const found = (columnsOf.all(table) as { name: string }[]).map((row) => row.name);
     if (found.join(',') !== expected.join(',')) {
       throw new CorruptLogError({
         file,
-        reason: `the schema is damaged: the database claims palimpsest schema version ${SCHEMA_VERSION}, but table '${table}' has ${
+        reason: `the schema is damaged: the database claims palimpsest schema version ${version}, but table '${table}' has ${
           found.length === 0 ? 'no columns' : `columns (${found.join(', ')})`
         } instead of (${expected.join(', ')}); it was not modified`,
       });

@@ -4,7 +4,12 @@
  */
 
 import type { ListFilter } from '../contract/store-rules.js';
-import type { SqliteDatabase, SqliteStatement } from './schema.js';
+import {
+  type ReadableSchema,
+  SCHEMA_VERSION,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from './schema.js';
 
 /** The statements, by use. */
 export interface Statements {
@@ -47,26 +52,37 @@ export interface Statements {
 
 /** SQL function ordering ids by UTF-16 code units, as JavaScript (and `list` cursors) do. */
 const ID_ORDER = 'palimpsest_id_order';
-/** Registers the SQL functions and prepares every statement on `db`. */
-export function prepareStatements(db: SqliteDatabase): Statements {
+/**
+ * Registers the SQL functions and prepares every statement on `db`. A database of the previous
+ * schema (read-only: a writable open migrates it first) has no `vouched` column; its sessions
+ * read as vouched for nothing.
+ */
+export function prepareStatements(db: SqliteDatabase, version: ReadableSchema): Statements {
   db.function(ID_ORDER, { deterministic: true }, (id) =>
     Buffer.from(String(id), 'utf16le').swap16(),
   );
-  const summary = 'SELECT key, id, header, created_at, next_seq, updated_at, crc FROM sessions';
+  const vouched = version === SCHEMA_VERSION ? 'vouched' : '-1 AS vouched';
+  const summary = `SELECT key, id, header, created_at, next_seq, updated_at, crc, ${vouched} FROM sessions`;
   const order = `ORDER BY created_at DESC, ${ID_ORDER}(id) ASC LIMIT @limit`;
   const pages = new Map<string, SqliteStatement>();
   return {
     insertSession: db.prepare(
       'INSERT INTO sessions (id, created_at, header, next_seq, updated_at, crc) VALUES (?, ?, ?, 0, ?, ?) RETURNING key',
     ),
-    nextSeq: db.prepare('SELECT key, next_seq FROM sessions WHERE id = ?'),
+    nextSeq: db.prepare(`SELECT key, next_seq, ${vouched} FROM sessions WHERE id = ?`),
     typeCode: db.prepare('SELECT code FROM event_types WHERE type = ?'),
     insertType: db.prepare('INSERT INTO event_types (type) VALUES (?) RETURNING code'),
     types: db.prepare('SELECT code, type FROM event_types'),
     insertEvent: db.prepare(
       'INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    advance: db.prepare('UPDATE sessions SET next_seq = ?, updated_at = ? WHERE key = ?'),
+    // The previous schema is only ever read (a writable open migrates it), but its statements
+    // take the same parameters: there, the third, `vouched`, is left out.
+    advance: db.prepare(
+      version === SCHEMA_VERSION
+        ? 'UPDATE sessions SET next_seq = ?, updated_at = ?, vouched = ? WHERE key = ?'
+        : 'UPDATE sessions SET next_seq = ?, updated_at = ? WHERE ? IS NOT NULL AND key = ?',
+    ),
     session: db.prepare(`${summary} WHERE id = ?`),
     events: db.prepare(
       'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = ? ORDER BY seq',

@@ -101,6 +101,7 @@ export class SqliteStore implements SessionStore {
     if (context.closed) return;
     context.markClosed();
     const released = this.#locks.releaseAll();
+    await context.settleLedger();
     const closed = context.closeConnection();
     const failure = released ?? closed;
     if (failure !== undefined) throw context.storageError('close', failure);

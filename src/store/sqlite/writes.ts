@@ -20,13 +20,18 @@ import { rowChecksum, sessionChecksum } from '../sql/row-checksums.js';
 import { planRuns } from './chunk-run-writer.js';
 import type { SessionPosition, SqliteContext } from './context.js';
 import { driverCode } from './driver-errors.js';
+import { checkVouched, vouchable } from './ledger-checks.js';
 import type { SqliteLocks } from './lock.js';
 import type { SqliteTransaction } from './schema.js';
 
-/** What an append's transaction hands back: the session's key and the type codes it met. */
+/**
+ * What an append's transaction hands back: the session's key, the type codes it met, and an
+ * offset past its ledger record of the commit about to happen.
+ */
 interface Appended {
   readonly key: number;
   readonly learned: ReadonlyMap<string, number>;
+  readonly claimed: number | undefined;
 }
 
 /** The writes of one store. */
@@ -34,6 +39,16 @@ export class SqliteWrites {
   readonly #context: SqliteContext;
   readonly #locks: SqliteLocks;
   readonly #append: SqliteTransaction<[string, readonly SessionEvent[], number], Appended>;
+  /**
+   * Per session this store wrote, offsets past its ledger records of its last two writes (a
+   * create, or an append about to commit), the last first. An append waits until the ledger is
+   * on disk up to the record of the write before the last: the background fsync begun after
+   * that write's commit, done by then unless appends come faster than the ledger syncs. Its row
+   * then vouches at least for that write (`#vouch`), and for the last one too when its record is
+   * on disk already. Waiting for the last write's record instead would bound the slack at one
+   * write, for about one fsync on every append of a tight loop.
+   */
+  readonly #recorded = new Map<string, readonly [number, number | undefined]>();
 
   constructor(context: SqliteContext, locks: SqliteLocks) {
     this.#context = context;
@@ -61,7 +76,8 @@ export class SqliteWrites {
           sessionChecksum(valid.id, valid.createdAt, text),
         ),
       )) as { key: number };
-      context.ledger?.created(key, valid.id);
+      context.failpoint('create:before-ledger');
+      this.#record(valid.id, context.ledger?.created(key, valid.id));
     } catch (error) {
       if (driverCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
         throw new AlreadyExistsError(valid.id, context.location);
@@ -81,12 +97,19 @@ export class SqliteWrites {
         this.#checkNext(id, expected);
         return;
       }
-      const { key, learned } = await context.retry(`append to session '${id}'`, () =>
+      const before = this.#recorded.get(id)?.[1];
+      if (before !== undefined) await context.ledger?.syncedThrough(before);
+      const { key, learned, claimed } = await context.retry(`append to session '${id}'`, () =>
         this.#append.immediate(id, events, expected),
       );
       for (const [type, code] of learned) context.learnType(type, code);
       context.committed.notify();
+      if (claimed !== undefined) this.#noteRecord(id, claimed);
+      context.failpoint('append:before-ledger');
       context.ledger?.committed(key, expected + events.length);
+      // After the commit, not before it: a fsync of the ledger in flight while SQLite syncs its
+      // WAL would delay the commit; this one overlaps with what the caller does next.
+      context.ledger?.syncSoon();
       context.failpoint('append:after-commit');
     } catch (error) {
       throw context.storageError(`append to session '${id}'`, error);
@@ -113,6 +136,7 @@ export class SqliteWrites {
         sql.deleteLock.run(id);
       });
       await context.retry(`delete session '${id}'`, () => remove.immediate());
+      this.#recorded.delete(id);
     } catch (error) {
       this.#revive(id, known);
       throw context.storageError(`delete session '${id}'`, error);
@@ -151,7 +175,9 @@ export class SqliteWrites {
     const context = this.#context;
     // A fenced writer is told so (LEASE_LOST), not that the new holder appended first.
     this.#locks.checkWriter(id);
-    const key = this.#checkNext(id, expected);
+    const position = this.#checkNext(id, expected);
+    const key = position.key;
+    const vouched = this.#vouch(id, position);
     const insert = context.sql.insertEvent;
     const learned = new Map<string, number>();
     const runs = planRuns(context.sql, context.rowContext(id, key), events, expected);
@@ -175,17 +201,45 @@ export class SqliteWrites {
     }
     runs.write();
     // The session's updated-at is wall time, like its events' times: not the lock clock's.
-    context.sql.advance.run(expected + events.length, Date.now(), key);
+    context.sql.advance.run(expected + events.length, Date.now(), vouched, key);
+    // Last, so that nothing but the commit can fail after it.
+    const claimed = context.ledger?.committing(key, expected + events.length);
     context.failpoint('append:before-commit');
-    return { key, learned };
+    return { key, learned, claimed };
   }
 
-  /** Returns the session's integer key after checking that `expected` is its next seq. */
-  #checkNext(id: string, expected: number): number {
+  /** Notes where the session's ledger record ends, and has the ledger fsynced in the background. */
+  #record(id: string, end: number | undefined): void {
+    if (end === undefined) return;
+    this.#noteRecord(id, end);
+    this.#context.ledger?.syncSoon();
+  }
+
+  #noteRecord(id: string, end: number): void {
+    this.#recorded.set(id, [end, this.#recorded.get(id)?.[0]]);
+  }
+
+  /** Returns the session's position after checking that `expected` is its next seq. */
+  #checkNext(id: string, expected: number): SessionPosition {
     const row = this.#context.position(id);
     if (row === undefined) throw new NotFoundError(id, this.#context.location);
     if (row.next_seq !== expected) throw new ConflictError(id, expected, row.next_seq);
-    return row.key;
+    return row;
+  }
+
+  /**
+   * What the row will say the ledger held on disk (inside the append, with the database locked):
+   * the most the ledger durably records of the session, never less than the row said before.
+   * A ledger that holds less than the row said is older than the database: the append is
+   * refused (`LEDGER_STALE`), so that it cannot re-vouch for a session the ledger lost track of.
+   */
+  #vouch(id: string, row: SessionPosition): number {
+    const { ledger, file } = this.#context;
+    if (ledger === undefined) return row.vouched;
+    const entry = ledger.entries().get(row.key);
+    const stale = checkVouched(file, ledger.path, { ...row, id }, entry);
+    if (stale !== undefined) throw stale;
+    return Math.max(row.vouched, vouchable(entry, id, row.next_seq));
   }
 
   /** The code of a type not in the cache: another writer's, or a new one (inside the append). */
@@ -201,7 +255,7 @@ export class SqliteWrites {
     if (known === undefined) return;
     try {
       const now = this.#context.position(id);
-      this.#context.ledger?.committed(known.key, now?.next_seq ?? known.next_seq);
+      this.#record(id, this.#context.ledger?.committed(known.key, now?.next_seq ?? known.next_seq));
     } catch {
       // The delete's own failure is the one to report; the ledger then reads as deleted and
       // checks the session no more.

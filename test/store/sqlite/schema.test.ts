@@ -13,7 +13,12 @@ import {
   openSqliteStore,
   SCHEMA_VERSION,
 } from '../../../src/store/sqlite/index.js';
-import { loadDriver, PAGE_SIZE, SEEDED_TYPES } from '../../../src/store/sqlite/schema.js';
+import {
+  loadDriver,
+  PAGE_SIZE,
+  PREVIOUS_SCHEMA_VERSION,
+  SEEDED_TYPES,
+} from '../../../src/store/sqlite/schema.js';
 import {
   events,
   hashOf,
@@ -67,6 +72,7 @@ describe('a new database', () => {
         { name: 'chunk_runs', strict: 1 },
         { name: 'event_types', strict: 1 },
         { name: 'events', strict: 1 },
+        { name: 'ledger_pairing', strict: 1 },
         { name: 'locks', strict: 1 },
         { name: 'session_events', strict: 0 },
         { name: 'sessions', strict: 1 },
@@ -285,16 +291,16 @@ describe('bump-and-reject: a database of another version or application', () => 
     );
   });
 
-  it('refuses an older schema version of a database palimpsest wrote, without modifying it', async () => {
+  it('refuses a schema version older than the previous one, without modifying it', async () => {
     const file = join(tempDir(), 'sessions.db');
     const store = await openSqliteStore(file);
     await store.create(header('s'));
     await store.append('s', events(0, 3), { expectedSeq: 0 });
     await store.close();
-    await withRaw(file, (db) => db.pragma(`user_version = ${SCHEMA_VERSION - 1}`));
+    await withRaw(file, (db) => db.pragma(`user_version = ${PREVIOUS_SCHEMA_VERSION - 1}`));
     const error = await refusal(file);
     expect(error).toBeInstanceOf(FormatVersionError);
-    expect(error).toMatchObject({ direction: 'older', found: SCHEMA_VERSION - 1 });
+    expect(error).toMatchObject({ direction: 'older', found: PREVIOUS_SCHEMA_VERSION - 1 });
   });
 
   /** The DDL schema version 1 wrote, kept verbatim: the layout a schema-1 database has. */

@@ -345,7 +345,14 @@ describe('failures of the driver', () => {
     expect((await store.list()).sessions[0]?.eventCount).toBe(0);
     fail = false;
     await store.append('s', events(0, 3), { expectedSeq: 0 });
-    expect(hits).toEqual(['append:before-commit', 'append:before-commit', 'append:after-commit']);
+    expect(hits).toEqual([
+      'pair:before-commit',
+      'create:before-ledger',
+      'append:before-commit',
+      'append:before-commit',
+      'append:before-ledger',
+      'append:after-commit',
+    ]);
   });
 
   it("forgets the type code a rolled-back batch assigned, so it never reads another writer's type under it", async () => {
