@@ -52,6 +52,8 @@ const FAILPOINTS: Record<string, readonly string[]> = {
   ],
   sqlite: [
     'append:before-commit',
+    // Committed, not yet in the ledger: the ledger is behind, and must raise no false alarm.
+    'append:before-ledger',
     'append:after-commit',
     'lock:after-acquire',
     'random',
@@ -67,10 +69,14 @@ const CREATE_FAILPOINTS: Record<string, readonly string[]> = {
     'create:after-link',
     'create:after-dir-fsync',
   ],
-  sqlite: [],
+  // A new database's ledger named before the database names it; a created session before its
+  // ledger record.
+  sqlite: ['pair:before-commit', 'create:before-ledger'],
 };
 /** Failpoints a child passes at most once per session (creating, locking, repairing at open). */
 const ONCE = new Set([
+  'pair:before-commit',
+  'create:before-ledger',
   'create:after-temp-write',
   'create:after-temp-fsync',
   'create:after-link',

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { CATEGORIES, type Category, SCALE, type Tally } from './lib/results.js';
+import { CATEGORIES, CATEGORY_BACKENDS, type Category, SCALE, type Tally } from './lib/results.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -25,6 +25,8 @@ const WHAT: Record<Category, string> = {
     'Real faults where the suite can mount a tmpfs (as root): a file system that fills up under a live writer, and one remounted read-only. JSONL also through its fault-injecting fs facade: EIO, ENOSPC and EROFS on write, after a short write, and on fdatasync. After each: a typed error, every acknowledged event after reopening, no partial batch left, the session writes again; after a failed fdatasync no append is accepted.',
   concurrency:
     '2, 4 and 8 writer processes on one session through the single-writer lock, 4 through optimistic appends with expectedSeq, and 4 and 8 on sessions of their own in one store: each acknowledged event present once at its seq, batches contiguous, lock windows never overlapping; and the time to take over the lock of a holder killed with SIGKILL.',
+  'ledger-copies':
+    'SQLite only (the other backends keep no ledger). A store is written over 8 generations (each one open of a writer: sessions created and grown by 0 to 3 commits), and its database and ledger kept after each. Each trial puts a database beside a ledger it does not pair with: none, another store’s, an older copy of its own, or its own newer one beside an older database; then opens it read-only and for writing, lists and loads every session, and appends to each stale one. No session its ledger cannot vouch for may list or load without a typed error (silent loads count as lost), no writable open may make or change a ledger, no append may re-vouch a stale session, and no session that should load may be refused. A session one write transaction ahead of an older ledger (what a crash between a commit and its ledger record leaves), or two made back to back in one open (what a power cut can leave while the ledger’s background fsync runs), may load; three, or two in different opens, may not.',
   'hostile-input':
     'Sessions carrying terminal escapes, markup, NUL, U+2028, __proto__ keys and SQL-looking text, ids that look like paths or SQL, ids every backend must refuse, and FIFOs, device links, directories and links out of the store where a store expects its own files; every CLI command that reads a store must end within 6 s with a documented exit code, print nothing raw, and write nothing outside the store.',
 };
@@ -40,7 +42,9 @@ const DETECTION = `| damage or fault | JSONL | SQLite | PostgreSQL |
 | damage inside the **last** batch of a log | **read as a torn tail**: dropped with \`tornTail\` reported, even if it was acknowledged | n/a (no batches) | n/a |
 | a log cut short, or destroyed up to its end (its last commit line gone) | **read as the prefix before the damage**: \`tornTail\` reported, or nothing at all when the cut falls on a batch boundary — JSONL keeps no length outside the log | n/a | rows missing below the recorded length: \`CorruptLogError\` |
 | a damaged, truncated or zeroed WAL | n/a | \`CorruptLogError\` for every session shorter than the ledger records; vanished sessions listed as damaged | the server's recovery |
-| damage to the ledger (\`<db>-lengths\`), or its loss | n/a | **not detected by itself**: the sessions read as they are; a loss in the database at the same time would then read as a shorter session | n/a |
+| a database without its ledger (\`<db>-lengths\`), or beside another database's | n/a | \`LedgerError\` (\`LEDGER_MISSING\`, \`LEDGER_MISMATCH\`, exit 4) on every open, read-only or not; no ledger is made; \`palimpsest repair --adopt-ledger\` adopts the database as it is | n/a |
+| a ledger older than its database (behind a session by more than a crash or a power cut leaves: one write transaction, two back to back), or a database older than its ledger | n/a | \`LedgerError\` \`LEDGER_STALE\` for each session the ledger cannot vouch for (appends to it refused); \`CorruptLogError\` for each session the database lost events of, vanished sessions listed as damaged | n/a |
+| damage to the ledger's own lines | n/a | **a weaker bound**: a line failing its checksum is skipped, so a loss in the database at the same time could read as a shorter session; \`LEDGER_STALE\` where the ledger lost what a session row relies on, \`LEDGER_MISMATCH\` where it lost every line naming it | n/a |
 | a whole log file deleted | **not detected** (no index of sessions) | n/a (detected through the ledger) | n/a |
 | damage to bytes no read touches (free pages, unused space) | nothing to detect | nothing to detect | nothing to detect |
 | disk full, read-only file system, EIO on write or fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing partial left; nothing acknowledged lost; no append after a failed fsync | typed \`StorageError\` / \`WriterFailedError\`; nothing acknowledged lost; **EIO not injected** (no VFS seam from JavaScript) | the server's errors, typed as \`StorageError\`; not injected here |
@@ -72,7 +76,7 @@ export function renderReport(dir: string, run: { seconds: number }): void {
   const tallies = read(dir);
   const backends = [...new Set(tallies.map((t) => t.backend))].sort();
   const missing = CATEGORIES.flatMap((category) =>
-    ['jsonl', 'sqlite']
+    (CATEGORY_BACKENDS[category] ?? ['jsonl', 'sqlite'])
       .filter((backend) => !tallies.some((t) => t.category === category && t.backend === backend))
       .map((backend) => `${category}/${backend}`),
   );

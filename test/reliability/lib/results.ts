@@ -16,8 +16,14 @@ export const CATEGORIES = [
   'disk-faults',
   'concurrency',
   'hostile-input',
+  'ledger-copies',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
+
+/** The backends a category runs on, where not every embedded one (no ledger elsewhere). */
+export const CATEGORY_BACKENDS: Partial<Record<Category, readonly string[]>> = {
+  'ledger-copies': ['sqlite'],
+};
 
 /** What one category of harness found on one backend. */
 export interface Tally {
