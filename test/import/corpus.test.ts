@@ -56,10 +56,14 @@ describe.each(FILES)('the %s file %s', (harness, file, expected) => {
     expect(main === undefined ? undefined : drop(main)).toEqual(own);
     expect(subagents.map(drop)).toEqual(sidechains);
   });
+});
 
-  it.runIf(sidechains.length > 0)(
-    'links each subagent conversation kept inside it to the call that spawned it, both ways',
-    () => {
+describe.each(FILES.filter(([, , expected]) => (expected.sidechains ?? []).length > 0))(
+  'the %s file %s, with subagents kept inside it,',
+  (harness, file) => {
+    const imported = readSourceFile(harness, join(corpus, harness, file));
+
+    it('links each subagent conversation to the call that spawned it, both ways', () => {
       const [main, ...subagents] = imported.sessions;
       const children = new Map(
         (main?.events ?? [])
@@ -83,9 +87,9 @@ describe.each(FILES)('the %s file %s', (harness, file, expected) => {
         expect(children.get(subagent.header.id)).toBe(link.toolCallId);
       }
       expect(children.size).toBe(subagents.length);
-    },
-  );
-});
+    });
+  },
+);
 
 describe('a Claude Code file read while it is written', () => {
   it.each([
