@@ -5,7 +5,12 @@
  * caught instead of silently replaying something else.
  */
 import type { Message, RequestHeaderData, Session, SessionEvent } from '../core/index.js';
-import { deriveEventMessage, InvalidArgumentError, isEventOfType } from '../core/index.js';
+import {
+  applySurfaceOp,
+  deriveEventMessage,
+  InvalidArgumentError,
+  isEventOfType,
+} from '../core/index.js';
 import { type CanonicalRequest, canonicalRequest, requestDigest } from '../model/index.js';
 import { requestOfStep } from './rebuild.js';
 
@@ -125,7 +130,7 @@ export function recordedCalls(session: Session): RecordedCall[] {
     if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && call) {
       calls.push({ seq, answer: event, header: call.header, messages: call.messages });
     }
-    fold(order, event);
+    applySurfaceOp(order, event);
   }
   return calls;
 }
@@ -150,19 +155,6 @@ export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
 
 function isCallEvent(event: SessionEvent): boolean {
   return event.type === 'assistant/chunk' || event.type === 'assistant/message';
-}
-
-/** The surface order after `event`, as `replaySurface` folds it. */
-function fold(order: number[], event: SessionEvent): void {
-  const op = event.surfaceOp;
-  if (op === undefined) return;
-  if (op === 'append') {
-    order.push(event.seq);
-    return;
-  }
-  const from = order.indexOf(op.start);
-  const to = order.indexOf(op.end, from);
-  order.splice(from, to - from + 1, event.seq);
 }
 
 function messagesOf(session: Session, order: readonly number[]): Message[] {

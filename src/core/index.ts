@@ -132,6 +132,7 @@ export {
   type UsageTotals,
 } from './session-usage.js';
 export {
+  applySurfaceOp,
   foldSurface,
   type SessionSurface,
   type SurfaceFold,

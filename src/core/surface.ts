@@ -484,17 +484,29 @@ export function replaySurface(
 ): number[] {
   const order: number[] = [];
   for (let index = 0; index <= lastIndex; index++) {
-    const op = log[index]?.surfaceOp;
-    if (op === undefined) continue;
-    const event = log[index] as SessionEvent;
-    if (op === 'append') {
-      order.push(event.seq);
-      continue;
-    }
-    const from = order.indexOf(op.start);
-    const to = order.indexOf(op.end, from);
-    const shadowed = order.splice(from, to - from + 1, event.seq);
-    onReplace?.({ seq: event.seq, start: op.start, end: op.end, shadowedSeqs: shadowed });
+    const event = log[index];
+    if (event !== undefined) applySurfaceOp(order, event, onReplace);
   }
   return order;
+}
+
+/**
+ * Applies one already validated event's `surfaceOp` to a surface order, in place: the step
+ * {@link replaySurface} takes per event, for a caller that walks the log itself.
+ */
+export function applySurfaceOp(
+  order: number[],
+  event: SessionEvent,
+  onReplace?: (replacement: SurfaceReplacement) => void,
+): void {
+  const op = event.surfaceOp;
+  if (op === undefined) return;
+  if (op === 'append') {
+    order.push(event.seq);
+    return;
+  }
+  const from = order.indexOf(op.start);
+  const to = order.indexOf(op.end, from);
+  const shadowed = order.splice(from, to - from + 1, event.seq);
+  onReplace?.({ seq: event.seq, start: op.start, end: op.end, shadowedSeqs: shadowed });
 }
