@@ -5,13 +5,13 @@
  * caught instead of silently replaying something else.
  */
 import type { Message, RequestHeaderData, Session, SessionEvent } from '../core/index.js';
+import { deriveEventMessage, InvalidArgumentError, isEventOfType } from '../core/index.js';
 import {
-  applySurfaceOp,
-  deriveEventMessage,
-  InvalidArgumentError,
-  isEventOfType,
-} from '../core/index.js';
-import { type CanonicalRequest, canonicalRequest, requestDigest } from '../model/index.js';
+  type CanonicalRequest,
+  canonicalRequest,
+  requestDigest,
+  walkCalls,
+} from '../model/index.js';
 import { requestOfStep } from './rebuild.js';
 
 /** The request of one model call, rebuilt from the log. */
@@ -106,32 +106,15 @@ export interface RecordedCall {
  */
 export function recordedCalls(session: Session): RecordedCall[] {
   const calls: RecordedCall[] = [];
-  const order: number[] = [];
-  let header: RequestHeaderData | undefined;
-  /** The surface and header of the open step's request, taken when its call began. */
-  let call: { messages: readonly Message[]; header: RequestHeaderData | undefined } | undefined;
-  let stepOpen = false;
-  for (let seq = 0; seq < session.seq; seq++) {
-    const event = session.event(seq);
-    if (event === undefined) continue;
-    if (isEventOfType(event, 'step/start')) {
-      stepOpen = true;
-      call = undefined;
-    } else if (isEventOfType(event, 'step/end')) {
-      stepOpen = false;
-    } else if (isEventOfType(event, 'request/header')) {
-      header = event.data;
-    }
-    // The call begins at its first chunk (or its answer, for an empty stream): the surface
-    // then is the step's, as a header logged inside the step before it is the step's.
-    if (stepOpen && call === undefined && isCallEvent(event)) {
-      call = { messages: messagesOf(session, order), header };
-    }
-    if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && call) {
-      calls.push({ seq, answer: event, header: call.header, messages: call.messages });
-    }
-    applySurfaceOp(order, event);
-  }
+  let call: Omit<RecordedCall, 'seq' | 'answer'> | undefined;
+  walkCalls(session, {
+    begin: ({ header, order }) => {
+      call = { header, messages: messagesOf(session, order) };
+    },
+    answer: (seq, answer) => {
+      if (call !== undefined) calls.push({ seq, answer, ...call });
+    },
+  });
   return calls;
 }
 
@@ -151,10 +134,6 @@ export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
     if (rebuilt !== recorded) mismatches.push({ seq, recorded, rebuilt });
   }
   return mismatches;
-}
-
-function isCallEvent(event: SessionEvent): boolean {
-  return event.type === 'assistant/chunk' || event.type === 'assistant/message';
 }
 
 function messagesOf(session: Session, order: readonly number[]): Message[] {

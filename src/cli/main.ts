@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
+import { cacheCommand } from './commands/cache.js';
 import { convertCommand } from './commands/convert.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
@@ -220,6 +221,13 @@ function program(): Command {
         requestCommand(context, id, seq, options),
       ),
     );
+  root
+    .command('cache')
+    .description(
+      "for each model call, the prefix its request shared with the previous call's (what a prompt cache can serve) beside the cached tokens the provider reported, and the event that broke the prefix where it broke",
+    )
+    .argument('<id>')
+    .action(run((context, id: string) => cacheCommand(context, id)));
   root
     .command('repair')
     .description(

@@ -14,7 +14,8 @@ import {
   type Session,
   type SessionEvent,
 } from '../core/index.js';
-import { messageTokens, priceSurface } from './surface-entries.js';
+import { messageTokens } from '../model/index.js';
+import { priceSurface } from './surface-entries.js';
 
 /** A token count and where it came from. */
 export interface ContextTokens {

@@ -5,11 +5,11 @@
  */
 import {
   deriveEventMessage,
-  estimateMessageTokens,
   type Message,
   type Session,
   type SessionEvent,
 } from '../core/index.js';
+import { messageTokens } from '../model/index.js';
 
 /** One surface entry. */
 export interface SurfaceEntry {
@@ -30,19 +30,6 @@ export interface PricedSurface {
   readonly balanced: readonly boolean[];
   readonly totalTokens: number;
   readonly replaceGeneration: number;
-}
-
-/** Messages are frozen and live as long as their events: price each once. */
-const priced = new WeakMap<Message, number>();
-
-/** Estimated tokens of a message, cached. */
-export function messageTokens(message: Message): number {
-  let tokens = priced.get(message);
-  if (tokens === undefined) {
-    tokens = estimateMessageTokens(message);
-    priced.set(message, tokens);
-  }
-  return tokens;
 }
 
 /** Prices the current surface of `session`. */

@@ -6,6 +6,13 @@
  */
 export { sleep, untilAborted } from './abort.js';
 export {
+  type CacheBreak,
+  type CacheBreakCause,
+  type CacheCall,
+  type CacheReport,
+  cacheReport,
+} from './cache-report.js';
+export {
   type CallModelOptions,
   type CallOutcome,
   callModel,
@@ -23,8 +30,10 @@ export {
   recordToolCall,
   recordToolResult,
 } from './call-record.js';
+export { type CallReader, type CallStart, walkCalls } from './call-walk.js';
 export { codePoints, type ExcerptOptions, excerptBlocks, textChars } from './excerpt.js';
 export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
+export { messageTokens } from './message-tokens.js';
 export {
   countOption,
   DEFAULT_RETRY,
@@ -48,6 +57,9 @@ export {
   type CanonicalRequest,
   canonicalJson,
   canonicalRequest,
+  type MessageFacts,
+  messageFacts,
+  messageText,
   requestDigest,
 } from './request-digest.js';
 export { StepStream } from './step-stream.js';

@@ -51,17 +51,36 @@ export function requestDigest(header: RequestHeaderData, messages: readonly Mess
   return `sha256:${hash.digest('hex')}`;
 }
 
-const messageDigests = new WeakMap<Message, string>();
+/** A message's part of a request: the digest and length of its provider form. */
+export interface MessageFacts {
+  readonly digest: string;
+  /** Characters of the message's provider form as canonical JSON. */
+  readonly chars: number;
+}
+
+const messageFactsCache = new WeakMap<Message, MessageFacts>();
+
+/**
+ * The digest and length of a message's provider form, computed once per message object
+ * (messages are frozen and live as long as their events).
+ */
+export function messageFacts(message: Message): MessageFacts {
+  let facts = messageFactsCache.get(message);
+  if (facts === undefined) {
+    const text = messageText(message);
+    facts = { digest: createHash('sha256').update(text).digest('hex'), chars: text.length };
+    messageFactsCache.set(message, facts);
+  }
+  return facts;
+}
+
+/** A message's provider form as canonical JSON: the text its digest is taken over. */
+export function messageText(message: Message): string {
+  return canonicalJson(buildPrompt(undefined, [message]));
+}
 
 function messageDigest(message: Message): string {
-  let digest = messageDigests.get(message);
-  if (digest === undefined) {
-    digest = createHash('sha256')
-      .update(canonicalJson(buildPrompt(undefined, [message])))
-      .digest('hex');
-    messageDigests.set(message, digest);
-  }
-  return digest;
+  return messageFacts(message).digest;
 }
 
 /** JSON with object keys sorted at every depth: the text a digest is taken over. */

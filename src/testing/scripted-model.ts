@@ -51,8 +51,16 @@ export interface ScriptedResponse {
   readonly text?: string;
   readonly reasoning?: string;
   readonly toolCalls?: readonly ScriptedToolCall[];
-  /** Reported usage; estimated from the characters (4 per token) when absent. */
-  readonly usage?: { readonly inputTokens?: number; readonly outputTokens?: number };
+  /**
+   * Reported usage; input and output estimated from the characters (4 per token) when absent.
+   * Cache reads and writes are part of the input tokens, as providers report them.
+   */
+  readonly usage?: {
+    readonly inputTokens?: number;
+    readonly outputTokens?: number;
+    readonly cacheReadTokens?: number;
+    readonly cacheWriteTokens?: number;
+  };
   readonly error?: string | ScriptedError;
   /** Delay before each streamed part, in ms (honours the abort signal). */
   readonly delayMs?: number;
@@ -221,7 +229,7 @@ export class ScriptedModel implements LanguageModelV3 {
     parts.push({
       type: 'finish',
       finishReason: { unified, raw: unified },
-      usage: usageOf(inputTokens, outputTokens),
+      usage: usageOf(inputTokens, outputTokens, response.usage),
     });
     return parts;
   }
@@ -235,13 +243,18 @@ export function scriptedModel(
   return new ScriptedModel(script, options);
 }
 
-function usageOf(inputTokens: number, outputTokens: number): LanguageModelV3Usage {
+function usageOf(
+  inputTokens: number,
+  outputTokens: number,
+  cache: ScriptedResponse['usage'] = {},
+): LanguageModelV3Usage {
+  const { cacheReadTokens, cacheWriteTokens } = cache;
   return {
     inputTokens: {
       total: inputTokens,
-      noCache: inputTokens,
-      cacheRead: undefined,
-      cacheWrite: undefined,
+      noCache: inputTokens - (cacheReadTokens ?? 0) - (cacheWriteTokens ?? 0),
+      cacheRead: cacheReadTokens,
+      cacheWrite: cacheWriteTokens,
     },
     outputTokens: { total: outputTokens, text: outputTokens, reasoning: undefined },
   };

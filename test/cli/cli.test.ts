@@ -168,6 +168,39 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(run('export-evals', id, id, '--at', '5').code).toBe(2);
   });
 
+  it('cache prints the prefix each call shared with the one before and the compaction that broke it', async () => {
+    const table = run('cache', id);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^SEQ +TURN\.STEP +REQUEST +SHARED +CACHED +BREAK\n/);
+    const summarySeq = (
+      JSON.parse(run('why', id, '1', '--json').stdout) as { shadowedBy: number[] }
+    ).shadowedBy[0];
+    expect(table.stdout).toMatch(new RegExp(`compaction at #${summarySeq} \\(message 0\\)`));
+    expect(table.stdout).toMatch(/\d+ call\(s\), 1 break\(s\)/);
+    const json = JSON.parse(run('cache', id, '--json').stdout) as {
+      calls: Array<{ turn: number; break?: { cause: string; seq: number } }>;
+      breaks: number;
+    };
+    expect(json.calls.filter((call) => call.break).map((call) => call.break?.cause)).toEqual([
+      'compaction',
+    ]);
+    expect(json.breaks).toBe(1);
+    const opened = await openStore(store);
+    const quiet = await openSession(opened, 'no-calls');
+    quiet.append(
+      'user/message',
+      { id: 'u', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } },
+      { surfaceOp: 'append' },
+    );
+    await quiet.close();
+    const none = run('cache', 'no-calls');
+    expect(none.code).toBe(9);
+    expect(none.stderr).toContain('holds no model call');
+    await opened.delete('no-calls');
+    await opened.close();
+    expect(run('cache', 'no-such-session').code).toBe(3);
+  });
+
   it('verify names an answer whose recorded request digest the rebuilt request does not match', async () => {
     const opened = await openStore(store);
     const session = await openSession(opened, 'drifted');
@@ -481,6 +514,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'why',
       'verify',
       'request',
+      'cache',
       'export-evals',
       'repair',
       'fork',

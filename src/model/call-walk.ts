@@ -1,0 +1,90 @@
+/**
+ * One pass over a log's model calls: where each call began, the surface and request header it
+ * received, and its answer. The surface is folded as the walk goes, so a long session costs one
+ * walk, not a rebuild per call; what each reader keeps of it (the messages, a digest, a shared
+ * prefix) is the reader's own.
+ */
+import type {
+  RequestHeaderData,
+  Session,
+  SessionEvent,
+  SurfaceReplacement,
+} from '../core/index.js';
+import { applySurfaceOp, isEventOfType } from '../core/index.js';
+
+/** A model call as it began. */
+export interface CallStart {
+  /** The seq of the call's `step/start`. */
+  readonly stepStartSeq: number;
+  readonly turn: number;
+  readonly step: number;
+  /** The request header in effect, and the seq of the `request/header` that logged it. */
+  readonly header: RequestHeaderData | undefined;
+  readonly headerSeq: number | undefined;
+  /**
+   * The surface the call received, as seqs in order. The walk goes on changing this array:
+   * read it during the callback.
+   */
+  readonly order: readonly number[];
+}
+
+/** What {@link walkCalls} tells its reader, in log order. */
+export interface CallReader {
+  /** A call began: its first stream part, or its answer when the stream was empty. */
+  begin?(call: CallStart): void;
+  /** The answer of the call that began last entered the surface. */
+  answer?(seq: number, answer: SessionEvent<'assistant/message'>): void;
+  /** A replace rewrote the surface; `order` is the surface after it. */
+  replace?(replacement: SurfaceReplacement, order: readonly number[]): void;
+}
+
+/**
+ * Walks the log once and tells `reader` where every model call began and where its answer
+ * entered the surface. A call begins at its step's first `assistant/chunk` (or its
+ * `assistant/message`, for an empty stream): a header or message logged inside the step before
+ * it is part of the call's request. A surface change between a call's beginning and its answer
+ * does not reach the `order` that call was given.
+ */
+export function walkCalls(session: Session, reader: CallReader): void {
+  const order: number[] = [];
+  let header: RequestHeaderData | undefined;
+  let headerSeq: number | undefined;
+  let step: { seq: number; turn: number; step: number } | undefined;
+  let begun = false;
+  const onReplace =
+    reader.replace === undefined
+      ? undefined
+      : (replacement: SurfaceReplacement) => reader.replace?.(replacement, order);
+  for (let seq = 0; seq < session.seq; seq++) {
+    const event = session.event(seq);
+    if (event === undefined) continue;
+    if (isEventOfType(event, 'step/start')) {
+      step = { seq, turn: event.data.turn, step: event.data.step };
+      begun = false;
+    } else if (isEventOfType(event, 'step/end')) {
+      step = undefined;
+    } else if (isEventOfType(event, 'request/header')) {
+      header = event.data;
+      headerSeq = seq;
+    }
+    if (step !== undefined && !begun && isCallEvent(event)) {
+      begun = true;
+      reader.begin?.({
+        stepStartSeq: step.seq,
+        turn: step.turn,
+        step: step.step,
+        header,
+        headerSeq,
+        order,
+      });
+    }
+    if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && begun) {
+      reader.answer?.(seq, event);
+    }
+    applySurfaceOp(order, event, onReplace);
+  }
+}
+
+function isCallEvent(event: SessionEvent): boolean {
+  return event.type === 'assistant/chunk' || event.type === 'assistant/message';
+}
