@@ -16,8 +16,10 @@ export {
   type CacheBreakCause,
   type CacheCall,
   type CacheReport,
+  type CallDigest,
   type CanonicalRequest,
   cacheReport,
+  callDigests,
   canonicalJson,
   DEFAULT_RETRY,
   type ModelSettings,
@@ -58,10 +60,8 @@ export {
 export { type RebuiltRequest, rebuildRequest } from './rebuild.js';
 export {
   checkRequestDigests,
-  type RecordedCall,
   type RequestAt,
   type RequestDigestMismatch,
-  recordedCalls,
   requestAt,
 } from './request-at.js';
 export {

@@ -5,12 +5,12 @@
  * caught instead of silently replaying something else.
  */
 import type { Message, RequestHeaderData, Session, SessionEvent } from '../core/index.js';
-import { deriveEventMessage, InvalidArgumentError, isEventOfType } from '../core/index.js';
+import { InvalidArgumentError, isEventOfType } from '../core/index.js';
 import {
   type CanonicalRequest,
+  callDigests,
   canonicalRequest,
   requestDigest,
-  walkCalls,
 } from '../model/index.js';
 import { requestOfStep } from './rebuild.js';
 
@@ -89,61 +89,19 @@ export interface RequestDigestMismatch {
   readonly rebuilt: string;
 }
 
-/** A model call as the log recorded it: its answer, and the request rebuilt for it. */
-export interface RecordedCall {
-  /** The seq of the call's `assistant/message`. */
-  readonly seq: number;
-  readonly answer: SessionEvent<'assistant/message'>;
-  /** The header and messages of its request; no header when none was logged before the call. */
-  readonly header: RequestHeaderData | undefined;
-  readonly messages: readonly Message[];
-}
-
-/**
- * Every model call of the log whose answer entered the surface, in log order, with the request
- * rebuilt for it, in one pass (the surface folded as it goes, so a long session costs a walk, not
- * a rebuild per call).
- */
-export function recordedCalls(session: Session): RecordedCall[] {
-  const calls: RecordedCall[] = [];
-  let call: Omit<RecordedCall, 'seq' | 'answer'> | undefined;
-  walkCalls(session, {
-    begin: ({ header, order }) => {
-      call = { header, messages: messagesOf(session, order) };
-    },
-    answer: (seq, answer) => {
-      if (call !== undefined) calls.push({ seq, answer, ...call });
-    },
-  });
-  return calls;
-}
-
 /**
  * Every answer whose recorded request digest differs from its rebuilt request's. Empty when every
  * recorded digest holds; answers without a digest are not checked.
  */
 export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
   const mismatches: RequestDigestMismatch[] = [];
-  for (const { seq, answer, header, messages } of recordedCalls(session)) {
+  for (const { seq, answer, digest } of callDigests(session)) {
     const recorded = answer.data.requestDigest;
     if (recorded === undefined) continue;
-    const rebuilt =
-      header === undefined
-        ? 'none (no request header before the call)'
-        : requestDigest(header, messages);
+    const rebuilt = digest ?? 'none (no request header before the call)';
     if (rebuilt !== recorded) mismatches.push({ seq, recorded, rebuilt });
   }
   return mismatches;
-}
-
-function messagesOf(session: Session, order: readonly number[]): Message[] {
-  const messages: Message[] = [];
-  for (const seq of order) {
-    const event = session.event(seq);
-    const message = event === undefined ? null : deriveEventMessage(event);
-    if (message !== null) messages.push(message);
-  }
-  return messages;
 }
 
 /** The seq of the last `step/start` that began a model call. */

@@ -19,6 +19,7 @@ export {
   type RetryNotice,
   readStream,
 } from './call.js';
+export { type CallDigest, callDigests } from './call-digests.js';
 export {
   intentOf,
   type MessageModel,
@@ -60,6 +61,7 @@ export {
   type MessageFacts,
   messageFacts,
   messageText,
+  RequestDigester,
   requestDigest,
 } from './request-digest.js';
 export { StepStream } from './step-stream.js';

@@ -5,7 +5,7 @@
  * settings, messages) and nothing of the transport (abort signal, HTTP headers).
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import type { Message, RequestHeaderData } from '../core/index.js';
 import { buildCallOptions, buildPrompt } from './request.js';
@@ -40,15 +40,67 @@ export function canonicalRequest(
  * ids and sources are not sent) have the same digest.
  */
 export function requestDigest(header: RequestHeaderData, messages: readonly Message[]): string {
-  const hash = createHash('sha256');
-  const head: CanonicalRequest = {
-    provider: header.provider,
-    model: header.model,
-    options: buildCallOptions(header, []),
-  };
-  hash.update(canonicalJson(head));
+  const hash = createHash('sha256').update(headText(header));
   for (const message of messages) hash.update(`\n${messageDigest(message)}`);
   return `sha256:${hash.digest('hex')}`;
+}
+
+const headTexts = new WeakMap<RequestHeaderData, string>();
+
+/** The header's part of a request as canonical JSON: the text a digest begins with. */
+export function headText(header: RequestHeaderData): string {
+  let text = headTexts.get(header);
+  if (text === undefined) {
+    const head: CanonicalRequest = {
+      provider: header.provider,
+      model: header.model,
+      options: buildCallOptions(header, []),
+    };
+    text = canonicalJson(head);
+    headTexts.set(header, text);
+  }
+  return text;
+}
+
+/**
+ * {@link requestDigest} of request after request of one session, each given as its surface (the
+ * seqs of its entries in order): the hash of the header and the entries so far is kept and only
+ * new entries are added to it, so a session's calls cost what each added, not their whole
+ * history each. An entry whose event derives no message (an empty assistant message) adds
+ * nothing, as it sends nothing.
+ */
+export class RequestDigester {
+  private running: Hash | undefined;
+  private head: string | undefined;
+  /** How many entries of the surface the running hash holds. */
+  private entries = 0;
+
+  constructor(private readonly messageOf: (seq: number) => Message | null) {}
+
+  /**
+   * The digest of `header` and the messages of `surface`, where `surface[0..unchanged)` are the
+   * entries of the previous call's surface (pass 0 when that is not known).
+   */
+  digest(header: RequestHeaderData, surface: readonly number[], unchanged: number): string {
+    const head = headText(header);
+    let from = this.entries;
+    if (
+      this.running === undefined ||
+      head !== this.head ||
+      unchanged < from ||
+      surface.length < from
+    ) {
+      this.running = createHash('sha256').update(head);
+      this.head = head;
+      from = 0;
+    }
+    for (let index = from; index < surface.length; index++) {
+      const message = this.messageOf(surface[index] as number);
+      if (message !== null) this.running.update(`\n${messageDigest(message)}`);
+    }
+    this.entries = surface.length;
+    return `sha256:${this.running.copy().digest('hex')}`;
+  }
 }
 
 /** A message's part of a request: the digest and length of its provider form. */

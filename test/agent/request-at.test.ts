@@ -9,12 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessionMiddleware, toModelMessages } from '../../src/adapters/ai-sdk/index.js';
 import {
+  callDigests,
   checkRequestDigests,
   defineTool,
   requestAt,
   requestDigest,
   runTurn,
 } from '../../src/agent/index.js';
+import { compact, pruneToolResults } from '../../src/compaction/index.js';
 import {
   InvalidArgumentError,
   type RequestHeaderData,
@@ -183,6 +185,49 @@ describe('the request digest through the AI SDK middleware', () => {
     expect(recordedAnswers).toHaveLength(2);
     for (const answer of recordedAnswers) {
       expect(requestAt(session, answer.seq).digest).toBe(answer.data.requestDigest);
+    }
+    expect(checkRequestDigests(session)).toEqual([]);
+  });
+});
+
+describe('the digests of every call, rebuilt in one pass', () => {
+  it('equal the digest of the request rebuilt at each call, through prunes, compactions and header changes', async () => {
+    const session = Session.create({ id: 'one-pass' });
+    const big = defineTool({
+      name: 'lookup',
+      description: 'Looks a key up.',
+      parameters: { type: 'object', properties: { key: { type: 'string' } } },
+      execute: async () => 'row '.repeat(600),
+    });
+    const script = [];
+    for (let turn = 0; turn < 6; turn++) {
+      script.push({ toolCalls: [{ name: 'lookup', args: { key: `k${turn}` } }] });
+      script.push({ text: `Answer ${turn}.` });
+    }
+    const model = scriptedModel(script);
+    const turn = (input: string, system = 'Be exact.') =>
+      runTurn({ session, model, tools: [big], system, input });
+    await turn('one');
+    await turn('two');
+    pruneToolResults(session, { keepRecentTurns: 1, minChars: 100 });
+    await turn('three', 'Be brief.');
+    await compact(session, {
+      model: scriptedModel([{ text: 'Summary of three turns.' }]),
+      keepRecentTokens: 0,
+    });
+    await turn('four');
+    pruneToolResults(session, { keepRecentTurns: 0, minChars: 100 });
+    await turn('five');
+    await turn('six');
+
+    const calls = callDigests(session);
+    expect(calls).toHaveLength(12);
+    for (const call of calls) {
+      const rebuilt = requestAt(session, call.stepStartSeq);
+      expect(call.digest, `call at #${call.seq}`).toBe(
+        requestDigest(rebuilt.header, rebuilt.messages),
+      );
+      expect(call.digest).toBe(call.answer.data.requestDigest);
     }
     expect(checkRequestDigests(session)).toEqual([]);
   });

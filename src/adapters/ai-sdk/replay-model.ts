@@ -13,7 +13,7 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from '@ai-sdk/provider';
-import { type RecordedCall, recordedCalls } from '../../agent/index.js';
+import { requestAt } from '../../agent/index.js';
 import {
   type JsonObject,
   type Message,
@@ -21,7 +21,13 @@ import {
   type RequestHeaderData,
   type Session,
 } from '../../core/index.js';
-import { buildPrompt, canonicalJson, requestDigest } from '../../model/index.js';
+import {
+  buildPrompt,
+  type CallDigest,
+  callDigests,
+  canonicalJson,
+  requestDigest,
+} from '../../model/index.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 import { callHeader } from './header.js';
 
@@ -93,7 +99,7 @@ const NO_USAGE: LanguageModelV3GenerateResult['usage'] = {
 };
 
 interface Recording {
-  readonly call: RecordedCall;
+  readonly call: CallDigest;
   readonly digest: string;
 }
 
@@ -112,9 +118,9 @@ class ReplayModel implements LanguageModelV3 {
     private readonly session: Session,
     options: ReplayModelOptions,
   ) {
-    for (const call of recordedCalls(session)) {
-      if (call.header === undefined) continue;
-      const recording = { call, digest: requestDigest(call.header, call.messages) };
+    for (const call of callDigests(session)) {
+      if (call.digest === undefined) continue;
+      const recording = { call, digest: call.digest };
       this.order.push(recording);
       this.byDigest.set(recording.digest, [
         ...(this.byDigest.get(recording.digest) ?? []),
@@ -189,7 +195,7 @@ class ReplayModel implements LanguageModelV3 {
       expected === undefined
         ? undefined
         : firstDifference(
-            requestShape(expected.call.header as RequestHeaderData, expected.call.messages),
+            requestShape(expected.call.header as RequestHeaderData, this.messagesOf(expected)),
             requestShape(header, messages),
             '',
           );
@@ -202,6 +208,11 @@ class ReplayModel implements LanguageModelV3 {
       digest,
       where,
     );
+  }
+
+  /** The messages of a recorded call's request, rebuilt (only a miss needs them). */
+  private messagesOf(recording: Recording): readonly Message[] {
+    return requestAt(this.session, recording.call.stepStartSeq).messages;
   }
 }
 
@@ -248,7 +259,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The recorded stream of a call: its cited chunks, in order, as stream parts. */
-function chunksOf(session: Session, call: RecordedCall): LanguageModelV3StreamPart[] {
+function chunksOf(session: Session, call: CallDigest): LanguageModelV3StreamPart[] {
   const parts: LanguageModelV3StreamPart[] = [];
   for (const seq of call.answer.sourceEventSeqs ?? []) {
     const event = session.event(seq);
