@@ -55,6 +55,7 @@ export const SECTIONS = [
   'ai-sdk',
   'compaction',
   'import',
+  'replay',
   'viewer',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
@@ -69,6 +70,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   'ai-sdk': 'AI SDK middleware benchmark',
   compaction: 'Compaction benchmark',
   import: 'Import benchmark',
+  replay: 'Replay benchmark',
   viewer: 'Viewer benchmark',
 };
 
@@ -179,7 +181,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:takeover` (bench/takeover.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:ai-sdk` (bench/ai-sdk.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:takeover` (bench/takeover.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:ai-sdk` (bench/ai-sdk.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts), `npm run bench:replay` (bench/replay.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -196,6 +198,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES['ai-sdk']}](#ai-sdk-middleware-benchmark): what \`sessionMiddleware\` adds to a bare \`streamText\` tool loop, per step and per chunk (\`npm run bench:ai-sdk\`).`,
   `- [${SECTION_TITLES.compaction}](#compaction-benchmark): cut selection and tool-result pruning on a 100k-entry surface (\`npm run bench:compaction\`).`,
   `- [${SECTION_TITLES.import}](#import-benchmark): reading Claude Code, Codex and pi session files, in MB/s beside \`JSON.parse\` of the same file (\`npm run bench:import\`).`,
+  `- [${SECTION_TITLES.replay}](#replay-benchmark): the cache table and a replay of every call beside loading the session, and what the cache-aware compaction policy saves (\`npm run bench:replay\`).`,
   `- [${SECTION_TITLES.viewer}](#viewer-benchmark): the web viewer in Chromium: first render of the model view beside \`JSON.parse\` of the same events, peak JS heap, one live append (\`npm run bench:viewer\`).`,
 ].join('\n');
 

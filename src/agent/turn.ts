@@ -33,9 +33,9 @@ import {
   type RetryPolicy,
   recordAssistantMessage,
   recordChunk,
-  requestDigest,
   retryPolicy,
   StepStream,
+  sessionRequestDigest,
   type Tool,
   type UsageCounts,
 } from '../model/index.js';
@@ -305,7 +305,7 @@ class TurnRun {
     }
     const messages = this.session.deriveMessages();
     const request = buildCallOptions(header, messages);
-    this.requestDigest = requestDigest(header, messages);
+    this.requestDigest = sessionRequestDigest(this.session, header);
     if (this.options.headers !== undefined) request.headers = { ...this.options.headers };
 
     this.stream = new StepStream();

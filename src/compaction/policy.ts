@@ -10,6 +10,7 @@ import { type CompactionResult, type CompactOptions, compact } from './compact.j
 import { type ContextTokens, contextTokens } from './context.js';
 import { CompactionError, countOption } from './errors.js';
 import { type PruneOptions, type PruneResult, pruneToolResults } from './prune.js';
+import { priceSurface } from './surface-entries.js';
 
 /** Options of {@link autoCompaction}; the retry knobs are passed to every compaction. */
 export interface AutoCompactionOptions extends RetryOptions {
@@ -28,12 +29,37 @@ export interface AutoCompactionOptions extends RetryOptions {
   readonly instructions?: string;
   /** Told about every prune and compaction the policy runs. */
   readonly onAction?: (action: AutoCompactionAction) => void;
+  /**
+   * Work with the provider's prompt cache. It holds the whole previous request, so a rewrite of
+   * history sends everything after the first entry it rewrote uncached again, but once the cache
+   * has gone cold (the last model call ended `cacheTtlMs` ago or more) the next request is
+   * written whole anyway and a rewrite costs nothing cached. With `cacheAware` the policy then
+   * acts already at `coldThreshold` of the window, and while the cache is warm it compacts (a
+   * rewrite from the start) only past `forceThreshold`. Off by default.
+   */
+  readonly cacheAware?: boolean;
+  /** How long the provider keeps a prompt cache, in ms (default 300,000: five minutes). */
+  readonly cacheTtlMs?: number;
+  /** With `cacheAware`, the share of the window a cold cache is pruned and compacted at (default half of `threshold`). */
+  readonly coldThreshold?: number;
+  /** With `cacheAware`, the share of the window past which a warm cache is compacted (default `threshold`). */
+  readonly forceThreshold?: number;
+  /** The clock the cache's age is read against event times with (default `Date.now`). */
+  readonly clock?: () => number;
 }
 
 /** What the policy did before one step. */
-export type AutoCompactionAction =
-  | { readonly kind: 'prune'; readonly before: ContextTokens; readonly result: PruneResult }
-  | { readonly kind: 'compact'; readonly before: ContextTokens; readonly result: CompactionResult };
+export type AutoCompactionAction = (
+  | { readonly kind: 'prune'; readonly result: PruneResult }
+  | { readonly kind: 'compact'; readonly result: CompactionResult }
+) & {
+  readonly before: ContextTokens;
+  /**
+   * Estimated tokens of the surface before the first entry the action rewrote: the prefix a
+   * provider's cache still holds after it.
+   */
+  readonly keptCachedTokens: number;
+};
 
 /**
  * Where the loop is when the policy runs: the agent's `StepContext`, declared here by its
@@ -76,17 +102,24 @@ export function autoCompaction(
       `expected keepRecentTokens (${keepRecentTokens}) below the threshold (${limit} tokens), or every compaction would keep everything`,
     );
   }
+  const cache = cacheLimits(options, contextWindow, threshold, keepRecentTokens);
+  const clock = options.clock ?? Date.now;
   return async ({ session, signal }) => {
     let measured = contextTokens(session);
-    if (measured.tokens <= limit || signal.aborted) return;
+    const warm = cache === undefined || cacheIsWarm(session, clock(), cache.ttlMs);
+    const actAt = warm ? limit : (cache?.coldLimit ?? limit);
+    if (measured.tokens <= actAt || signal.aborted) return;
     if (options.pruneFirst !== false) {
       const result = pruneToolResults(session, options.prune);
       if (result.prunedSeqs.length > 0) {
-        options.onAction?.({ kind: 'prune', before: measured, result });
+        const keptCachedTokens = tokensBefore(session, result.replacementSeqs[0]);
+        options.onAction?.({ kind: 'prune', before: measured, result, keptCachedTokens });
         measured = contextTokens(session);
-        if (measured.tokens <= limit) return;
+        if (measured.tokens <= actAt) return;
       }
     }
+    // A compaction rewrites from the start: on a warm cache, only past the forced threshold.
+    if (cache !== undefined && warm && measured.tokens <= cache.forceLimit) return;
     const result = await compact(session, {
       model: options.model,
       keepRecentTokens,
@@ -95,8 +128,61 @@ export function autoCompaction(
       ...retryKnobs(options),
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     });
-    options.onAction?.({ kind: 'compact', before: measured, result });
+    const keptCachedTokens = tokensBefore(session, result.summarySeq);
+    options.onAction?.({ kind: 'compact', before: measured, result, keptCachedTokens });
   };
+}
+
+/** With `cacheAware`, the limits of a cold and of a warm cache, and the cache's lifetime. */
+function cacheLimits(
+  options: AutoCompactionOptions,
+  contextWindow: number,
+  threshold: number,
+  keepRecentTokens: number,
+): { coldLimit: number; forceLimit: number; ttlMs: number } | undefined {
+  if (options.cacheAware !== true) return undefined;
+  const cold = options.coldThreshold ?? threshold / 2;
+  const force = options.forceThreshold ?? threshold;
+  if (!(cold > 0 && cold <= threshold)) {
+    throw new CompactionError(
+      'INVALID_OPTIONS',
+      `expected coldThreshold in (0, threshold (${threshold})], found ${cold}`,
+    );
+  }
+  if (!(force >= threshold && force <= 1)) {
+    throw new CompactionError(
+      'INVALID_OPTIONS',
+      `expected forceThreshold in [threshold (${threshold}), 1], found ${force}`,
+    );
+  }
+  const coldLimit = Math.floor(contextWindow * cold);
+  if (keepRecentTokens >= coldLimit) {
+    throw new CompactionError(
+      'INVALID_OPTIONS',
+      `expected keepRecentTokens (${keepRecentTokens}) below the cold threshold (${coldLimit} tokens), or every compaction of a cold cache would keep everything`,
+    );
+  }
+  const ttlMs = countOption('cacheTtlMs', options.cacheTtlMs, 300_000);
+  return { coldLimit, forceLimit: Math.floor(contextWindow * force), ttlMs };
+}
+
+/** Whether the last model call ended less than `ttlMs` before `now`. */
+function cacheIsWarm(session: Session, now: number, ttlMs: number): boolean {
+  for (let seq = session.seq - 1; seq >= 0; seq--) {
+    const event = session.event(seq);
+    if (event?.type === 'assistant/message') return now - event.time < ttlMs;
+  }
+  return false;
+}
+
+/** Estimated tokens of the surface entries before `seq` (the whole surface when absent). */
+function tokensBefore(session: Session, seq: number | undefined): number {
+  let tokens = 0;
+  for (const entry of priceSurface(session).entries) {
+    if (entry.seq === seq) break;
+    tokens += entry.tokens;
+  }
+  return tokens;
 }
 
 /** Options of {@link compactOnOverflow}: those of `compact`, and pruning first. */

@@ -58,11 +58,13 @@ export {
   type CanonicalRequest,
   canonicalJson,
   canonicalRequest,
+  headText,
   type MessageFacts,
   messageFacts,
   messageText,
   RequestDigester,
   requestDigest,
+  sessionRequestDigest,
 } from './request-digest.js';
 export { StepStream } from './step-stream.js';
 export {

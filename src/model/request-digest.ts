@@ -7,7 +7,7 @@
 
 import { createHash, type Hash } from 'node:crypto';
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
-import type { Message, RequestHeaderData } from '../core/index.js';
+import type { Message, MessageCursor, RequestHeaderData, Session } from '../core/index.js';
 import { buildCallOptions, buildPrompt } from './request.js';
 
 /** The request a call received, in palimpsest's canonical form. */
@@ -101,6 +101,29 @@ export class RequestDigester {
     this.entries = surface.length;
     return `sha256:${this.running.copy().digest('hex')}`;
   }
+}
+
+interface SessionDigest {
+  readonly head: string;
+  readonly cursor: MessageCursor;
+  readonly hash: Hash;
+}
+
+const sessionDigests = new WeakMap<Session, SessionDigest>();
+
+/**
+ * {@link requestDigest} of `header` and the messages `session` derives now, kept per session so
+ * a step hashes only the messages derived since the session's previous digest (all of them
+ * again after a replace or a header change): what a writer records beside each call.
+ */
+export function sessionRequestDigest(session: Session, header: RequestHeaderData): string {
+  const head = headText(header);
+  const last = sessionDigests.get(session);
+  const delta = session.deriveMessagesSince(last?.head === head ? last.cursor : undefined);
+  const hash = delta.reset || last === undefined ? createHash('sha256').update(head) : last.hash;
+  for (const message of delta.messages) hash.update(`\n${messageDigest(message)}`);
+  sessionDigests.set(session, { head, cursor: delta.cursor, hash });
+  return `sha256:${hash.copy().digest('hex')}`;
 }
 
 /** A message's part of a request: the digest and length of its provider form. */

@@ -24,6 +24,7 @@ import type {
   JsonValue,
   Message,
   RequestHeaderData,
+  ToolMessage,
   ToolResultBlock,
   ToolSchema,
 } from '../core/index.js';
@@ -142,7 +143,8 @@ export function buildPrompt(
   if (system !== undefined && system !== '') prompt.push({ role: 'system', content: system });
   // A tool result names its tool in the provider format; the name lives on the call.
   const toolNames = new Map<string, string>();
-  for (const message of messages) {
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index] as Message;
     switch (message.role) {
       case 'user':
         prompt.push(
@@ -168,11 +170,11 @@ export function buildPrompt(
         );
         break;
       case 'tool': {
-        const part = toolResultPart(message.content[0], toolNames);
-        const previous = prompt[prompt.length - 1];
         // Consecutive results answer one assistant message; providers expect them together.
-        if (previous?.role === 'tool') previous.content.push(part);
-        else prompt.push({ role: 'tool', content: [part] });
+        let end = index + 1;
+        while (end < messages.length && messages[end]?.role === 'tool') end++;
+        prompt.push(toolRun(messages.slice(index, end) as ToolMessage[], toolNames));
+        index = end - 1;
         break;
       }
     }
@@ -181,9 +183,10 @@ export function buildPrompt(
 }
 
 /**
- * Messages are frozen and outlive many requests, so each is converted once. Providers only
- * read the prompt; the cached parts are never mutated (tool messages, which are merged into one
- * provider message, are built fresh).
+ * Messages are frozen and outlive many requests, so each is converted once, and a request whose
+ * messages extend the previous request's gets the same provider messages again (which lets a
+ * reader that sees the same objects skip them). Providers only read the prompt; the cached
+ * parts are never mutated.
  */
 const conversions = new WeakMap<Message, LanguageModelV3Message>();
 
@@ -196,6 +199,38 @@ function converted(
     value = convert();
     conversions.set(message, value);
   }
+  return value;
+}
+
+interface ToolRun {
+  readonly results: readonly ToolMessage[];
+  readonly names: readonly string[];
+  readonly value: LanguageModelV3Message;
+}
+
+/** Runs of results merged into one provider message, by their first result. */
+const toolRuns = new WeakMap<Message, ToolRun>();
+
+/** The provider message of a run of consecutive tool results, the same object for the same run. */
+function toolRun(
+  results: readonly ToolMessage[],
+  toolNames: ReadonlyMap<string, string>,
+): LanguageModelV3Message {
+  const names = results.map((result) => toolNames.get(result.content[0].toolCallId) ?? 'unknown');
+  const first = results[0] as ToolMessage;
+  const cached = toolRuns.get(first);
+  if (
+    cached !== undefined &&
+    cached.results.length === results.length &&
+    cached.results.every((result, at) => result === results[at] && cached.names[at] === names[at])
+  ) {
+    return cached.value;
+  }
+  const value: LanguageModelV3Message = {
+    role: 'tool',
+    content: results.map((result) => toolResultPart(result.content[0], toolNames)),
+  };
+  toolRuns.set(first, { results, names, value });
   return value;
 }
 

@@ -10,6 +10,8 @@ import {
 } from '../../src/compaction/index.js';
 import {
   checkInvariants,
+  deriveEventMessage,
+  estimateMessageTokens,
   estimateTokens,
   MESSAGE_OVERHEAD_TOKENS,
   Session,
@@ -180,5 +182,156 @@ describe('recallTool', () => {
       context,
     );
     expect(JSON.stringify(cut.content)).toContain('cut at 1,000 characters');
+  });
+});
+
+describe('autoCompaction, cache-aware', () => {
+  const signal = new AbortController().signal;
+  const lastCallEnd = (session: Session): number =>
+    [...session.events].reverse().find((event) => event.type === 'assistant/message')?.time ?? 0;
+  /** Estimated tokens of the surface entries before `seq`, message by message. */
+  const tokensBefore = (session: Session, seq: number | undefined): number => {
+    let tokens = 0;
+    for (let index = 0; index < session.surface.size; index++) {
+      const at = session.surface.at(index) as number;
+      if (at === seq) break;
+      const message = deriveEventMessage(session.event(at) as never);
+      tokens += message === null ? 0 : estimateMessageTokens(message);
+    }
+    return tokens;
+  };
+  const policy = (
+    session: Session,
+    fill: number,
+    now: number,
+    actions: AutoCompactionAction[],
+    pruneFirst = true,
+  ) =>
+    autoCompaction({
+      model: sessionModel(),
+      contextWindow: Math.ceil(contextTokens(session).tokens / fill),
+      threshold: 0.8,
+      keepRecentTokens: 500,
+      pruneFirst,
+      prune: { keepRecentTurns: 1, minChars: 1000 },
+      cacheAware: true,
+      forceThreshold: 0.95,
+      clock: () => now,
+      onAction: (action) => actions.push(action),
+    });
+
+  it('acts on a cold cache already at the cold threshold, on a warm one only at the threshold', async () => {
+    const session = await recordedSession(6, 6000);
+    const actions: AutoCompactionAction[] = [];
+    const end = lastCallEnd(session);
+    await policy(session, 0.6, end + 299_999, actions)({ session, turn: 7, step: 1, signal });
+    expect(actions).toEqual([]);
+    await policy(session, 0.6, end + 300_000, actions)({ session, turn: 7, step: 1, signal });
+    expect(actions.map((action) => action.kind)).toEqual(['prune']);
+    const compacted = await recordedSession(6, 6000);
+    await policy(
+      compacted,
+      0.6,
+      lastCallEnd(compacted) + 300_000,
+      actions,
+      false,
+    )({
+      session: compacted,
+      turn: 7,
+      step: 1,
+      signal,
+    });
+    expect(actions.map((action) => action.kind)).toEqual(['prune', 'compact']);
+    expect(checkInvariants(compacted.events)).toEqual([]);
+  });
+
+  it('compacts a warm cache only past the forced threshold, and a cold one at the threshold', async () => {
+    const session = await recordedSession(6, 6000);
+    const actions: AutoCompactionAction[] = [];
+    const length = session.seq;
+    const end = lastCallEnd(session);
+    await policy(session, 0.9, end + 60_000, actions, false)({ session, turn: 7, step: 1, signal });
+    expect(actions).toEqual([]);
+    expect(session.seq).toBe(length);
+    await policy(
+      session,
+      0.9,
+      end + 300_000,
+      actions,
+      false,
+    )({ session, turn: 7, step: 1, signal });
+    expect(actions.map((action) => action.kind)).toEqual(['compact']);
+
+    const forced = await recordedSession(6, 6000);
+    const forcedActions: AutoCompactionAction[] = [];
+    const forcedEnd = lastCallEnd(forced);
+    await policy(
+      forced,
+      0.97,
+      forcedEnd + 1_000,
+      forcedActions,
+      false,
+    )({
+      session: forced,
+      turn: 7,
+      step: 1,
+      signal,
+    });
+    expect(forcedActions.map((action) => action.kind)).toEqual(['compact']);
+    expect(checkInvariants(forced.events)).toEqual([]);
+  });
+
+  it('still prunes a warm cache at the threshold, and says what the prune kept cached', async () => {
+    const session = await recordedSession(6, 6000);
+    const actions: AutoCompactionAction[] = [];
+    await policy(
+      session,
+      0.9,
+      lastCallEnd(session) + 1_000,
+      actions,
+    )({
+      session,
+      turn: 7,
+      step: 1,
+      signal,
+    });
+    expect(actions.map((action) => action.kind)).toEqual(['prune']);
+    const [prune] = actions;
+    if (prune?.kind !== 'prune') throw new Error('expected a prune');
+    expect(prune.keptCachedTokens).toBe(tokensBefore(session, prune.result.replacementSeqs[0]));
+    expect(prune.keptCachedTokens).toBeGreaterThan(0);
+  });
+
+  it('reports what a compaction keeps cached: nothing before its summary', async () => {
+    const session = await recordedSession(6, 6000);
+    const actions: AutoCompactionAction[] = [];
+    await autoCompaction({
+      model: sessionModel(),
+      contextWindow: 3000,
+      keepRecentTokens: 500,
+      pruneFirst: false,
+      onAction: (action) => actions.push(action),
+    })({ session, turn: 7, step: 1, signal });
+    expect(actions.map((action) => [action.kind, action.keptCachedTokens])).toEqual([
+      ['compact', 0],
+    ]);
+  });
+
+  it('refuses thresholds out of order and a keep budget above the cold threshold', () => {
+    const model = scriptedModel([]);
+    const cacheAware = true;
+    for (const forceThreshold of [0.5, 1.2]) {
+      expect(() =>
+        autoCompaction({ model, contextWindow: 1000, cacheAware, forceThreshold }),
+      ).toThrow(/forceThreshold/);
+    }
+    for (const coldThreshold of [0, 0.9]) {
+      expect(() =>
+        autoCompaction({ model, contextWindow: 1000, cacheAware, coldThreshold }),
+      ).toThrow(/coldThreshold/);
+    }
+    expect(() =>
+      autoCompaction({ model, contextWindow: 1000, cacheAware, keepRecentTokens: 450 }),
+    ).toThrow(/cold threshold/);
   });
 });

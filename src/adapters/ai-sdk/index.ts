@@ -12,9 +12,13 @@ export {
   type SessionMiddlewareOptions,
   sessionMiddleware,
 } from './middleware.js';
+export type { ToolResultDifference } from './replay-difference.js';
 export {
+  type ReplayLanguageModel,
   ReplayMissError,
+  type ReplayMode,
   type ReplayModelOptions,
+  type ReplayReport,
   replayModel,
 } from './replay-model.js';
 export { toModelMessages } from './to-model.js';

@@ -39,8 +39,8 @@ import {
   recordChunk,
   recordToolCall,
   recordToolResult,
-  requestDigest,
   StepStream,
+  sessionRequestDigest,
   TOOL_ERROR,
 } from '../../model/index.js';
 import { busyError, diverged } from './errors.js';
@@ -266,7 +266,7 @@ class SdkCallRecorder {
       signal: params.abortSignal,
       secrets: knownSecrets(Object.values(params.headers ?? {}).filter(isString)),
       stream: new StepStream(),
-      requestDigest: requestDigest(header, surface),
+      requestDigest: sessionRequestDigest(this.session, header),
       ended: false,
     };
     const send = sameOnWire(prompt, surface)

@@ -10,26 +10,35 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Content,
   LanguageModelV3GenerateResult,
-  LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from '@ai-sdk/provider';
 import { requestAt } from '../../agent/index.js';
 import {
-  type JsonObject,
+  InvalidArgumentError,
   type Message,
   PalimpsestError,
   type RequestHeaderData,
   type Session,
 } from '../../core/index.js';
-import {
-  buildPrompt,
-  type CallDigest,
-  callDigests,
-  canonicalJson,
-  requestDigest,
-} from '../../model/index.js';
+import { type CallDigest, callDigests, sleep } from '../../model/index.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 import { callHeader } from './header.js';
+import { PromptDigester } from './prompt-digest.js';
+import {
+  firstDifference,
+  requestShape,
+  type ToolResultDifference,
+  toolResultDifferences,
+} from './replay-difference.js';
+import { recordedStream, replayStream } from './replay-stream.js';
+
+/**
+ * What a replay does with a request the recording does not hold: `strict` fails it
+ * ({@link ReplayMissError}); `fork-on-miss` hands it, and every request after it, to the `live`
+ * model; `tools-live` answers a request that differs from the call expected next only in what
+ * tools returned with that call's recording, and reports each differing result.
+ */
+export type ReplayMode = 'strict' | 'fork-on-miss' | 'tools-live';
 
 /** Options of {@link replayModel}. */
 export interface ReplayModelOptions {
@@ -39,6 +48,34 @@ export interface ReplayModelOptions {
    */
   readonly provider?: string;
   readonly modelId?: string;
+  /** Default `strict`. */
+  readonly mode?: ReplayMode;
+  /** The model that answers from the first miss on (`fork-on-miss`). */
+  readonly live?: LanguageModelV3;
+  /**
+   * `fast` (default): every recorded part at once; `recorded`: each part after the time it
+   * followed the one before in the recording (the first, after the time from its step's start).
+   */
+  readonly pace?: 'fast' | 'recorded';
+  /** How the recorded pace waits (default a timer that an abort signal ends early). */
+  readonly sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+}
+
+/** What a replay has done so far. */
+export interface ReplayReport {
+  /** Requests answered from the recording. */
+  readonly served: number;
+  /** Requests the live model answered (`fork-on-miss`). */
+  readonly live: number;
+  /** The first request the recording did not hold (`fork-on-miss`: where the run forked). */
+  readonly miss?: ReplayMissError;
+  /** Tool results that differed from the recorded ones (`tools-live`), each reported once. */
+  readonly toolDifferences: readonly ToolResultDifference[];
+}
+
+/** A replay model: an AI SDK `LanguageModelV3` that also reports what it served. */
+export interface ReplayLanguageModel extends LanguageModelV3 {
+  report(): ReplayReport;
 }
 
 /**
@@ -65,8 +102,10 @@ export class ReplayMissError extends PalimpsestError {
  * recorded more than once is answered with its recordings in log order, the last one again
  * after that.
  *
- * @throws AiSdkError `UNSUPPORTED_CALL` from a call whose options a request header cannot record;
- *   ReplayMissError `REPLAY_MISS` from a request that matches no recorded call.
+ * @throws InvalidArgumentError for `fork-on-miss` without a `live` model; from its calls,
+ *   AiSdkError `UNSUPPORTED_CALL` for options a request header cannot record, and (in `strict`
+ *   mode, or `tools-live` when more than tool results differ) ReplayMissError `REPLAY_MISS` for
+ *   a request that matches no recorded call.
  *
  * @example
  * ```ts
@@ -84,7 +123,10 @@ export class ReplayMissError extends PalimpsestError {
  * console.log(result.text); // 'Hi!'
  * ```
  */
-export function replayModel(session: Session, options: ReplayModelOptions = {}): LanguageModelV3 {
+export function replayModel(
+  session: Session,
+  options: ReplayModelOptions = {},
+): ReplayLanguageModel {
   return new ReplayModel(session, options);
 }
 
@@ -103,7 +145,7 @@ interface Recording {
   readonly digest: string;
 }
 
-class ReplayModel implements LanguageModelV3 {
+class ReplayModel implements ReplayLanguageModel {
   readonly specificationVersion = 'v3';
   readonly provider: string;
   readonly modelId: string;
@@ -113,11 +155,29 @@ class ReplayModel implements LanguageModelV3 {
   private readonly order: Recording[] = [];
   /** How many requests were answered: the next recorded call in log order is the expected one. */
   private answered = 0;
+  private readonly digester = new PromptDigester(this);
+  private readonly mode: ReplayMode;
+  private readonly live: LanguageModelV3 | undefined;
+  private readonly pace: 'fast' | 'recorded';
+  private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  private counts = { served: 0, live: 0 };
+  private firstMiss: ReplayMissError | undefined;
+  private readonly toolDifferences: ToolResultDifference[] = [];
+  private readonly reportedCalls = new Set<string>();
 
   constructor(
     private readonly session: Session,
     options: ReplayModelOptions,
   ) {
+    this.mode = options.mode ?? 'strict';
+    this.live = options.live;
+    if (this.mode === 'fork-on-miss' && this.live === undefined) {
+      throw new InvalidArgumentError(
+        "expected a live model (options.live) for replay mode 'fork-on-miss', found none",
+      );
+    }
+    this.pace = options.pace ?? 'fast';
+    this.sleep = options.sleep ?? sleep;
     for (const call of callDigests(session)) {
       if (call.digest === undefined) continue;
       const recording = { call, digest: call.digest };
@@ -132,22 +192,27 @@ class ReplayModel implements LanguageModelV3 {
     this.modelId = options.modelId ?? last?.model ?? 'replay';
   }
 
-  async doStream(params: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
-    const recording = this.match(params);
-    const parts = chunksOf(this.session, recording.call);
+  report(): ReplayReport {
     return {
-      stream: new ReadableStream<LanguageModelV3StreamPart>({
-        start(controller) {
-          for (const part of parts) controller.enqueue(part);
-          controller.close();
-        },
-      }),
+      ...this.counts,
+      ...(this.firstMiss === undefined ? {} : { miss: this.firstMiss }),
+      toolDifferences: [...this.toolDifferences],
     };
   }
 
+  async doStream(params: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+    const answer = this.answer(params);
+    if (answer.live !== undefined) return answer.live.doStream(params);
+    const { call } = answer.recording;
+    const parts = recordedStream(this.session, call.answer, call.stepStartSeq);
+    return { stream: replayStream(parts, this.pace, this.sleep, params.abortSignal) };
+  }
+
   async doGenerate(params: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
-    const recording = this.match(params);
-    const { data } = recording.call.answer;
+    const answer = this.answer(params);
+    if (answer.live !== undefined) return answer.live.doGenerate(params);
+    const { call } = answer.recording;
+    const { data } = call.answer;
     const content: LanguageModelV3Content[] = [];
     for (const block of data.message.content) {
       if (block.type === 'text') content.push({ type: 'text', text: block.text });
@@ -161,7 +226,9 @@ class ReplayModel implements LanguageModelV3 {
         });
       }
     }
-    const finish = chunksOf(this.session, recording.call).find((part) => part.type === 'finish');
+    const finish = recordedStream(this.session, call.answer, call.stepStartSeq).find(
+      ({ part }) => part.type === 'finish',
+    )?.part;
     return {
       content,
       finishReason:
@@ -171,31 +238,65 @@ class ReplayModel implements LanguageModelV3 {
     };
   }
 
-  /** The recording answering `params`, or the miss explained. */
-  private match(params: LanguageModelV3CallOptions): Recording {
+  /** Who answers `params`: a recording, or (after a miss, in `fork-on-miss`) the live model. */
+  private answer(
+    params: LanguageModelV3CallOptions,
+  ): { recording: Recording; live?: undefined } | { live: LanguageModelV3 } {
+    if (this.firstMiss !== undefined && this.live !== undefined) {
+      this.counts.live++;
+      return { live: this.live };
+    }
     const header = callHeader(this, params);
-    const history = params.prompt.filter((message) => message.role !== 'system');
-    const messages = convertMessages(history as PromptMessage[], { model: this }, 0);
-    const digest = requestDigest(header, messages);
+    const history = params.prompt.filter((message) => message.role !== 'system') as PromptMessage[];
+    const digest = this.digester.digest(header, history);
     const recordings = this.byDigest.get(digest);
-    if (recordings === undefined) throw this.miss(digest, header, messages);
-    const index = this.served.get(digest) ?? 0;
-    this.served.set(digest, index + 1);
+    if (recordings !== undefined) {
+      const index = this.served.get(digest) ?? 0;
+      this.served.set(digest, index + 1);
+      return { recording: this.serve(recordings[Math.min(index, recordings.length - 1)]) };
+    }
+    const messages = convertMessages(history, { model: this }, 0);
+    const expected = this.order[Math.min(this.answered, this.order.length - 1)];
+    if (this.mode === 'tools-live' && expected !== undefined) {
+      const differences = toolResultDifferences(this.requestOf(expected), { header, messages });
+      if (differences !== undefined) {
+        for (const difference of differences) this.reportDifference(difference);
+        return { recording: this.serve(expected) };
+      }
+    }
+    const miss = this.miss(digest, header, messages, expected);
+    if (this.mode !== 'fork-on-miss' || this.live === undefined) throw miss;
+    this.firstMiss = miss;
+    this.counts.live++;
+    return { live: this.live };
+  }
+
+  private serve(recording: Recording | undefined): Recording {
     this.answered += 1;
-    return recordings[Math.min(index, recordings.length - 1)] as Recording;
+    this.counts.served++;
+    return recording as Recording;
+  }
+
+  private reportDifference(difference: ToolResultDifference): void {
+    if (this.reportedCalls.has(difference.toolCallId)) return;
+    this.reportedCalls.add(difference.toolCallId);
+    this.toolDifferences.push(difference);
   }
 
   private miss(
     digest: string,
     header: RequestHeaderData,
     messages: readonly Message[],
+    expected: Recording | undefined,
   ): ReplayMissError {
-    const expected = this.order[Math.min(this.answered, this.order.length - 1)];
     const where =
       expected === undefined
         ? undefined
         : firstDifference(
-            requestShape(expected.call.header as RequestHeaderData, this.messagesOf(expected)),
+            requestShape(
+              expected.call.header as RequestHeaderData,
+              this.requestOf(expected).messages,
+            ),
             requestShape(header, messages),
             '',
           );
@@ -210,78 +311,12 @@ class ReplayModel implements LanguageModelV3 {
     );
   }
 
-  /** The messages of a recorded call's request, rebuilt (only a miss needs them). */
-  private messagesOf(recording: Recording): readonly Message[] {
-    return requestAt(this.session, recording.call.stepStartSeq).messages;
+  /** The request of a recorded call, rebuilt (only a miss needs it). */
+  private requestOf(recording: Recording): {
+    header: RequestHeaderData;
+    messages: readonly Message[];
+  } {
+    const { header, messages } = requestAt(this.session, recording.call.stepStartSeq);
+    return { header, messages };
   }
-}
-
-/** The request as the digest sees it, for naming where two requests differ. */
-function requestShape(header: RequestHeaderData, messages: readonly Message[]): unknown {
-  return JSON.parse(
-    canonicalJson({
-      provider: header.provider,
-      model: header.model,
-      system: header.system,
-      tools: header.tools,
-      settings: header.settings,
-      messages: messages.map((message) => buildPrompt(undefined, [message])[0]),
-    }),
-  );
-}
-
-/** The path of the first difference between two JSON values, or `undefined` when equal. */
-function firstDifference(expected: unknown, found: unknown, path: string): string | undefined {
-  if (Object.is(expected, found)) return undefined;
-  if (Array.isArray(expected) && Array.isArray(found)) {
-    for (let i = 0; i < Math.max(expected.length, found.length); i++) {
-      const inner = firstDifference(expected[i], found[i], `${path}[${i}]`);
-      if (inner !== undefined) return inner;
-    }
-    return undefined;
-  }
-  if (isObject(expected) && isObject(found)) {
-    for (const key of new Set([...Object.keys(expected), ...Object.keys(found)])) {
-      const inner = firstDifference(
-        expected[key],
-        found[key],
-        path === '' ? key : `${path}.${key}`,
-      );
-      if (inner !== undefined) return inner;
-    }
-    return undefined;
-  }
-  return path === '' ? '(the whole request)' : path;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The recorded stream of a call: its cited chunks, in order, as stream parts. */
-function chunksOf(session: Session, call: CallDigest): LanguageModelV3StreamPart[] {
-  const parts: LanguageModelV3StreamPart[] = [];
-  for (const seq of call.answer.sourceEventSeqs ?? []) {
-    const event = session.event(seq);
-    if (event?.type !== 'assistant/chunk') continue;
-    const chunk = (event.data as { chunk?: JsonObject }).chunk;
-    if (chunk !== undefined && isStreamPart(chunk)) parts.push(toPart(chunk));
-  }
-  return parts;
-}
-
-/**
- * Whether a logged chunk is a stream part: it has its `type`. The log holds the parts the stream
- * gave (as JSON), so a chunk with a type is read back as the part it was.
- */
-function isStreamPart(chunk: JsonObject): chunk is JsonObject & LanguageModelV3StreamPart {
-  return typeof chunk.type === 'string';
-}
-
-/** A logged chunk as the stream part it was: dates come back as dates. */
-function toPart(chunk: JsonObject & LanguageModelV3StreamPart): LanguageModelV3StreamPart {
-  if (chunk.type === 'response-metadata' && typeof chunk.timestamp === 'string') {
-    return { ...chunk, timestamp: new Date(chunk.timestamp) };
-  }
-  return chunk;
 }

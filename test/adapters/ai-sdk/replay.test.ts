@@ -13,7 +13,12 @@ import {
   toModelMessages,
 } from '../../../src/adapters/ai-sdk/index.js';
 import { checkRequestDigests, defineTool, runTurn, type Tool } from '../../../src/agent/index.js';
-import { Session, type SessionEvent } from '../../../src/core/index.js';
+import {
+  checkInvariants,
+  forkSession,
+  Session,
+  type SessionEvent,
+} from '../../../src/core/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 
 const lookup = (value: string): Tool =>
@@ -159,5 +164,121 @@ describe('replayModel', () => {
       stopWhen: stepCountIs(3),
     });
     expect(generated.text).toBe(text);
+  });
+});
+
+describe('replayModel modes and pace', () => {
+  it('tools-live: answers from the recording when only a tool result differs, and reports it once', async () => {
+    const { session, texts } = await recorded();
+    const model = replayModel(session, { mode: 'tools-live' });
+    const again = Session.create({ id: 'tools-live' });
+    expect(await agentRun(again, model, 'Be exact.', 'forty-three')).toEqual(texts);
+    const report = model.report();
+    expect(report.served).toBe(3);
+    expect(report.toolDifferences).toEqual([
+      {
+        messageIndex: 2,
+        toolCallId: expect.any(String),
+        toolName: 'lookup',
+        recorded: '{"type":"text","value":"forty-two"}',
+        found: '{"type":"text","value":"forty-three"}',
+      },
+    ]);
+    expect(checkInvariants(again.events)).toEqual([]);
+  });
+
+  it('tools-live: still misses a request that differs in more than tool results', async () => {
+    const { session } = await recorded();
+    const result = await runTurn({
+      session: Session.create({ id: 'tools-live-miss' }),
+      model: replayModel(session, { mode: 'tools-live' }),
+      tools: [lookup('forty-two')],
+      system: 'Be vague.',
+      input: INPUTS[0] as string,
+    });
+    expect(result.reason).toMatchObject({ kind: 'error', error: { code: 'ReplayMissError' } });
+  });
+
+  it('fork-on-miss: re-runs a turn in a fork of the recording, the live model answering from the first miss on', async () => {
+    const { session } = await recorded();
+    // Replay the second turn in a fork that ends where the first turn ended.
+    const secondTurn = session.events.filter((event) => event.type === 'turn/start')[1];
+    const fork = forkSession(session, (secondTurn?.seq ?? 0) - 1, { id: 'fork-on-miss' });
+    const live = scriptedModel([{ text: 'One hundred and sixty-eight.' }]);
+    const model = replayModel(session, { mode: 'fork-on-miss', live });
+    const result = await runTurn({
+      session: fork,
+      model,
+      tools: [lookup('forty-two')],
+      system: 'Be exact.',
+      input: 'And quadrupled?',
+    });
+    expect(result.text).toBe('One hundred and sixty-eight.');
+    const report = model.report();
+    expect(report).toMatchObject({ served: 0, live: 1 });
+    expect(report.miss).toBeInstanceOf(ReplayMissError);
+    expect(report.miss?.difference).toMatch(/^messages\[\d+\]/);
+    expect(fork.header.parentSession).toBe('recorded');
+    expect(checkInvariants(fork.events)).toEqual([]);
+    expect(checkRequestDigests(fork)).toEqual([]);
+
+    // The same turn as recorded is served from the recording, no live call.
+    const same = forkSession(session, (secondTurn?.seq ?? 0) - 1, { id: 'fork-same' });
+    const served = replayModel(session, { mode: 'fork-on-miss', live });
+    const again = await runTurn({
+      session: same,
+      model: served,
+      tools: [lookup('forty-two')],
+      system: 'Be exact.',
+      input: INPUTS[1] as string,
+    });
+    expect(again.text).toBe('Eighty-four.');
+    expect(served.report()).toMatchObject({ served: 1, live: 0 });
+    expect(() => replayModel(session, { mode: 'fork-on-miss' })).toThrow(/live model/);
+  });
+
+  it('keeps the recorded pace when asked: each part after the time it followed the one before', async () => {
+    let now = 1_000;
+    const clock = () => now;
+    const session = Session.create({ id: 'paced', clock });
+    const slow = scriptedModel([{ text: 'one two three' }], { chunkSize: 4 });
+    const paced: typeof slow = Object.assign(Object.create(slow), {
+      doStream: async (options: Parameters<typeof slow.doStream>[0]) => {
+        now += 120; // time to the first part
+        const { stream } = await slow.doStream(options);
+        return {
+          stream: stream.pipeThrough(
+            new TransformStream({
+              transform(part, controller) {
+                now += 15;
+                controller.enqueue(part);
+              },
+            }),
+          ),
+        };
+      },
+    });
+    await runTurn({ session, model: paced, input: 'Count.' });
+    const waits: number[] = [];
+    const model = replayModel(session, {
+      pace: 'recorded',
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    const again = Session.create({ id: 'paced-again' });
+    const result = await runTurn({ session: again, model, input: 'Count.' });
+    expect(result.text).toBe('one two three');
+    const parts = chunks(session).length;
+    expect(waits.length).toBe(parts);
+    expect(waits[0]).toBeGreaterThanOrEqual(120);
+    expect(waits.slice(1).every((ms) => ms === 15)).toBe(true);
+    const fast: number[] = [];
+    await runTurn({
+      session: Session.create({ id: 'fast' }),
+      model: replayModel(session, { sleep: async (ms) => void fast.push(ms) }),
+      input: 'Count.',
+    });
+    expect(fast).toEqual([]);
   });
 });
