@@ -495,14 +495,6 @@ function withOrigin(data: object, origin: ImportOrigin): object {
   return data;
 }
 
-/** Epoch ms of an ISO timestamp (or of epoch ms), or `fallback` when it is neither. */
-export function timeOf(value: unknown, fallback: number): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-  if (typeof value !== 'string') return fallback;
-  const ms = Date.parse(value);
-  return Number.isSafeInteger(ms) ? ms : fallback;
-}
-
 /** The ids {@link SessionBuilder} makes where the source has none: they name the source line. */
 const MADE_ID = /^(?:claude-code|codex|pi)-(?:\d+-\d+|compaction-\d+)$/;
 

@@ -14,7 +14,7 @@ import type {
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
-import { type At, type SessionBuilder, timeOf } from './builder.js';
+import type { At, SessionBuilder } from './builder.js';
 import type { EntryNode } from './claude-code-nodes.js';
 import {
   jsonText,
@@ -26,6 +26,7 @@ import {
   textAndImages,
 } from './fields.js';
 import type { Skips } from './source.js';
+import { timeOf } from './timestamps.js';
 
 const NO_CHILDREN: ReadonlyMap<string, ChildSessionLink> = new Map();
 

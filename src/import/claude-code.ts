@@ -6,7 +6,7 @@
  * `assistant` entries, one per content block, sharing `message.id`; they are one message here.
  */
 import type { JsonObject } from '../core/index.js';
-import { SessionBuilder, timeOf } from './builder.js';
+import { SessionBuilder } from './builder.js';
 import { conversationPaths } from './claude-code-chain.js';
 import { PathConverter } from './claude-code-convert.js';
 import { type EntryNode, entryNode } from './claude-code-nodes.js';
@@ -29,6 +29,7 @@ import {
   type SessionBase,
   Skips,
 } from './source.js';
+import { timeOf } from './timestamps.js';
 
 /** True when the entries look like a Claude Code transcript (one of its entry shapes appears). */
 export function looksLikeClaudeCode(lines: readonly SourceLine[]): boolean {

@@ -13,7 +13,7 @@ import type {
   ToolResultContentBlock,
   UserContentBlock,
 } from '../core/index.js';
-import { type At, SessionBuilder, timeOf } from './builder.js';
+import { type At, SessionBuilder } from './builder.js';
 import {
   baseName,
   imageFromUrl,
@@ -25,6 +25,7 @@ import {
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ImportedFile, type ReadOptions, Skips } from './source.js';
+import { timeOf } from './timestamps.js';
 
 const ROLLOUT_TYPES: ReadonlySet<string> = new Set([
   'session_meta',

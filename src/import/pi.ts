@@ -12,7 +12,7 @@ import type {
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
-import { type At, SessionBuilder, timeOf } from './builder.js';
+import { type At, SessionBuilder } from './builder.js';
 import {
   baseName,
   jsonText,
@@ -26,6 +26,7 @@ import {
 } from './fields.js';
 import { malformedEntry, type SourceLine } from './lines.js';
 import { assemble, baseHeader, type ForkSource, type ImportedFile, Skips } from './source.js';
+import { timeOf } from './timestamps.js';
 import { type TreeNode, treePaths } from './tree.js';
 
 interface Node extends TreeNode {
