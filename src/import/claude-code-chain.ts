@@ -35,7 +35,11 @@ export interface ChainNode extends TreeNode {
 /** The active path with the parallel results it lost put back, and the branches the user left. */
 export function conversationPaths<T extends ChainNode>(nodes: readonly T[]): TreePaths<T> {
   const paths = treePaths(linked(nodes));
+  // A path of the tree names no id twice: as long as `nodes`, it holds every id, and nothing is
+  // off it to put back (nor is there a branch).
+  if (paths.active.length === nodes.length) return { active: paths.active, branches: [] };
   const active = withSiblingResults(paths.active, nodes);
+  if (paths.branches.length === 0) return { active, branches: [] };
   const taken = new Set(active.map((node) => node.id));
   const branches = paths.branches.filter(({ path }) =>
     path.some((node) => !taken.has(node.id) && node.role === 'conversation'),
@@ -85,12 +89,18 @@ function linked<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
  * and file order is the order Claude Code wrote the conversation in.
  */
 function linkDanglingParents<T extends ChainNode>(nodes: readonly T[]): readonly T[] {
-  const ids = new Set(nodes.map((node) => node.id));
-  const dangling = (node: T) => node.parentId !== undefined && !ids.has(node.parentId);
+  let ids: ReadonlySet<string> | undefined;
+  // A parent that is the entry before (the usual case) is in the file without a look-up.
+  const dangling = (node: T, index: number): boolean => {
+    const parent = node.parentId;
+    if (parent === undefined || parent === nodes[index - 1]?.id) return false;
+    ids ??= new Set(nodes.map((other) => other.id));
+    return !ids.has(parent);
+  };
   if (!nodes.some(dangling)) return nodes;
   let previous: T | undefined;
-  return nodes.map((node) => {
-    const linked = dangling(node)
+  return nodes.map((node, index) => {
+    const linked = dangling(node, index)
       ? previous === undefined
         ? { ...node, parentId: undefined }
         : { ...node, parentId: previous.id }
