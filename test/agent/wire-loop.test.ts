@@ -9,13 +9,23 @@ import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
-import { defineTool, rebuildRequest, runTurn } from '../../src/agent/index.js';
+import { ReplayMissError, replayModel } from '../../src/adapters/ai-sdk/index.js';
+import {
+  checkRequestDigests,
+  defineTool,
+  rebuildRequest,
+  runTurn,
+  type Tool,
+} from '../../src/agent/index.js';
 import {
   type AssistantMessageData,
+  checkInvariants,
+  forkSession,
   type ProviderFailure,
   Session,
   type ToolCallData,
 } from '../../src/core/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { dataOf, expectValidLog } from './helpers.js';
 import { useWireServer } from './wire-server.js';
 
@@ -118,8 +128,77 @@ describe.each(scenarios)(
       const rebuilt = server.requests.slice(2).map((request) => request.body);
       expect(rebuilt).toEqual(sent);
     });
+
+    it('replays the recorded turn offline, chunk for chunk; a changed prompt, schema or tool result misses naming it', async () => {
+      const recorded = Session.create({ id: `wire-${provider}` });
+      server.enqueue(...fixtures);
+      const options = {
+        tools: [readFile, grep],
+        system: 'You are a careful coding agent.',
+        input: 'What does the header module hold?',
+        settings: { maxOutputTokens: 4096 },
+      };
+      const first = await runTurn({ session: recorded, model: providers[provider](), ...options });
+      const wire = server.requests.length;
+
+      const again = Session.create({ id: `replayed-${provider}` });
+      const replayed = await runTurn({ session: again, model: replayModel(recorded), ...options });
+      expect(server.requests).toHaveLength(wire); // nothing went on the wire
+      expect(replayed.text).toBe(first.text);
+      expect(payloads(again, 'assistant/chunk')).toEqual(payloads(recorded, 'assistant/chunk'));
+      expect(digestsOf(again)).toEqual(digestsOf(recorded));
+      expect(checkRequestDigests(again)).toEqual([]);
+
+      const missOf = async (changed: Partial<typeof options> & { tools?: Tool[] }) => {
+        const result = await runTurn({
+          session: Session.create(),
+          model: replayModel(recorded),
+          ...options,
+          ...changed,
+        });
+        expect(result.reason).toMatchObject({ kind: 'error', error: { code: 'ReplayMissError' } });
+        return (result.reason as { error: { message: string } }).error.message;
+      };
+      expect(await missOf({ system: 'You are a hasty coding agent.' })).toContain(
+        'differs at system',
+      );
+      const renamed = { ...readFile, description: 'Reads any file.' };
+      expect(await missOf({ tools: [renamed, grep] })).toContain('differs at tools[0].description');
+      const answering = (name: string, tool: Tool): Tool =>
+        defineTool({
+          name,
+          ...(tool.description === undefined ? {} : { description: tool.description }),
+          parameters: tool.parameters,
+          execute: () => 'something else',
+        });
+      const others = [answering('read_file', readFile), answering('grep', grep)];
+      expect(await missOf({ tools: others })).toMatch(/differs at messages\[\d+\]\.content/);
+      expect(server.requests).toHaveLength(wire);
+
+      // fork-on-miss: a question the recording never saw, asked in a fork of it, is answered
+      // live and leaves a valid fork linked to the recording.
+      const fork = forkSession(recorded, undefined, { id: `fork-${provider}` });
+      const live = scriptedModel([{ text: 'Asked again, answered live.' }]);
+      const model = replayModel(recorded, { mode: 'fork-on-miss', live });
+      const forked = await runTurn({ session: fork, model, ...options, input: 'And the footer?' });
+      expect(forked.text).toBe('Asked again, answered live.');
+      expect(model.report().miss).toBeInstanceOf(ReplayMissError);
+      expect(fork.header.parentSession).toBe(recorded.id);
+      expect(checkInvariants(fork.events)).toEqual([]);
+      expectValidLog(fork);
+    });
   },
 );
+
+function payloads(session: Session, type: string): unknown[] {
+  return session.events.filter((event) => event.type === type).map((event) => event.data);
+}
+
+function digestsOf(session: Session): unknown[] {
+  return dataOf<AssistantMessageData>(session, 'assistant/message').map(
+    (data) => data.requestDigest,
+  );
+}
 
 describe('provider metadata the next request needs', () => {
   it('sends an Anthropic thinking block back with its signature', async () => {

@@ -16,8 +16,12 @@ import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider'
 import { type ModelMessage, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { sessionMiddleware, toModelMessages } from '../../../src/adapters/ai-sdk/index.js';
-import { rebuildRequest } from '../../../src/agent/index.js';
+import {
+  replayModel,
+  sessionMiddleware,
+  toModelMessages,
+} from '../../../src/adapters/ai-sdk/index.js';
+import { checkRequestDigests, rebuildRequest } from '../../../src/agent/index.js';
 import { Session } from '../../../src/core/index.js';
 import { sdkRecording } from '../../agent/ai-sdk-recordings.js';
 import { expectValidLog } from '../../agent/helpers.js';
@@ -197,5 +201,28 @@ describe.each(cases)('sessionMiddleware on $name', (provider) => {
       expect(JSON.stringify(fromSession)).toContain(provider.carries);
     }
     expectValidLog(session);
+  });
+
+  it('replays the recorded run through streamText offline, chunk for chunk, with the same requests', async () => {
+    replay();
+    const session = Session.create();
+    const first = await run(recorded(session));
+    const wire = server.requests.length;
+    const again = Session.create();
+    const replayed = await run(
+      wrapLanguageModel({ model: replayModel(session), middleware: sessionMiddleware(again) }),
+    );
+    expect(server.requests).toHaveLength(wire);
+    expect(replayed.text).toBe(first.text);
+    const chunksOf = (of: Session) =>
+      of.events.filter((event) => event.type === 'assistant/chunk').map((event) => event.data);
+    expect(chunksOf(again)).toEqual(chunksOf(session));
+    const digestsOf = (of: Session) =>
+      of.events
+        .filter((event) => event.type === 'assistant/message')
+        .map((event) => (event.data as { requestDigest?: string }).requestDigest);
+    expect(digestsOf(again)).toEqual(digestsOf(session));
+    expect(checkRequestDigests(again)).toEqual([]);
+    expectValidLog(again);
   });
 });
