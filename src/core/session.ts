@@ -196,6 +196,17 @@ export class Session {
   }
 
   /**
+   * The type of the event with `seq`, or `undefined`, without building it: a walk that only
+   * needs the types of a loaded session's chunks (which a fast load holds without their
+   * bodies) reads them at no cost.
+   */
+  eventType(seq: number): string | undefined {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.log.length) return undefined;
+    // Only finished stream chunks are ever held unbuilt.
+    return this.log[seq]?.type ?? 'assistant/chunk';
+  }
+
+  /**
    * Appends an event and returns it, frozen. Surface-eligible types require an intent saying
    * how the event enters the surface; other types accept only provenance.
    *

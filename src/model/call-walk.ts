@@ -56,6 +56,8 @@ export function walkCalls(session: Session, reader: CallReader): void {
       ? undefined
       : (replacement: SurfaceReplacement) => reader.replace?.(replacement, order);
   for (let seq = 0; seq < session.seq; seq++) {
+    // Stream parts after a call's first are of no interest here: not even built.
+    if (begun && session.eventType(seq) === 'assistant/chunk') continue;
     const event = session.event(seq);
     if (event === undefined) continue;
     if (isEventOfType(event, 'step/start')) {

@@ -36,6 +36,21 @@ function compactLoad(events: readonly SessionEvent[]): ElidedLog {
 }
 
 describe('a session seeded from an ElidedLog', () => {
+  it('tells the type of every event without building the chunks it holds unbuilt', () => {
+    const original = crashedMidStream('types').events;
+    const session = Session.create({
+      id: 'types',
+      seed: compactLoad(original),
+      seedMode: 'parsed',
+    });
+    const types = original.map((_, seq) => session.eventType(seq));
+    expect(types).toEqual(original.map((event) => event.type));
+    expect(session.eventType(-1)).toBeUndefined();
+    expect(session.eventType(original.length)).toBeUndefined();
+    // Still unbuilt: building them now gives the same events as the log.
+    expect(session.events.map((event) => event.type)).toEqual(types);
+  });
+
   it('holds the same log, surface, messages and transcript as one seeded from stubs', () => {
     const original = crashedMidStream('c').events;
     const log = compactLoad(original);
