@@ -37,6 +37,12 @@ export {
   type QueueOptions,
 } from './agent.js';
 export { type AiSdkTool, type AiSdkToolExecutionOptions, fromAiSdkTool } from './ai-sdk-tools.js';
+export {
+  type AskAgainOptions,
+  type AskAgainResult,
+  type AskedAnswer,
+  askAgain,
+} from './ask-again.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export { type EvalCase, toEvalCase, turnEndAnswers } from './eval-case.js';
 export {

@@ -28,6 +28,7 @@ import {
   salvageCommand,
   unlockCommand,
 } from './commands/modify.js';
+import { replayCommand } from './commands/replay.js';
 import { requestCommand } from './commands/request.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { viewCommand } from './commands/view.js';
@@ -219,6 +220,21 @@ function program(): Command {
     .action(
       run((context, id: string, seq: string | undefined, options: { wire?: string }) =>
         requestCommand(context, id, seq, options),
+      ),
+    );
+  root
+    .command('replay')
+    .description(
+      "send the exact request of a recorded call to another model, record its answer in a fork of the session that ends where the call's step began, and print both answers side by side with their usage",
+    )
+    .argument('<id>')
+    .argument('[seq]', "an event inside the call's step (default: the last call)")
+    .option('--model <provider:name>', 'the model to ask (scripted: the offline scripted model)')
+    .option('--id <new>', "the fork's id (default: a random UUID)")
+    .action(
+      run(
+        (context, id: string, seq: string | undefined, options: { model?: string; id?: string }) =>
+          replayCommand(context, id, seq, options),
       ),
     );
   root

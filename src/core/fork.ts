@@ -16,6 +16,12 @@ export interface ForkOptions {
   readonly id?: string;
   /** The child's clock (for `createdAt` and its appends); `Date.now` by default. */
   readonly clock?: () => number;
+  /**
+   * `refuse` (default): a boundary inside a turn is an `OPEN_TURN` error. `continue`: the child
+   * ends inside that turn, for a caller that goes on at once with the turn's next step and its
+   * `turn/end` (a child left open reads as a crashed session, and repair would close it).
+   */
+  readonly openTurn?: 'refuse' | 'continue';
 }
 
 /**
@@ -53,7 +59,7 @@ export function forkSession(
   // Still a log of admitted events, so the child skips their admission.
   const prefix = markAdmittedLog(events.slice(0, boundary + 1));
   const open = openTurnAtEnd(prefix);
-  if (open !== undefined) {
+  if (open !== undefined && options.openTurn !== 'continue') {
     throw new ForkError(
       'OPEN_TURN',
       `fork boundary seq ${boundary} ends inside turn ${open.turn}, opened at seq ${open.seq} and not ended by then; fork at a seq before that turn/start or after its turn/end`,

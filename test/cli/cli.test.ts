@@ -514,6 +514,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'why',
       'verify',
       'request',
+      'replay',
       'cache',
       'export-evals',
       'repair',

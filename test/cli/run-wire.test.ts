@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../src/agent/index.js';
+import { Agent, runTurn } from '../../src/agent/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { parseWireFixture, useWireServer, wireFixturesDir } from '../agent/wire-server.js';
@@ -288,5 +288,50 @@ describe('palimpsest run --resume', () => {
     const refused = cli(['run', '--resume', '--store', stores.urls.jsonl], { cwd: stores.dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('expected --session ID with --resume');
+  });
+});
+
+describe('palimpsest replay on an OpenAI-compatible server', () => {
+  it('sends the recorded request to the server as is, stores the fork and prints both answers', async () => {
+    const store = await openStore(stores.urls.jsonl);
+    const session = await openSession(store, 'to-replay');
+    await runTurn({
+      session,
+      model: scriptedModel([{ text: 'Recorded answer.' }]),
+      system: 'Answer in one word.',
+      input: 'hello',
+    });
+    await session.close();
+    await store.close();
+    server.enqueue({
+      fixture: 'openai-compatible/text.http',
+      expect: { method: 'POST', path: '/v1/chat/completions' },
+    });
+    const ran = await runAsync(
+      ['replay', 'to-replay', '--model', 'openai-compatible:local-model', '--id', 'replayed'],
+      {
+        OPENAI_API_KEY: 'test-key',
+        OPENAI_BASE_URL: `${server.baseURL}/v1`,
+        DEEPSEEK_API_KEY: '',
+        ANTHROPIC_API_KEY: '',
+      },
+    );
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    expect(server.problems).toEqual([]);
+    const body = server.lastRequest().body as { model: string; messages: unknown[] };
+    expect(body.model).toBe('local-model');
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Answer in one word.' },
+      { role: 'user', content: 'hello' },
+    ]);
+    expect(ran.stdout).toMatch(
+      /recorded: scripted:scripted-model .*│ asked again: openai-compatible.chat:local-model/,
+    );
+    expect(ran.stdout).toContain('Recorded answer.');
+    expect(ran.stdout).toContain('The log is append-only, so nothing is lost.');
+    expect(ran.stdout).toContain("recorded in fork 'replayed' of 'to-replay'");
+    const verified = cli(['verify', 'replayed', '--store', stores.urls.jsonl], { cwd: stores.dir });
+    expect(verified.code).toBe(0);
   });
 });
