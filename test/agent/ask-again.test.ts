@@ -3,32 +3,12 @@
  * --model`): the answer lands in a fork that ends where the call's step began.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  askAgain,
-  checkRequestDigests,
-  defineTool,
-  requestAt,
-  runTurn,
-} from '../../src/agent/index.js';
-import { checkInvariants, InvalidArgumentError, Session } from '../../src/core/index.js';
+import { askAgain, checkRequestDigests, requestAt } from '../../src/agent/index.js';
+import { checkInvariants, InvalidArgumentError } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { lookupSession } from './lookup-session.js';
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'Looks a key up.',
-  parameters: { type: 'object', properties: { key: { type: 'string' } } },
-  execute: async () => 'forty-two',
-});
-
-async function recorded(): Promise<Session> {
-  const session = Session.create({ id: 'recorded' });
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'lookup', args: { key: 'answer' } }] },
-    { text: 'It is forty-two.', usage: { inputTokens: 50, outputTokens: 5 } },
-  ]);
-  await runTurn({ session, model, tools: [lookup], system: 'Be exact.', input: 'The answer?' });
-  return session;
-}
+const recorded = () => lookupSession('recorded', { usage: { inputTokens: 50, outputTokens: 5 } });
 
 const other = (script: Parameters<typeof scriptedModel>[0]) =>
   scriptedModel(script, { provider: 'other', modelId: 'other-model' });

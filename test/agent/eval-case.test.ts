@@ -3,35 +3,11 @@
  * the recorded answer last, and where it came from.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  defineTool,
-  requestAt,
-  runTurn,
-  toEvalCase,
-  turnEndAnswers,
-} from '../../src/agent/index.js';
-import { InvalidArgumentError, Session } from '../../src/core/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
+import { requestAt, toEvalCase, turnEndAnswers } from '../../src/agent/index.js';
+import { InvalidArgumentError } from '../../src/core/index.js';
+import { lookupSession } from './lookup-session.js';
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'Looks a key up.',
-  parameters: { type: 'object', properties: { key: { type: 'string' } } },
-  execute: async () => 'forty-two',
-});
-
-async function recorded(): Promise<Session> {
-  const session = Session.create({ id: 'evals' });
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'lookup', args: { key: 'answer' } }] },
-    { text: 'It is forty-two.' },
-    { text: 'Eighty-four.' },
-  ]);
-  const options = { session, model, tools: [lookup], system: 'Be exact.' };
-  await runTurn({ ...options, input: 'What is the answer?' });
-  await runTurn({ ...options, input: 'And doubled?' });
-  return session;
-}
+const recorded = () => lookupSession('evals', { followUp: ['And doubled?', 'Eighty-four.'] });
 
 describe('toEvalCase', () => {
   it('gives the request of a call as chat messages with its recorded answer last, and its provenance', async () => {

@@ -25,26 +25,9 @@ import {
   SessionValidationError,
 } from '../../src/core/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { lookupSession } from './lookup-session.js';
 
-const lookup = defineTool({
-  name: 'lookup',
-  description: 'Looks a key up.',
-  parameters: { type: 'object', properties: { key: { type: 'string' } } },
-  execute: async () => 'forty-two',
-});
-
-async function recorded(): Promise<Session> {
-  const session = Session.create({ id: 'digests' });
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'lookup', args: { key: 'answer' } }] },
-    { text: 'It is forty-two.' },
-    { text: 'You are welcome.' },
-  ]);
-  const options = { session, model, tools: [lookup], system: 'Be exact.' };
-  await runTurn({ ...options, input: 'What is the answer?' });
-  await runTurn({ ...options, input: 'Thanks.' });
-  return session;
-}
+const recorded = () => lookupSession('digests', { followUp: ['Thanks.', 'You are welcome.'] });
 
 function answers(session: Session): SessionEvent<'assistant/message'>[] {
   return session.events.filter(
