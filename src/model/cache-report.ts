@@ -85,7 +85,7 @@ export interface CacheReport {
  * ```ts
  * import { Session } from 'palimpsest';
  * import { cacheReport, runTurn } from 'palimpsest/agent';
- *  * import { scriptedModel } from 'palimpsest/testing';
+ * import { scriptedModel } from 'palimpsest/testing';
  *
  * const session = Session.create({ id: 'cache-example' });
  * const model = scriptedModel([{ text: 'Hi!' }, { text: 'Still here.' }]);
