@@ -229,12 +229,17 @@ function program(): Command {
     )
     .argument('<id>')
     .argument('[seq]', "an event inside the call's step (default: the last call)")
+    .option('--at <seq>', 'the same as SEQ')
     .option('--model <provider:name>', 'the model to ask (scripted: the offline scripted model)')
     .option('--id <new>', "the fork's id (default: a random UUID)")
     .action(
       run(
-        (context, id: string, seq: string | undefined, options: { model?: string; id?: string }) =>
-          replayCommand(context, id, seq, options),
+        (
+          context,
+          id: string,
+          seq: string | undefined,
+          options: { at?: string; model?: string; id?: string },
+        ) => replayCommand(context, id, seq, options),
       ),
     );
   root

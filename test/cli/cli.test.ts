@@ -168,6 +168,27 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(run('export-evals', id, id, '--at', '5').code).toBe(2);
   });
 
+  it('replay asks another model the recorded request, stores the answer in a fork and prints both', () => {
+    const asked = run('replay', id, '--at', '40', '--model', 'scripted', '--id', 'asked-again');
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toMatch(/^recorded: .*│ asked again: scripted:scripted-model/);
+    expect(asked.stdout).toContain('This answer comes from');
+    expect(asked.stdout).toContain("recorded in fork 'asked-again'");
+    expect(run('verify', 'asked-again').code).toBe(0);
+    const json = JSON.parse(run('replay', id, '40', '--model', 'scripted', '--json').stdout) as {
+      fork: string;
+      recorded: { text: string };
+      answer: { text: string };
+    };
+    expect(json.recorded.text).not.toBe(json.answer.text);
+    expect(run('replay', id, '40', '--at', '41', '--model', 'scripted').code).toBe(2);
+    expect(run('replay', id, '0', '--model', 'scripted').code).toBe(2);
+    const noModel = run('replay', id, '40');
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toContain('needs a model');
+    expect(run('replay', 'no-such-session', '--model', 'scripted').code).toBe(3);
+  });
+
   it('cache prints the prefix each call shared with the one before and the compaction that broke it', async () => {
     const table = run('cache', id);
     expect(table.code).toBe(0);

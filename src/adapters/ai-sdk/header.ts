@@ -34,7 +34,7 @@ export function callHeader(
     tools.push({
       name: tool.name,
       ...(tool.description === undefined ? {} : { description: tool.description }),
-      parameters: toLogJson(tool.inputSchema) as JsonObject,
+      parameters: schemaJson(tool.inputSchema),
     });
   }
   const settings: Record<string, JsonValue> = {};
@@ -63,10 +63,24 @@ export function callHeader(
   };
 }
 
+/** A tool's input schema as log JSON; the SDK sends the same schema object call after call. */
+const schemas = new WeakMap<object, JsonObject>();
+
+function schemaJson(schema: object): JsonObject {
+  let json = schemas.get(schema);
+  if (json === undefined) {
+    json = toLogJson(schema) as JsonObject;
+    schemas.set(schema, json);
+  }
+  return json;
+}
+
 /** The system prompt: the prompt's one leading system message, without provider options. */
 function systemPrompt(params: LanguageModelV3CallOptions): string | undefined {
   let system: string | undefined;
-  for (const [index, message] of params.prompt.entries()) {
+  const prompt = params.prompt;
+  for (let index = 0; index < prompt.length; index++) {
+    const message = prompt[index] as (typeof prompt)[number];
     if (message.role !== 'system') continue;
     if (index !== 0) throw unsupported(`a system message at position ${index} of the prompt`);
     if (message.providerOptions !== undefined) {

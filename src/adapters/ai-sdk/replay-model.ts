@@ -247,7 +247,9 @@ class ReplayModel implements ReplayLanguageModel {
       return { live: this.live };
     }
     const header = callHeader(this, params);
-    const history = params.prompt.filter((message) => message.role !== 'system') as PromptMessage[];
+    // callHeader refused a system message anywhere but first.
+    const prompt = params.prompt;
+    const history = (prompt[0]?.role === 'system' ? prompt.slice(1) : prompt) as PromptMessage[];
     const digest = this.digester.digest(header, history);
     const recordings = this.byDigest.get(digest);
     if (recordings !== undefined) {

@@ -13,14 +13,20 @@ import { safeLine } from '../terminal.js';
 
 const COLUMN = 48;
 
-/** `palimpsest replay ID [SEQ] --model provider:name [--id NEW]` */
+/** `palimpsest replay ID [SEQ | --at SEQ] --model provider:name [--id NEW]` */
 export async function replayCommand(
   context: CliContext,
   id: string,
   seqText: string | undefined,
-  options: { model?: string; id?: string },
+  options: { at?: string; model?: string; id?: string },
 ): Promise<number> {
-  const seq = parseCount('SEQ', seqText);
+  if (seqText !== undefined && options.at !== undefined && seqText !== options.at) {
+    throw new CliError(
+      `expected one seq, as SEQ or --at; found SEQ ${seqText} and --at ${options.at}`,
+      EXIT.usage,
+    );
+  }
+  const seq = parseCount(seqText === undefined ? '--at' : 'SEQ', seqText ?? options.at);
   const resolved = await resolveModel(
     options.model,
     [{ text: 'This answer comes from palimpsest’s offline scripted model (--model scripted).' }],
