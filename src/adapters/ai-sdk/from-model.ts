@@ -69,12 +69,26 @@ export function convertMessages(
   offset: number,
 ): Message[] {
   const out: Message[] = [];
-  const newId = options.newId ?? (() => crypto.randomUUID());
   for (const [at, message] of messages.entries()) {
-    const reader = new MessageReader(at + offset, options, newId);
-    for (const converted of reader.message(message)) out.push(converted);
+    for (const converted of convertMessage(message, options, at + offset)) out.push(converted);
   }
   return out;
+}
+
+/**
+ * One prompt message as palimpsest messages (a tool message gives one per result); errors
+ * name it as message `index`.
+ */
+export function convertMessage(
+  message: PromptMessage,
+  options: FromModelMessagesOptions,
+  index: number,
+): Message[] {
+  return new MessageReader(index, options, options.newId ?? randomId).message(message);
+}
+
+function randomId(): string {
+  return crypto.randomUUID();
 }
 
 type Part = { readonly type: string; readonly [key: string]: unknown };

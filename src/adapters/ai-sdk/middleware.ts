@@ -53,7 +53,7 @@ import {
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
-import { newMessages, sameOnWire } from './prompt-tail.js';
+import { readPrompt } from './prompt-tail.js';
 
 /** Options of {@link sessionMiddleware}. */
 export interface SessionMiddlewareOptions {
@@ -236,8 +236,8 @@ class SdkCallRecorder {
     const header = callHeader(model, params);
     const history = params.prompt.filter((message) => message.role !== 'system');
     const offset = params.prompt.length - history.length;
-    const prompt = convertMessages(history as PromptMessage[], { model }, offset);
-    const added = this.classify(newMessages(this.session, prompt));
+    const prompt = readPrompt(this.session, history as PromptMessage[], { model }, offset);
+    const added = this.classify(prompt.added);
     recording.add(this.session);
     let position: { turn: number; step: number };
     try {
@@ -269,7 +269,7 @@ class SdkCallRecorder {
       requestDigest: sessionRequestDigest(this.session, header),
       ended: false,
     };
-    const send = sameOnWire(prompt, surface)
+    const send = prompt.sameOnWire(surface)
       ? params
       : { ...params, prompt: buildPrompt(header.system, surface) };
     return { call, send };

@@ -7,13 +7,15 @@
 import type { ImageBlock, Message, Session } from '../../core/index.js';
 import { buildPrompt } from '../../model/index.js';
 import { AiSdkError, PROMPT_FIX } from './errors.js';
+import { convertMessage, type FromModelMessagesOptions, type PromptMessage } from './from-model.js';
+import { equalsPlainCopy, NO_COPY, plainCopy } from './plain-data.js';
 
 /**
  * The same request on the wire: the messages convert to the same provider prompt. Images
  * compare by position only: the SDK downloads an image URL a model cannot take and sends the
  * bytes, which is the same image.
  */
-export function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
+function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = a.length - 1; i >= 0; i--) {
     if (wireText(a[i] as Message) !== wireText(b[i] as Message)) return false;
@@ -101,17 +103,141 @@ class LogIndex {
 
 const indexes = new WeakMap<Session, LogIndex>();
 
+/** A prompt read against a session: what it adds, and whether a surface is it on the wire. */
+export interface PromptReading {
+  /** The messages of the prompt the session does not hold yet. */
+  readonly added: readonly Message[];
+  /** Whether `surface` converts to the same provider prompt as the whole prompt. */
+  sameOnWire(surface: readonly Message[]): boolean;
+}
+
 /**
- * The messages of `prompt` the session does not hold yet.
+ * Reads the history of a call's prompt (its messages but the system prompt) against the
+ * session. The new messages are those after the prompt's derived-message prefix, or else after
+ * the last message the log recorded.
  *
- * @throws AiSdkError `PROMPT_DIVERGED` when the prompt neither extends the surface nor holds a
- *   message the log recorded, while the session has history.
+ * A prompt message read once as a derived message is not converted again while it stays the
+ * same plain data (see {@link Witness}), so a step converts and compares what is new to it,
+ * not its whole history.
+ *
+ * @throws AiSdkError `UNSUPPORTED_CONTENT` for a message palimpsest cannot hold;
+ *   `PROMPT_DIVERGED` when the prompt neither extends the surface nor holds a message the log
+ *   recorded, while the session has history.
  */
-export function newMessages(session: Session, prompt: readonly Message[]): readonly Message[] {
+export function readPrompt(
+  session: Session,
+  history: readonly PromptMessage[],
+  options: FromModelMessagesOptions,
+  offset: number,
+): PromptReading {
   const derived = session.deriveMessages();
-  if (prompt.length >= derived.length && sameOnWire(prompt.slice(0, derived.length), derived)) {
-    return prompt.slice(derived.length);
+  const conversions: (readonly Message[] | undefined)[] = [];
+  const convert = (at: number): readonly Message[] => {
+    let messages = conversions[at];
+    if (messages === undefined) {
+      messages = convertMessage(history[at] as PromptMessage, options, at + offset);
+      conversions[at] = messages;
+    }
+    return messages;
+  };
+  const tail = extension(derived, history, convert);
+  if (tail !== undefined) {
+    return { added: tail, sameOnWire: (surface) => extendsOnWire(surface, derived, tail) };
   }
+  const prompt = history.flatMap((_, at) => convert(at));
+  return {
+    added: afterHeld(session, prompt, derived.length),
+    sameOnWire: (surface) => sameOnWire(prompt, surface),
+  };
+}
+
+/**
+ * What a prompt message converted to once: a copy of the message as it was then, and the
+ * derived messages its conversion matched on the wire, one by one, starting with the key it is
+ * kept under. A later prompt message equal to the copy converts to the same messages (the
+ * conversion reads nothing but the message, and ids are not sent), so it matches them too.
+ */
+interface Witness {
+  readonly copy: unknown;
+  readonly matched: readonly Message[];
+}
+
+const witnesses = new WeakMap<Message, Witness>();
+
+/**
+ * The messages of the prompt after the derived messages, when its conversion begins with
+ * them on the wire; `undefined` when it does not.
+ */
+function extension(
+  derived: readonly Message[],
+  history: readonly PromptMessage[],
+  convert: (at: number) => readonly Message[],
+): Message[] | undefined {
+  let held = 0;
+  for (let at = 0; at < history.length; at++) {
+    if (held === derived.length) {
+      return history.slice(at).flatMap((_, index) => convert(at + index));
+    }
+    const first = derived[held] as Message;
+    const witness = witnesses.get(first);
+    if (
+      witness?.matched.every((message, index) => derived[held + index] === message) === true &&
+      equalsPlainCopy(history[at], witness.copy)
+    ) {
+      held += witness.matched.length;
+      continue;
+    }
+    const messages = convert(at);
+    const overlap = Math.min(messages.length, derived.length - held);
+    for (let index = 0; index < overlap; index++) {
+      if (wireText(messages[index] as Message) !== wireText(derived[held + index] as Message)) {
+        return undefined;
+      }
+    }
+    if (overlap < messages.length) {
+      // The new messages begin inside this one (a tool message whose first results the
+      // session holds).
+      return [
+        ...messages.slice(overlap),
+        ...history.slice(at + 1).flatMap((_, index) => convert(at + 1 + index)),
+      ];
+    }
+    const copy = plainCopy(history[at]);
+    if (messages.length > 0 && copy !== NO_COPY) {
+      witnesses.set(first, { copy, matched: derived.slice(held, held + messages.length) });
+    }
+    held += messages.length;
+  }
+  return held === derived.length ? [] : undefined;
+}
+
+/**
+ * Whether `surface` is, on the wire, `derived` followed by `tail`: the same question as
+ * {@link sameOnWire} over the prompt they were read from, whose messages match `derived` on the
+ * wire one by one and then are `tail`.
+ */
+function extendsOnWire(
+  surface: readonly Message[],
+  derived: readonly Message[],
+  tail: readonly Message[],
+): boolean {
+  if (surface.length !== derived.length + tail.length) return false;
+  for (let i = tail.length - 1; i >= 0; i--) {
+    if (wireText(surface[derived.length + i] as Message) !== wireText(tail[i] as Message)) {
+      return false;
+    }
+  }
+  for (let i = derived.length - 1; i >= 0; i--) {
+    const message = surface[i] as Message;
+    if (message !== derived[i] && wireText(message) !== wireText(derived[i] as Message)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The messages of `prompt` after the last one the log holds. */
+function afterHeld(session: Session, prompt: readonly Message[], derivedCount: number): Message[] {
   let index = indexes.get(session);
   if (index === undefined) {
     index = new LogIndex(session);
@@ -122,6 +248,6 @@ export function newMessages(session: Session, prompt: readonly Message[]): reado
   }
   throw new AiSdkError(
     'PROMPT_DIVERGED',
-    `expected the prompt to begin with the session's ${derived.length} derived messages or to hold a message the log recorded, found ${prompt.length} messages that do neither; ${PROMPT_FIX}`,
+    `expected the prompt to begin with the session's ${derivedCount} derived messages or to hold a message the log recorded, found ${prompt.length} messages that do neither; ${PROMPT_FIX}`,
   );
 }
