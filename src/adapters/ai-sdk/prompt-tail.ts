@@ -180,10 +180,7 @@ function extension(
     }
     const first = derived[held] as Message;
     const witness = witnesses.get(first);
-    if (
-      witness?.matched.every((message, index) => derived[held + index] === message) === true &&
-      equalsPlainCopy(history[at], witness.copy)
-    ) {
+    if (witness !== undefined && witnessHolds(witness, derived, held, history[at])) {
       held += witness.matched.length;
       continue;
     }
@@ -209,6 +206,20 @@ function extension(
     held += messages.length;
   }
   return held === derived.length ? [] : undefined;
+}
+
+/** Whether `message` at derived position `held` is what `witness` saw, before the same messages. */
+function witnessHolds(
+  witness: Witness,
+  derived: readonly Message[],
+  held: number,
+  message: PromptMessage | undefined,
+): boolean {
+  const { matched } = witness;
+  for (let index = 0; index < matched.length; index++) {
+    if (derived[held + index] !== matched[index]) return false;
+  }
+  return equalsPlainCopy(message, witness.copy);
 }
 
 /**
