@@ -107,7 +107,10 @@ const indexes = new WeakMap<Session, LogIndex>();
 export interface PromptReading {
   /** The messages of the prompt the session does not hold yet. */
   readonly added: readonly Message[];
-  /** Whether `surface` converts to the same provider prompt as the whole prompt. */
+  /**
+   * Whether `surface` converts to the same provider prompt as the whole prompt. When it does,
+   * the prompt's new messages are remembered as read, with the surface's messages they match.
+   */
   sameOnWire(surface: readonly Message[]): boolean;
 }
 
@@ -140,9 +143,28 @@ export function readPrompt(
     }
     return messages;
   };
-  const tail = extension(derived, history, convert);
-  if (tail !== undefined) {
-    return { added: tail, sameOnWire: (surface) => extendsOnWire(surface, derived, tail) };
+  const found = extension(derived, history, convert);
+  if (found !== undefined) {
+    const { tail } = found;
+    // Copies now, as converted: a hook may change the prompt before the surface is compared.
+    const copies = history.slice(found.whole).map(plainCopy);
+    return {
+      added: tail,
+      sameOnWire: (surface) => {
+        if (!extendsOnWire(surface, derived, tail)) return false;
+        // The prompt's new messages are on the surface now: the next step reads them as held.
+        let position = derived.length + found.wholeStart;
+        for (const [index, copy] of copies.entries()) {
+          const count = convert(found.whole + index).length;
+          if (count > 0 && copy !== NO_COPY) {
+            const matched = surface.slice(position, position + count);
+            witnesses.set(matched[0] as Message, { copy, matched });
+          }
+          position += count;
+        }
+        return true;
+      },
+    };
   }
   const prompt = history.flatMap((_, at) => convert(at));
   return {
@@ -164,20 +186,28 @@ interface Witness {
 
 const witnesses = new WeakMap<Message, Witness>();
 
+/** A prompt that begins, on the wire, with the derived messages. */
+interface Extension {
+  /** Its messages after the derived ones. */
+  readonly tail: readonly Message[];
+  /** The first prompt message whose messages are all in the tail, and where they begin in it. */
+  readonly whole: number;
+  readonly wholeStart: number;
+}
+
 /**
- * The messages of the prompt after the derived messages, when its conversion begins with
+ * The prompt as the derived messages and what follows them, when its conversion begins with
  * them on the wire; `undefined` when it does not.
  */
 function extension(
   derived: readonly Message[],
   history: readonly PromptMessage[],
   convert: (at: number) => readonly Message[],
-): Message[] | undefined {
+): Extension | undefined {
+  const rest = (from: number) => history.slice(from).flatMap((_, index) => convert(from + index));
   let held = 0;
   for (let at = 0; at < history.length; at++) {
-    if (held === derived.length) {
-      return history.slice(at).flatMap((_, index) => convert(at + index));
-    }
+    if (held === derived.length) return { tail: rest(at), whole: at, wholeStart: 0 };
     const first = derived[held] as Message;
     const witness = witnesses.get(first);
     if (witness !== undefined && witnessHolds(witness, derived, held, history[at])) {
@@ -194,10 +224,8 @@ function extension(
     if (overlap < messages.length) {
       // The new messages begin inside this one (a tool message whose first results the
       // session holds).
-      return [
-        ...messages.slice(overlap),
-        ...history.slice(at + 1).flatMap((_, index) => convert(at + 1 + index)),
-      ];
+      const remainder = messages.slice(overlap);
+      return { tail: [...remainder, ...rest(at + 1)], whole: at + 1, wholeStart: remainder.length };
     }
     const copy = plainCopy(history[at]);
     if (messages.length > 0 && copy !== NO_COPY) {
@@ -205,7 +233,7 @@ function extension(
     }
     held += messages.length;
   }
-  return held === derived.length ? [] : undefined;
+  return held === derived.length ? { tail: [], whole: history.length, wholeStart: 0 } : undefined;
 }
 
 /** Whether `message` at derived position `held` is what `witness` saw, before the same messages. */

@@ -118,6 +118,47 @@ describe('readPrompt', () => {
   });
 });
 
+describe('readPrompt, once the surface is the prompt', () => {
+  const user = (text: string): LanguageModelV3Message => ({
+    role: 'user',
+    content: [{ type: 'text', text }],
+  });
+
+  /** Reads `prompt`, appends what it adds as the middleware would, and compares the surface. */
+  function absorb(session: Session, prompt: readonly LanguageModelV3Message[]) {
+    const reading = readPrompt(session, prompt, {}, 0);
+    for (const message of reading.added) {
+      if (message.role !== 'user') throw new Error('expected user messages');
+      session.append('user/message', message, { surfaceOp: 'append' });
+    }
+    return reading;
+  }
+
+  it('takes each new message as the surface message at its own position', async () => {
+    const session = await toolSession();
+    const prompt = [...promptOf(session.deriveMessages()), user('One'), user('Two')];
+    expect(absorb(session, prompt).sameOnWire(session.deriveMessages())).toBe(true);
+    // 'One' where the surface has 'Two': not the surface, whatever was read before.
+    const swapped = [...prompt.slice(0, -1), user('One'), next];
+    const reading = readPrompt(session, swapped, {}, 0);
+    expect(texts(reading.added)).toEqual(['One', 'One', 'And?']);
+    expect(reading.sameOnWire([...session.deriveMessages(), ...reading.added])).toBe(false);
+  });
+
+  it('keeps a new message as it was read, though it changes before the surface is compared', async () => {
+    const session = await toolSession();
+    const prompt = [...promptOf(session.deriveMessages()), user('One')];
+    const reading = absorb(session, prompt);
+    // A beforeStep hook changes the prompt's message after it was read.
+    const changed = prompt[prompt.length - 1];
+    if (changed?.role !== 'user' || changed.content[0]?.type !== 'text') throw new Error('shape');
+    changed.content[0].text = 'Changed';
+    expect(reading.sameOnWire(session.deriveMessages())).toBe(true);
+    const again = readPrompt(session, [...prompt, next], {}, 0);
+    expect(texts(again.added)).toEqual(['Changed', 'And?']);
+  });
+});
+
 describe('plainCopy and equalsPlainCopy', () => {
   it('copies deeply: a change to the original afterwards makes them differ', () => {
     const original = {
