@@ -45,11 +45,21 @@ export function requestDigest(header: RequestHeaderData, messages: readonly Mess
   return `sha256:${hash.digest('hex')}`;
 }
 
-const headTexts = new WeakMap<RequestHeaderData, string>();
+/** Header texts by header object, and by the header's JSON text (a few, the oldest dropped). */
+const headTextsByObject = new WeakMap<RequestHeaderData, string>();
+const headTexts = new Map<string, string>();
+const HEAD_TEXTS = 16;
 
-/** The header's part of a request as canonical JSON: the text a digest begins with. */
+/**
+ * The header's part of a request as canonical JSON: the text a digest begins with. A writer
+ * sends the same header with every step, built afresh each time; a header is JSON, so headers
+ * with the same JSON text have the same canonical text, which is computed once.
+ */
 export function headText(header: RequestHeaderData): string {
-  let text = headTexts.get(header);
+  let text = headTextsByObject.get(header);
+  if (text !== undefined) return text;
+  const key = JSON.stringify(header);
+  text = headTexts.get(key);
   if (text === undefined) {
     const head: CanonicalRequest = {
       provider: header.provider,
@@ -57,8 +67,11 @@ export function headText(header: RequestHeaderData): string {
       options: buildCallOptions(header, []),
     };
     text = canonicalJson(head);
-    headTexts.set(header, text);
+    // The oldest goes first: a process rarely uses more than a few headers at a time.
+    if (headTexts.size >= HEAD_TEXTS) headTexts.delete(headTexts.keys().next().value as string);
+    headTexts.set(key, text);
   }
+  headTextsByObject.set(header, text);
   return text;
 }
 

@@ -111,6 +111,22 @@ describe('the request digest of a call', () => {
       requestDigest({ ...header, system: 't' }, [message('a')]),
     );
   });
+
+  it('is the digest of what a header holds when it is taken, however often it was taken before', () => {
+    const tool = { name: 't', parameters: { type: 'object' }, description: 'one' };
+    const header = { provider: 'p', model: 'm', system: 's', tools: [tool] };
+    const first = requestDigest(header, []);
+    expect(requestDigest(structuredClone(header), [])).toBe(first);
+    header.system = 'changed';
+    const second = requestDigest(header, []);
+    expect(second).not.toBe(first);
+    tool.description = 'two';
+    expect(requestDigest(header, [])).not.toBe(second);
+    expect(requestDigest(header, [])).toBe(requestDigest(structuredClone(header), []));
+    header.system = 's';
+    tool.description = 'one';
+    expect(requestDigest(header, [])).toBe(first);
+  });
 });
 
 describe('a recorded request digest of the wrong type', () => {
