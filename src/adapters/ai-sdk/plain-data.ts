@@ -8,9 +8,34 @@
 /** A value {@link plainCopy} could not copy. */
 export const NO_COPY: unique symbol = Symbol('no copy');
 
+/** A copied object: its own enumerable keys in order, and a copy of each value. */
+class CopiedRecord {
+  constructor(
+    readonly bare: boolean,
+    readonly keys: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+}
+
+class CopiedArray {
+  constructor(readonly items: readonly unknown[]) {}
+}
+
+class CopiedBytes {
+  constructor(
+    readonly kind: 'bytes' | 'buffer',
+    readonly bytes: Uint8Array,
+  ) {}
+}
+
+class CopiedUrl {
+  constructor(readonly href: string) {}
+}
+
 /**
  * A deep copy of `value` that later changes to `value` leave alone, or {@link NO_COPY} when it
- * holds something other than plain data (a class instance, a function, a cycle).
+ * holds something other than plain data (a class instance, a function, a cycle). The copy is
+ * only for {@link equalsPlainCopy}.
  */
 export function plainCopy(value: unknown): unknown {
   return copy(value, new Set());
@@ -23,31 +48,29 @@ function copy(value: unknown, path: Set<object>): unknown {
   if (kind === undefined || path.has(value)) return NO_COPY;
   switch (kind) {
     case 'bytes':
-      return (value as Uint8Array).slice();
+      return new CopiedBytes(kind, (value as Uint8Array).slice());
     case 'buffer':
-      return (value as ArrayBuffer).slice(0);
+      return new CopiedBytes(kind, new Uint8Array((value as ArrayBuffer).slice(0)));
     case 'url':
-      return new URL((value as URL).href);
+      return new CopiedUrl((value as URL).href);
   }
   path.add(value);
   try {
-    if (kind === 'array') {
-      const items = value as readonly unknown[];
-      const out: unknown[] = [];
-      for (let index = 0; index < items.length; index++) {
-        const item = copy(items[index], path);
-        if (item === NO_COPY) return NO_COPY;
-        out.push(item);
-      }
-      return out;
+    const source: readonly unknown[] =
+      kind === 'array' ? (value as readonly unknown[]) : Object.keys(value);
+    const copies: unknown[] = [];
+    for (let index = 0; index < source.length; index++) {
+      const item =
+        kind === 'array'
+          ? source[index]
+          : (value as Record<string, unknown>)[source[index] as string];
+      const copied = copy(item, path);
+      if (copied === NO_COPY) return NO_COPY;
+      copies.push(copied);
     }
-    const out: Record<string, unknown> = kind === 'bare' ? Object.create(null) : {};
-    for (const key of Object.keys(value)) {
-      const item = copy((value as Record<string, unknown>)[key], path);
-      if (item === NO_COPY) return NO_COPY;
-      out[key] = item;
-    }
-    return out;
+    return kind === 'array'
+      ? new CopiedArray(copies)
+      : new CopiedRecord(kind === 'bare', source as string[], copies);
   } finally {
     path.delete(value);
   }
@@ -55,48 +78,44 @@ function copy(value: unknown, path: Set<object>): unknown {
 
 /**
  * Whether `value` holds the same plain data as `copy`, a result of {@link plainCopy}: the same
- * kinds, own enumerable keys and items throughout, primitives equal by `Object.is`, bytes byte
- * for byte, URLs by their text. A value that is not plain data equals nothing. This runs over
- * every message of every prompt, so it allocates nothing for plain objects and arrays.
+ * kinds, own enumerable keys (in the same order) and items throughout, primitives equal by
+ * `Object.is`, bytes byte for byte, URLs by their text. A value that is not plain data equals
+ * nothing; keys in another order only make a value unequal, which costs a conversion, never a
+ * wrong answer. This runs over every message of every prompt: it allocates nothing for plain
+ * objects and arrays.
  */
 export function equalsPlainCopy(value: unknown, copy: unknown): boolean {
   if (value === null || typeof value !== 'object') return Object.is(value, copy);
-  if (copy === null || typeof copy !== 'object') return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype !== Object.getPrototypeOf(copy)) return false;
-  if (prototype === Object.prototype || prototype === null) {
-    const record = value as Record<string, unknown>;
-    const copied = copy as Record<string, unknown>;
-    let keys = 0;
-    // `for...in` also lists enumerable keys of the prototype (pollution): `hasOwn` refuses
-    // them, and counting both sides alike keeps them out of the balance.
-    for (const key in record) {
-      if (!Object.hasOwn(record, key) || !Object.hasOwn(copied, key)) return false;
-      if (!equalsPlainCopy(record[key], copied[key])) return false;
-      keys++;
+  if (copy instanceof CopiedRecord) {
+    if (Object.getPrototypeOf(value) !== (copy.bare ? null : Object.prototype)) return false;
+    const { keys, values } = copy;
+    let index = 0;
+    // `for...in` also lists enumerable keys of the prototype (pollution): `hasOwn` refuses them.
+    for (const key in value) {
+      if (key !== keys[index] || !Object.hasOwn(value, key)) return false;
+      if (!equalsPlainCopy((value as Record<string, unknown>)[key], values[index])) return false;
+      index++;
     }
-    for (const key in copied) if (Object.hasOwn(copied, key)) keys--;
-    return keys === 0;
+    return index === keys.length;
   }
-  switch (kindOf(value)) {
-    case 'array': {
-      const items = value as readonly unknown[];
-      const copies = copy as readonly unknown[];
-      if (items.length !== copies.length || !Array.isArray(copy)) return false;
-      for (let index = 0; index < items.length; index++) {
-        if (!equalsPlainCopy(items[index], copies[index])) return false;
-      }
-      return true;
+  if (copy instanceof CopiedArray) {
+    if (kindOf(value) !== 'array') return false;
+    const items = value as readonly unknown[];
+    if (items.length !== copy.items.length) return false;
+    for (let index = 0; index < items.length; index++) {
+      if (!equalsPlainCopy(items[index], copy.items[index])) return false;
     }
-    case 'bytes':
-      return sameBytes(value as Uint8Array, copy as Uint8Array);
-    case 'buffer':
-      return sameBytes(new Uint8Array(value as ArrayBuffer), new Uint8Array(copy as ArrayBuffer));
-    case 'url':
-      return (value as URL).href === (copy as URL).href;
-    default:
-      return false;
+    return true;
   }
+  if (copy instanceof CopiedBytes) {
+    if (kindOf(value) !== copy.kind) return false;
+    const bytes =
+      copy.kind === 'bytes' ? (value as Uint8Array) : new Uint8Array(value as ArrayBuffer);
+    return sameBytes(bytes, copy.bytes);
+  }
+  if (copy instanceof CopiedUrl)
+    return kindOf(value) === 'url' && (value as URL).href === copy.href;
+  return false;
 }
 
 type Kind = 'array' | 'object' | 'bare' | 'bytes' | 'buffer' | 'url';

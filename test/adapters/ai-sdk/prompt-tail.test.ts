@@ -200,6 +200,11 @@ describe('plainCopy and equalsPlainCopy', () => {
       [new Uint8Array([1]), Buffer.from([1])],
       [new Uint8Array([1]), [1]],
       [{ a: 'x' }, Object.assign(Object.create(null), { a: 'x' })],
+      // Keys in another order: unequal, which only costs converting the message again.
+      [
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ],
     ];
     for (const [a, b] of pairs) {
       expect(equalsPlainCopy(b, plainCopy(a))).toBe(false);
