@@ -45,21 +45,19 @@ export function requestDigest(header: RequestHeaderData, messages: readonly Mess
   return `sha256:${hash.digest('hex')}`;
 }
 
-/** Header texts by header object, and by the header's JSON text (a few, the oldest dropped). */
-const headTextsByObject = new WeakMap<RequestHeaderData, string>();
+/** Header texts by the header's JSON text (a few, the oldest dropped). */
 const headTexts = new Map<string, string>();
 const HEAD_TEXTS = 16;
 
 /**
  * The header's part of a request as canonical JSON: the text a digest begins with. A writer
  * sends the same header with every step, built afresh each time; a header is JSON, so headers
- * with the same JSON text have the same canonical text, which is computed once.
+ * with the same JSON text have the same canonical text, which is computed once (keyed by the
+ * text, not the object: a header object changed since is read as it is now).
  */
 export function headText(header: RequestHeaderData): string {
-  let text = headTextsByObject.get(header);
-  if (text !== undefined) return text;
   const key = JSON.stringify(header);
-  text = headTexts.get(key);
+  let text = headTexts.get(key);
   if (text === undefined) {
     const head: CanonicalRequest = {
       provider: header.provider,
@@ -71,7 +69,6 @@ export function headText(header: RequestHeaderData): string {
     if (headTexts.size >= HEAD_TEXTS) headTexts.delete(headTexts.keys().next().value as string);
     headTexts.set(key, text);
   }
-  headTextsByObject.set(header, text);
   return text;
 }
 
