@@ -140,6 +140,9 @@ const NO_USAGE: LanguageModelV3GenerateResult['usage'] = {
   outputTokens: { total: undefined, text: undefined, reasoning: undefined },
 };
 
+const MODES: readonly ReplayMode[] = ['strict', 'fork-on-miss', 'tools-live'];
+const PACES: readonly string[] = ['fast', 'recorded'];
+
 interface Recording {
   readonly call: CallDigest;
   readonly digest: string;
@@ -170,13 +173,18 @@ class ReplayModel implements ReplayLanguageModel {
     options: ReplayModelOptions,
   ) {
     this.mode = options.mode ?? 'strict';
+    this.pace = options.pace ?? 'fast';
+    if (!MODES.includes(this.mode) || !PACES.includes(this.pace)) {
+      throw new InvalidArgumentError(
+        `expected mode one of ${MODES.join(', ')} and pace one of ${PACES.join(', ')}; found mode ${String(this.mode)}, pace ${String(this.pace)}`,
+      );
+    }
     this.live = options.live;
     if (this.mode === 'fork-on-miss' && this.live === undefined) {
       throw new InvalidArgumentError(
         "expected a live model (options.live) for replay mode 'fork-on-miss', found none",
       );
     }
-    this.pace = options.pace ?? 'fast';
     this.sleep = options.sleep ?? sleep;
     for (const call of callDigests(session)) {
       if (call.digest === undefined) continue;

@@ -78,11 +78,11 @@ function sideBySide(left: AskedAnswer | undefined, right: AskedAnswer): string {
   const column = (answer: AskedAnswer | undefined, title: string): string[] => {
     if (answer === undefined) return [title, '(no recorded answer)'];
     return [
-      `${title}: ${answer.provider}:${answer.model} (#${answer.seq})`,
+      safeLine(`${title}: ${answer.provider}:${answer.model} (#${answer.seq})`, COLUMN * 2),
       '',
       ...wrap(answer.text === '' ? '(no text)' : answer.text),
       '',
-      `finish: ${answer.finishReason}`,
+      safeLine(`finish: ${answer.finishReason}`, COLUMN),
       `input tokens: ${count(answer.usage?.inputTokens)}`,
       `cached input: ${count(answer.usage?.cachedInputTokens)}`,
       `output tokens: ${count(answer.usage?.outputTokens)}`,

@@ -235,6 +235,8 @@ describe('replayModel modes and pace', () => {
     expect(again.text).toBe('Eighty-four.');
     expect(served.report()).toMatchObject({ served: 1, live: 0 });
     expect(() => replayModel(session, { mode: 'fork-on-miss' })).toThrow(/live model/);
+    const mistyped = { mode: 'fork' } as unknown as { mode: 'strict' };
+    expect(() => replayModel(session, mistyped)).toThrow(/expected mode one of strict/);
   });
 
   it('keeps the recorded pace when asked: each part after the time it followed the one before', async () => {
