@@ -99,8 +99,7 @@ export interface CacheReport {
 export function cacheReport(session: Session): CacheReport {
   const reading = new CacheReading(session);
   walkCalls(session, {
-    replace: (replacement, order) =>
-      reading.replaced(replacement.seq, replacement.shadowedSeqs, order),
+    replace: (replacement) => reading.replaced(replacement.seq, replacement.shadowedSeqs),
     begin: (call) => reading.begin(call),
     answer: (seq, answer) => reading.answered(seq, answer.data.usage),
   });
@@ -161,16 +160,13 @@ class CacheReading {
   private readonly charsBefore: number[] = [0];
   private readonly tokensBefore: number[] = [0];
   private previousHeader: HeaderPart | undefined;
-  /** The lowest surface index a replace touched since the previous call. */
-  private firstChange = Number.POSITIVE_INFINITY;
   /** Seqs shadowed since the previous call, with the seq of the event that replaced each. */
   private readonly replacedBy = new Map<number, number>();
   private pending: Pending | undefined;
 
   constructor(private readonly session: Session) {}
 
-  replaced(seq: number, shadowed: readonly number[], order: readonly number[]): void {
-    this.firstChange = Math.min(this.firstChange, order.indexOf(seq));
+  replaced(seq: number, shadowed: readonly number[]): void {
     for (const old of shadowed) this.replacedBy.set(old, seq);
   }
 
@@ -179,7 +175,7 @@ class CacheReading {
     const order = call.order;
     const previous = this.previous;
     // Entries before the first change are the same events, hence the same messages.
-    const unchanged = Math.min(this.firstChange, previous.length, order.length);
+    const unchanged = Math.min(call.changedFrom, previous.length, order.length);
     let same = unchanged;
     while (
       same < previous.length &&
@@ -201,7 +197,6 @@ class CacheReading {
     this.charsBefore.length = order.length + 1;
     this.tokensBefore.length = order.length + 1;
     this.previousHeader = header;
-    this.firstChange = Number.POSITIVE_INFINITY;
     this.replacedBy.clear();
     this.pending = {
       stepStartSeq: call.stepStartSeq,

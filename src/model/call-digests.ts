@@ -37,10 +37,9 @@ export function callDigests(session: Session): CallDigest[] {
   let firstChange = Number.POSITIVE_INFINITY;
   let pending: Omit<CallDigest, 'seq' | 'answer'> | undefined;
   walkCalls(session, {
-    replace: (replacement, order) => {
-      firstChange = Math.min(firstChange, order.indexOf(replacement.seq));
-    },
-    begin: ({ stepStartSeq, header, order }) => {
+    begin: ({ stepStartSeq, header, order, changedFrom }) => {
+      // A call without a header is not digested: its changes count for the next one.
+      firstChange = Math.min(firstChange, changedFrom);
       let digest: string | undefined;
       if (header !== undefined) {
         digest = digester.digest(header, order, firstChange);

@@ -26,6 +26,11 @@ export interface CallStart {
    * read it during the callback.
    */
   readonly order: readonly number[];
+  /**
+   * The lowest index of `order` a replace rewrote since the previous call began (`Infinity`
+   * when none did): the entries before it are the previous call's, in the same places.
+   */
+  readonly changedFrom: number;
 }
 
 /** What {@link walkCalls} tells its reader, in log order. */
@@ -51,10 +56,11 @@ export function walkCalls(session: Session, reader: CallReader): void {
   let headerSeq: number | undefined;
   let step: { seq: number; turn: number; step: number } | undefined;
   let begun = false;
-  const onReplace =
-    reader.replace === undefined
-      ? undefined
-      : (replacement: SurfaceReplacement) => reader.replace?.(replacement, order);
+  let changedFrom = Number.POSITIVE_INFINITY;
+  const onReplace = (replacement: SurfaceReplacement): void => {
+    changedFrom = Math.min(changedFrom, order.indexOf(replacement.seq));
+    reader.replace?.(replacement, order);
+  };
   for (let seq = 0; seq < session.seq; seq++) {
     // Stream parts after a call's first are of no interest here: not even built.
     if (begun && session.eventType(seq) === 'assistant/chunk') continue;
@@ -78,7 +84,9 @@ export function walkCalls(session: Session, reader: CallReader): void {
         header,
         headerSeq,
         order,
+        changedFrom,
       });
+      changedFrom = Number.POSITIVE_INFINITY;
     }
     if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && begun) {
       reader.answer?.(seq, event);

@@ -63,6 +63,7 @@ export {
   messageFacts,
   messageText,
   RequestDigester,
+  RunningDigest,
   requestDigest,
   sessionRequestDigest,
 } from './request-digest.js';

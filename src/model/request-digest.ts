@@ -40,9 +40,32 @@ export function canonicalRequest(
  * ids and sources are not sent) have the same digest.
  */
 export function requestDigest(header: RequestHeaderData, messages: readonly Message[]): string {
-  const hash = createHash('sha256').update(headText(header));
-  for (const message of messages) hash.update(`\n${messageDigest(message)}`);
-  return `sha256:${hash.digest('hex')}`;
+  const running = new RunningDigest(headText(header));
+  for (const message of messages) running.add(messageDigest(message));
+  return running.value();
+}
+
+/**
+ * A {@link requestDigest} being taken: the hash of a header's text and of the message digests
+ * added so far, readable at any point and extended after, so that request after request of one
+ * conversation hashes only what each added.
+ */
+export class RunningDigest {
+  private readonly hash: Hash;
+
+  constructor(readonly head: string) {
+    this.hash = createHash('sha256').update(head);
+  }
+
+  /** Adds the digest of the request's next message ({@link messageFacts}). */
+  add(messageDigest: string): void {
+    this.hash.update(`\n${messageDigest}`);
+  }
+
+  /** The digest of the request so far: `sha256:` and 64 hex digits. */
+  value(): string {
+    return `sha256:${this.hash.copy().digest('hex')}`;
+  }
 }
 
 /** Header texts by the header's JSON text (a few, the oldest dropped). */
@@ -80,9 +103,8 @@ export function headText(header: RequestHeaderData): string {
  * nothing, as it sends nothing.
  */
 export class RequestDigester {
-  private running: Hash | undefined;
-  private head: string | undefined;
-  /** How many entries of the surface the running hash holds. */
+  private running: RunningDigest | undefined;
+  /** How many entries of the surface the running digest holds. */
   private entries = 0;
 
   constructor(private readonly messageOf: (seq: number) => Message | null) {}
@@ -96,30 +118,26 @@ export class RequestDigester {
     let from = this.entries;
     if (
       this.running === undefined ||
-      head !== this.head ||
+      head !== this.running.head ||
       unchanged < from ||
       surface.length < from
     ) {
-      this.running = createHash('sha256').update(head);
-      this.head = head;
+      this.running = new RunningDigest(head);
       from = 0;
     }
     for (let index = from; index < surface.length; index++) {
       const message = this.messageOf(surface[index] as number);
-      if (message !== null) this.running.update(`\n${messageDigest(message)}`);
+      if (message !== null) this.running.add(messageDigest(message));
     }
     this.entries = surface.length;
-    return `sha256:${this.running.copy().digest('hex')}`;
+    return this.running.value();
   }
 }
 
-interface SessionDigest {
-  readonly head: string;
-  readonly cursor: MessageCursor;
-  readonly hash: Hash;
-}
-
-const sessionDigests = new WeakMap<Session, SessionDigest>();
+const sessionDigests = new WeakMap<
+  Session,
+  { readonly running: RunningDigest; readonly cursor: MessageCursor }
+>();
 
 /**
  * {@link requestDigest} of `header` and the messages `session` derives now, kept per session so
@@ -129,11 +147,11 @@ const sessionDigests = new WeakMap<Session, SessionDigest>();
 export function sessionRequestDigest(session: Session, header: RequestHeaderData): string {
   const head = headText(header);
   const last = sessionDigests.get(session);
-  const delta = session.deriveMessagesSince(last?.head === head ? last.cursor : undefined);
-  const hash = delta.reset || last === undefined ? createHash('sha256').update(head) : last.hash;
-  for (const message of delta.messages) hash.update(`\n${messageDigest(message)}`);
-  sessionDigests.set(session, { head, cursor: delta.cursor, hash });
-  return `sha256:${hash.copy().digest('hex')}`;
+  const delta = session.deriveMessagesSince(last?.running.head === head ? last.cursor : undefined);
+  const running = delta.reset || last === undefined ? new RunningDigest(head) : last.running;
+  for (const message of delta.messages) running.add(messageDigest(message));
+  sessionDigests.set(session, { running, cursor: delta.cursor });
+  return running.value();
 }
 
 /** A message's part of a request: the digest and length of its provider form. */

@@ -6,10 +6,9 @@
  * hashes only its new messages. Any other request is hashed whole; each message object's
  * conversion and digest are computed once either way.
  */
-import { createHash, type Hash } from 'node:crypto';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { RequestHeaderData } from '../../core/index.js';
-import { headText, messageFacts } from '../../model/index.js';
+import { headText, messageFacts, RunningDigest } from '../../model/index.js';
 import { convertMessages, type PromptMessage } from './from-model.js';
 
 /** The digests of the messages one prompt message converts to, by prompt message. */
@@ -17,7 +16,7 @@ const promptDigests = new WeakMap<PromptMessage, readonly string[]>();
 
 /** {@link requestDigest} of the messages `convertMessages` makes of a prompt, kept across calls. */
 export class PromptDigester {
-  private last: { head: string; prompt: readonly PromptMessage[]; hash: Hash } | undefined;
+  private last: { prompt: readonly PromptMessage[]; running: RunningDigest } | undefined;
 
   constructor(private readonly model: Pick<LanguageModelV3, 'provider' | 'modelId'>) {}
 
@@ -25,21 +24,16 @@ export class PromptDigester {
   digest(header: RequestHeaderData, prompt: readonly PromptMessage[]): string {
     const head = headText(header);
     const last = this.last;
-    let hash: Hash;
-    let from = 0;
-    if (last !== undefined && last.head === head && extends_(prompt, last.prompt)) {
-      hash = last.hash;
-      from = last.prompt.length;
-    } else {
-      hash = createHash('sha256').update(head);
-    }
-    for (let index = from; index < prompt.length; index++) {
+    const extending =
+      last !== undefined && last.running.head === head && extends_(prompt, last.prompt);
+    const running = extending ? last.running : new RunningDigest(head);
+    for (let index = extending ? last.prompt.length : 0; index < prompt.length; index++) {
       for (const digest of this.digestsOf(prompt[index] as PromptMessage, index)) {
-        hash.update(`\n${digest}`);
+        running.add(digest);
       }
     }
-    this.last = { head, prompt: prompt.slice(), hash };
-    return `sha256:${hash.copy().digest('hex')}`;
+    this.last = { prompt: prompt.slice(), running };
+    return running.value();
   }
 
   private digestsOf(message: PromptMessage, index: number): readonly string[] {
