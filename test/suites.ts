@@ -13,8 +13,9 @@ export const slowTests: readonly string[] = [
   'test/store/postgres/migration.test.ts',
   'test/conformance/postgres.test.ts',
   'test/adapters/claude-agent-sdk/postgres.test.ts',
-  // Killed agent workers taken over on JSONL, SQLite and PostgreSQL.
+  // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.
   'test/agent/takeover.test.ts',
+  'test/store/append-once-kill.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',

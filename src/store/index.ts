@@ -46,6 +46,7 @@ export type {
   UnlockReport,
 } from './contract/session-store.js';
 export { MemoryStore } from './memory/store.js';
+export { type AppendOnceResult, appendOnce } from './session/append-once.js';
 export {
   type ChunkLoading,
   type InspectSessionOptions,

@@ -7,33 +7,16 @@
  * PostgreSQL.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent, defineTool, type TurnResult } from '../../src/agent/index.js';
 import { checkInvariants, type SessionEvent } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { freshSchema } from '../postgres/helpers.js';
 import { untilOutput } from '../store/child-output.js';
+import { everyBackend } from '../store/store-urls.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'palimpsest-takeover-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
-const pgUrl = inject('pgUrl') ?? '';
-
-const stores: Array<[string, () => string]> = [
-  ['JSONL', () => `jsonl:${mkdtempSync(join(directory, 'jsonl-'))}`],
-  ['SQLite', () => `sqlite:${join(mkdtempSync(join(directory, 'sqlite-')), 'sessions.db')}`],
-  ...(pgUrl === ''
-    ? []
-    : [
-        ['PostgreSQL', () => `${pgUrl}?schema=${freshSchema('takeover')}`] as [
-          string,
-          () => string,
-        ],
-      ]),
-];
+const stores = everyBackend('takeover');
 
 /** Runs the worker on session `id` and SIGKILLs it once it prints `marker`. */
 async function killWorkerAt(url: string, id: string, mode: string, marker: string): Promise<void> {
