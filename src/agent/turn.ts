@@ -38,6 +38,7 @@ import {
   sessionRequestDigest,
   type Tool,
   type UsageCounts,
+  withPrice,
 } from '../model/index.js';
 import { checkInput, checkModel, countArg, invalidOption } from './checks.js';
 import { AgentError } from './errors.js';
@@ -292,13 +293,13 @@ class TurnRun {
       return abortReason(this.signal);
     }
     const { turn, step } = this;
-    this.emit(this.session.append('step/start', { turn, step }));
+    const stepStart = this.session.append('step/start', { turn, step });
+    this.emit(stepStart);
     this.stepOpen = true;
-    const header = buildHeader(
-      this.options.model,
-      this.options.system,
-      this.toolList,
-      this.options.settings,
+    const header = withPrice(
+      buildHeader(this.options.model, this.options.system, this.toolList, this.options.settings),
+      this.options.prices,
+      stepStart.time,
     );
     if (!isHeaderInEffect(this.session, header)) {
       this.emit(this.session.append('request/header', header));

@@ -18,7 +18,7 @@ import type {
   TurnEndReason,
   UserContentBlock,
 } from '../core/index.js';
-import type { ModelSettings, RetryOptions } from '../model/index.js';
+import type { ModelSettings, PriceTable, RetryOptions } from '../model/index.js';
 import type { ContextOverflowHandler } from './overflow.js';
 import type { ToolList } from './tool-list.js';
 import type { TurnRecord } from './turn-record.js';
@@ -211,6 +211,13 @@ export interface TurnConfig extends RetryOptions {
   readonly tools?: ToolList;
   readonly system?: string;
   readonly settings?: ModelSettings;
+  /**
+   * The price table whose rates for the model are recorded in the session's `request/header`
+   * (`price`), so `sessionCost` prices the session as it was billed. Default
+   * `DEFAULT_PRICES`; `false` records none (a model the table does not know records none
+   * either).
+   */
+  readonly prices?: PriceTable | false;
   readonly hooks?: TurnHooks;
   /**
    * The finish reasons after which the tool calls of a response are run (default `['stop',

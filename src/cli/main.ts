@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { cacheCommand } from './commands/cache.js';
 import { convertCommand } from './commands/convert.js';
+import { costCommand } from './commands/cost.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { exportEvalsCommand } from './commands/export-evals.js';
@@ -133,8 +134,9 @@ function program(): Command {
       '--surface',
       'also the surface size and its estimated tokens (loads each session; slower on big logs)',
     )
+    .option('--prices <file>', 'a JSON price table for the COST column instead of the shipped one')
     .action(
-      run((context, options: { limit?: string; surface?: boolean }) =>
+      run((context, options: { limit?: string; surface?: boolean; prices?: string }) =>
         listCommand(context, options),
       ),
     );
@@ -249,6 +251,19 @@ function program(): Command {
     )
     .argument('<id>')
     .action(run((context, id: string) => cacheCommand(context, id)));
+  root
+    .command('cost')
+    .description(
+      'what sessions cost: every model call priced at the rates in effect when it was made (the ones the session recorded, else the price table of its day), split by token kind, rolled up over forks and subagent children; --by entry shows which surface entries cost most (token rent)',
+    )
+    .argument('<ids...>')
+    .option('--by <view>', 'session (default), turn, model or entry')
+    .option('--prices <file>', 'a JSON price table instead of the shipped one (docs/cost.md)')
+    .action(
+      run((context, ids: string[], options: { by?: string; prices?: string }) =>
+        costCommand(context, ids, options),
+      ),
+    );
   root
     .command('repair')
     .description(

@@ -175,6 +175,8 @@ async function compactRange(
       ...(error === undefined ? {} : { error }),
       tokensBefore,
       tokensAfter,
+      // The summarizer may not be the agent's model: name it, so its usage is priced as billed.
+      model: { provider: options.model.provider, model: options.model.modelId },
       ...fields,
     };
     const end = session.append('compaction/end', data);

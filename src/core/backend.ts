@@ -13,4 +13,4 @@ export { CitedSeqs, elidedChunk, elidedChunkData, isElidedChunkData } from './el
 export { ElidedLog } from './elided-log.js';
 export { validateHeader } from './header.js';
 export type { DeltaRun } from './held-deltas.js';
-export { USAGE_EVENT_TYPES, usageTotals } from './session-usage.js';
+export { USAGE_EVENT_TYPES, usageTotals, usageTotalsByModel } from './session-usage.js';

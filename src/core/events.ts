@@ -149,6 +149,12 @@ export type RequestHeaderData = {
   readonly tools?: readonly ToolSchema[];
   /** Call settings such as temperature or max output tokens. */
   readonly settings?: JsonObject;
+  /**
+   * The rates that priced the calls made under this header, recorded by the writer from its
+   * price table (`{table, currency, effectiveFrom, rates}`, see `palimpsest/agent`'s
+   * `RecordedPrice`), so the session prices as it was billed whatever later tables say.
+   */
+  readonly price?: JsonObject;
 };
 
 /** One raw stream part (`text-delta`, `reasoning-delta`, `tool-input-delta`, `finish`, ...). */

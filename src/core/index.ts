@@ -125,9 +125,7 @@ export {
   type SessionOptions,
 } from './session.js';
 export {
-  type ModelPrice,
   type SessionUsage,
-  type SessionUsageOptions,
   sessionUsage,
   type UsageTotals,
 } from './session-usage.js';

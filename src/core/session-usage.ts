@@ -1,7 +1,7 @@
 /**
  * What a session's model calls used, from the log alone: the usage providers reported on each
  * `assistant/message` and on each compaction's `compaction/end`, totalled per model, with the
- * part a fork inherited from its parent apart, and a cost when the caller gives prices.
+ * part a fork inherited from its parent apart. What it cost is `sessionCost`'s (`palimpsest/agent`).
  */
 import type { JsonValue } from './json.js';
 import type { Session } from './session.js';
@@ -16,20 +16,6 @@ export interface UsageTotals {
   readonly calls: number;
   /** The summed fields, by name. */
   readonly tokens: Readonly<Record<string, number>>;
-}
-
-/** Prices in a currency unit per million tokens; the key is `provider:model` or `model`. */
-export interface ModelPrice {
-  readonly input: number;
-  readonly output: number;
-  /** For `cachedInputTokens`, which are then not charged at `input`; `input` when absent. */
-  readonly cachedInput?: number;
-}
-
-/** Options of {@link sessionUsage}. */
-export interface SessionUsageOptions {
-  /** Prices per model, for {@link SessionUsage.cost}. */
-  readonly prices?: Readonly<Record<string, ModelPrice>>;
 }
 
 /** What {@link sessionUsage} found. */
@@ -47,8 +33,6 @@ export interface SessionUsage {
    * events): subtract it when adding a fork to its parent.
    */
   readonly inherited: UsageTotals;
-  /** With prices: the cost of `total`, and the models that had no price (not counted). */
-  readonly cost?: { readonly amount: number; readonly unpricedModels: readonly string[] };
 }
 
 /**
@@ -75,14 +59,11 @@ export interface SessionUsage {
  *   },
  *   { surfaceOp: 'append', sourceEventSeqs: [] },
  * );
- * const usage = sessionUsage(session, {
- *   prices: { 'deepseek:deepseek-chat': { input: 0.27, output: 1.1 } },
- * });
+ * const usage = sessionUsage(session);
  * console.log(usage.total.tokens.inputTokens); // 1200
- * console.log(usage.cost?.amount); // 0.000654
  * ```
  */
-export function sessionUsage(session: Session, options: SessionUsageOptions = {}): SessionUsage {
+export function sessionUsage(session: Session): SessionUsage {
   const total = new Tally();
   const steps = new Tally();
   const compaction = new Tally();
@@ -93,8 +74,7 @@ export function sessionUsage(session: Session, options: SessionUsageOptions = {}
     const usage = reportedUsage(event);
     if (usage === undefined) continue;
     const isStep = event.type === 'assistant/message';
-    const data = event.data as { message?: { source?: JsonValue } };
-    const model = isStep ? modelKey(data.message?.source) : 'compaction';
+    const model = usageModel(event);
     total.add(usage);
     (isStep ? steps : compaction).add(usage);
     if (event.seq < seedLength) inherited.add(usage);
@@ -109,7 +89,6 @@ export function sessionUsage(session: Session, options: SessionUsageOptions = {}
     steps: steps.totals(),
     compaction: compaction.totals(),
     inherited: inherited.totals(),
-    ...(options.prices === undefined ? {} : { cost: costOf(models, options.prices) }),
   };
 }
 
@@ -142,6 +121,48 @@ export function usageTotals(
     if (usage !== undefined) total.add(usage);
   }
   return total.totals();
+}
+
+/**
+ * The usage totals of `events` per model (`provider:model`), counted as {@link usageTotals}
+ * counts them: what a store's summary gives, so a listing can price a session without loading it.
+ *
+ * @example
+ * ```ts
+ * import { usageTotalsByModel } from 'palimpsest/backend';
+ *
+ * const byModel = usageTotalsByModel([
+ *   {
+ *     type: 'assistant/message',
+ *     data: { usage: { inputTokens: 10 }, message: { source: { provider: 'openai.chat', model: 'gpt-4o' } } },
+ *   },
+ * ]);
+ * console.log(byModel['openai.chat:gpt-4o']?.calls); // 1
+ * ```
+ */
+export function usageTotalsByModel(
+  events: Iterable<{ readonly type: string; readonly data: JsonValue }>,
+): Record<string, UsageTotals> {
+  const byModel = new Map<string, Tally>();
+  for (const event of events) {
+    const usage = reportedUsage(event);
+    if (usage === undefined) continue;
+    const key = usageModel(event);
+    const tally = byModel.get(key) ?? new Tally();
+    byModel.set(key, tally);
+    tally.add(usage);
+  }
+  return Object.fromEntries([...byModel].map(([key, tally]) => [key, tally.totals()]));
+}
+
+/**
+ * The model a usage event's call ran on: a step's answering model, a compaction's summarizer
+ * where it is named (`compaction` where it is not).
+ */
+function usageModel(event: { readonly type: string; readonly data: JsonValue }): string {
+  const data = event.data as { message?: { source?: JsonValue }; model?: JsonValue } | null;
+  if (event.type === 'assistant/message') return modelKey(data?.message?.source);
+  return isObject(data?.model ?? undefined) ? modelKey(data?.model) : 'compaction';
 }
 
 /** The usage a model-call event reports, if it is one that carries usage. */
@@ -181,27 +202,4 @@ function modelKey(source: JsonValue | undefined): string {
   const { provider, model } = source as { provider?: JsonValue; model?: JsonValue };
   const name = typeof model === 'string' ? model : 'unknown';
   return typeof provider === 'string' ? `${provider}:${name}` : name;
-}
-
-function costOf(
-  models: Readonly<Record<string, UsageTotals>>,
-  prices: Readonly<Record<string, ModelPrice>>,
-): { amount: number; unpricedModels: string[] } {
-  let amount = 0;
-  const unpricedModels: string[] = [];
-  for (const [key, totals] of Object.entries(models)) {
-    const price = prices[key] ?? prices[key.slice(key.indexOf(':') + 1)];
-    if (price === undefined) {
-      unpricedModels.push(key);
-      continue;
-    }
-    const { inputTokens = 0, outputTokens = 0, cachedInputTokens = 0 } = totals.tokens;
-    const cached = Math.min(cachedInputTokens, inputTokens);
-    amount +=
-      ((inputTokens - cached) * price.input +
-        cached * (price.cachedInput ?? price.input) +
-        outputTokens * price.output) /
-      1_000_000;
-  }
-  return { amount, unpricedModels };
 }

@@ -285,30 +285,10 @@ class CacheReading {
       }
     }
     const by = this.replacedBy.get(old) ?? order[same];
-    return broken(by === undefined ? 'replace' : this.replaceCause(by), chars, tokens, {
+    return broken(by === undefined ? 'replace' : rewriteCause(this.session, by), chars, tokens, {
       ...(by === undefined ? {} : { seq: by }),
       messageIndex: same,
     });
-  }
-
-  /** A replace inside a compaction bracket says which kind of compaction wrote it. */
-  private replaceCause(seq: number): CacheBreakCause {
-    for (let at = seq - 1; at >= 0; at--) {
-      const event = this.session.event(at);
-      if (event === undefined) continue;
-      if (event.type === 'compaction/start') {
-        const kind = (event.data as { kind?: unknown }).kind;
-        return kind === 'summary' ? 'compaction' : kind === 'prune' ? 'prune' : 'replace';
-      }
-      if (
-        event.type !== 'tool/result' &&
-        event.type !== 'user/message' &&
-        event.type !== 'context/message'
-      ) {
-        return 'replace';
-      }
-    }
-    return 'replace';
   }
 
   private message(seq: number): Message | null {
@@ -353,4 +333,27 @@ function commonPrefix(a: string, b: string): number {
   let index = 0;
   while (index < end && a.charCodeAt(index) === b.charCodeAt(index)) index++;
   return index;
+}
+
+/**
+ * What wrote the replacing event at `seq`: a replace inside a compaction bracket says which kind
+ * of compaction (a summary, a prune); anything else is a plain `replace`.
+ */
+export function rewriteCause(session: Session, seq: number): 'compaction' | 'prune' | 'replace' {
+  for (let at = seq - 1; at >= 0; at--) {
+    const type = session.eventType(at);
+    if (type === 'compaction/start') {
+      const kind = (session.event(at)?.data as { kind?: unknown } | undefined)?.kind;
+      return kind === 'summary' ? 'compaction' : kind === 'prune' ? 'prune' : 'replace';
+    }
+    if (type !== 'tool/result' && type !== 'user/message' && type !== 'context/message') {
+      return 'replace';
+    }
+  }
+  return 'replace';
+}
+
+/** Estimated tokens of a request's header part: its tools' schemas and its system prompt. */
+export function requestHeaderTokens(header: RequestHeaderData | undefined): number {
+  return headerTokens(headerPart(header));
 }

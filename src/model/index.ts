@@ -11,6 +11,7 @@ export {
   type CacheCall,
   type CacheReport,
   cacheReport,
+  requestHeaderTokens,
 } from './cache-report.js';
 export {
   type CallModelOptions,
@@ -19,6 +20,7 @@ export {
   type RetryNotice,
   readStream,
 } from './call.js';
+export { type CostBreakdown, priceUsage, splitUsage, type TokenSplit } from './call-cost.js';
 export { type CallDigest, callDigests } from './call-digests.js';
 export {
   intentOf,
@@ -32,6 +34,7 @@ export {
   recordToolResult,
 } from './call-record.js';
 export { type CallReader, type CallStart, walkCalls } from './call-walk.js';
+export { DEFAULT_PRICES } from './default-prices.js';
 export { codePoints, type ExcerptOptions, excerptBlocks, textChars } from './excerpt.js';
 export { type AttemptFailure, backoffMs, classifyFailure } from './failure.js';
 export { messageTokens } from './message-tokens.js';
@@ -42,6 +45,18 @@ export {
   type RetryPolicy,
   retryPolicy,
 } from './options.js';
+export {
+  checkPriceTable,
+  type ModelRates,
+  type PriceEntry,
+  type PriceTable,
+  priceAt,
+  providerFamily,
+  type RecordedPrice,
+  recordedPrice,
+  type TokenRates,
+  withPrice,
+} from './price-table.js';
 export { anthropicBody, openaiBody } from './provider-bodies.js';
 export { knownSecrets, REDACTED, redactJson, redactSecrets, SECRET_ENV_VARS } from './redact.js';
 export {
@@ -67,7 +82,18 @@ export {
   requestDigest,
   sessionRequestDigest,
 } from './request-digest.js';
+export {
+  type CallCost,
+  type CostTotals,
+  type EntryRent,
+  type RewriteSaving,
+  type SessionCost,
+  type SessionCostOptions,
+  sessionCost,
+} from './session-cost.js';
 export { StepStream } from './step-stream.js';
+export { type SummaryCost, summaryCost } from './summary-cost.js';
+export type { EntryRentFigures, RentFigures } from './token-rent.js';
 export {
   errorDetails,
   errorRun,

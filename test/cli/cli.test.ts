@@ -49,12 +49,12 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     const listed = run('ls');
     expect(listed.code).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+USED\s+COST\s+LAST ACTIVITY\s+PARENT$/,
     );
     expect(listed.stdout).toContain(id);
     const full = run('ls', '--surface');
     expect(full.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+COST\s+LAST ACTIVITY\s+PARENT$/,
     );
     // The summary columns agree with what a full load computes.
     const summary = JSON.parse(run('ls', '--json').stdout) as Record<string, unknown>[];

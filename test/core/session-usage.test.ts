@@ -68,20 +68,4 @@ describe('sessionUsage', () => {
     expect(usage.total.tokens).toEqual({ inputTokens: 150, outputTokens: 15 });
     expect(usage.inherited.tokens).toEqual({ inputTokens: 100, outputTokens: 10 });
   });
-
-  it('prices each model, cached input at its own rate, and names the models it could not price', () => {
-    const session = Session.create({ id: 'cost' });
-    answer(session, 1, {
-      inputTokens: 1_000_000,
-      outputTokens: 100_000,
-      cachedInputTokens: 400_000,
-    });
-    answer(session, 2, { inputTokens: 10, outputTokens: 1 }, 'mystery');
-    const usage = sessionUsage(session, {
-      prices: { 'deepseek-chat': { input: 1, cachedInput: 0.1, output: 2 } },
-    });
-    expect(usage.cost?.amount).toBeCloseTo(0.6 + 0.04 + 0.2, 10);
-    expect(usage.cost?.unpricedModels).toEqual(['deepseek:mystery']);
-    expect(sessionUsage(session).cost).toBeUndefined();
-  });
 });

@@ -3,7 +3,12 @@
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
-import { checkRequestDigests, pendingMessages } from '../../agent/index.js';
+import {
+  checkRequestDigests,
+  pendingMessages,
+  type SummaryCost,
+  summaryCost,
+} from '../../agent/index.js';
 import { contextTokens } from '../../compaction/context.js';
 import { KNOWN_TYPES } from '../../core/events.js';
 import {
@@ -29,6 +34,7 @@ import { type CliContext, parseCount } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
 import { jsonText, safeLine, table } from '../terminal.js';
+import { money, priceTableOption } from './cost.js';
 
 /** Every session of a store, newest first, page by page. */
 export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
@@ -49,6 +55,8 @@ interface ListRow {
   readonly surface?: number;
   readonly tokens?: number;
   readonly usage: UsageTotals;
+  /** From the per-model totals at each model's base rates (see `summaryCost`). */
+  readonly cost: SummaryCost;
   readonly lastActivity: number;
   readonly parent: string | null;
 }
@@ -61,9 +69,10 @@ interface ListRow {
  */
 export async function listCommand(
   context: CliContext,
-  options: { limit?: string; surface?: boolean },
+  options: { limit?: string; surface?: boolean; prices?: string },
 ): Promise<void> {
   const limit = parseCount('--limit', options.limit);
+  const prices = await priceTableOption(options.prices);
   if (limit === 0) throw new CliError('--limit expects at least 1 session, found 0', EXIT.usage);
   const withSurface = options.surface === true;
   const { rows, damaged } = await context.withReader(async (store) => {
@@ -76,6 +85,7 @@ export async function listCommand(
       try {
         const stats = await store.summarize(id);
         const surface = withSurface ? await surfaceColumns(store, id) : {};
+        const lastActivity = stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt;
         out.push({
           id,
           createdAt: stats.header.createdAt,
@@ -83,7 +93,8 @@ export async function listCommand(
           events: stats.eventCount,
           ...surface,
           usage: stats.usage,
-          lastActivity: stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt,
+          cost: summaryCost(stats.usageByModel, prices, lastActivity),
+          lastActivity,
           parent: stats.header.parentSession ?? null,
         });
       } catch (error) {
@@ -123,8 +134,19 @@ export async function listCommand(
     return;
   }
   const head = withSurface
-    ? ['ID', 'CREATED', 'TURNS', 'EVENTS', 'SURFACE', '~TOKENS', 'USED', 'LAST ACTIVITY', 'PARENT']
-    : ['ID', 'CREATED', 'TURNS', 'EVENTS', 'USED', 'LAST ACTIVITY', 'PARENT'];
+    ? [
+        'ID',
+        'CREATED',
+        'TURNS',
+        'EVENTS',
+        'SURFACE',
+        '~TOKENS',
+        'USED',
+        'COST',
+        'LAST ACTIVITY',
+        'PARENT',
+      ]
+    : ['ID', 'CREATED', 'TURNS', 'EVENTS', 'USED', 'COST', 'LAST ACTIVITY', 'PARENT'];
   context.terminal.line(
     table(
       head,
@@ -135,6 +157,7 @@ export async function listCommand(
         String(row.events),
         ...(withSurface ? [String(row.surface), String(row.tokens)] : []),
         usedText(row.usage),
+        costText(row.usage, row.cost),
         timeText(row.lastActivity),
         row.parent ?? '-',
       ]),
@@ -206,6 +229,13 @@ function usedText(usage: UsageTotals): string {
   if (usage.calls === 0) return '-';
   const { inputTokens = 0, outputTokens = 0 } = usage.tokens;
   return String(inputTokens + outputTokens);
+}
+
+/** A session's COST cell: `-` without calls, `?` when no model of it has a price. */
+function costText(usage: UsageTotals, cost: SummaryCost): string {
+  if (usage.calls === 0) return '-';
+  if (cost.amount === 0 && cost.unpricedModels.length > 0) return '?';
+  return `${money(cost.amount, cost.currency)}${cost.unpricedModels.length > 0 ? '+?' : ''}`;
 }
 
 /** `palimpsest show ID` */

@@ -65,6 +65,8 @@ export interface SessionStats {
   readonly lastTurn: number;
   /** Reported usage, as `sessionUsage(session).total` counts it (`usageTotals`). */
   readonly usage: UsageTotals;
+  /** The same per model (`provider:model`; `compaction` for summarizers the log does not name). */
+  readonly usageByModel: Readonly<Record<string, UsageTotals>>;
 }
 
 /** Options of {@link SessionStore.list}. */

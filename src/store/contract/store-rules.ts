@@ -13,7 +13,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../../core/index.js';
-import { USAGE_EVENT_TYPES, usageTotals } from '../../core/session-usage.js';
+import { USAGE_EVENT_TYPES, usageTotals, usageTotalsByModel } from '../../core/session-usage.js';
 import {
   ClosedError,
   type CorruptionSite,
@@ -437,6 +437,7 @@ export function statsOf(
     ...(lastEventTime === undefined ? {} : { lastEventTime }),
     lastTurn,
     usage: usageTotals(events),
+    usageByModel: usageTotalsByModel(events),
   };
 }
 
