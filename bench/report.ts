@@ -56,6 +56,7 @@ export const SECTIONS = [
   'compaction',
   'import',
   'replay',
+  'cost',
   'viewer',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
@@ -71,6 +72,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   compaction: 'Compaction benchmark',
   import: 'Import benchmark',
   replay: 'Replay benchmark',
+  cost: 'Cost benchmark',
   viewer: 'Viewer benchmark',
 };
 

@@ -68,6 +68,7 @@ export {
   type AskedAnswer,
   askAgain,
 } from './ask-again.js';
+export { type CostTree, costTree } from './cost-tree.js';
 export { AgentError, type AgentErrorCode } from './errors.js';
 export { type EvalCase, toEvalCase, turnEndAnswers } from './eval-case.js';
 export {

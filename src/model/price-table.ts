@@ -240,7 +240,18 @@ export function priceJson(price: RecordedPrice): JsonObject {
  * a damaged record is ignored (the table prices the call instead), never trusted half.
  */
 export function recordedPrice(header: RequestHeaderData | undefined): RecordedPrice | undefined {
-  const price: JsonValue | undefined = header?.price;
+  if (header === undefined) return undefined;
+  // A header is frozen, and every call made under it asks again: check its record once.
+  if (recordedPrices.has(header)) return recordedPrices.get(header);
+  const price = readRecordedPrice(header);
+  recordedPrices.set(header, price);
+  return price;
+}
+
+const recordedPrices = new WeakMap<RequestHeaderData, RecordedPrice | undefined>();
+
+function readRecordedPrice(header: RequestHeaderData): RecordedPrice | undefined {
+  const price: JsonValue | undefined = header.price;
   if (typeof price !== 'object' || price === null || Array.isArray(price)) return undefined;
   try {
     const { table, currency, effectiveFrom, rates } = price as Partial<Record<string, JsonValue>>;

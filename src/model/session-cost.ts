@@ -6,7 +6,7 @@
 import {
   deriveEventMessage,
   isEventOfType,
-  messageText,
+  type Message,
   type RequestHeaderData,
   type Session,
   type SessionEvent,
@@ -458,7 +458,7 @@ class Rewrites {
 /** Who wrote an entry and the start of its text, on one line. */
 function labelOf(session: Session, event: SessionEvent): string {
   const message = deriveEventMessage(event);
-  const text = message === null ? '' : messageText(message).replace(/\s+/g, ' ').trim();
+  const text = message === null ? '' : leadingText(message).replace(/\s+/g, ' ').trim();
   const excerpt = text.length > 60 ? `${text.slice(0, 59)}…` : text;
   let who: string = event.type;
   if (event.type === 'tool/result') {
@@ -485,4 +485,22 @@ function toolNameOf(session: Session, cited: readonly number[], depth: number): 
     }
   }
   return undefined;
+}
+
+/** The first couple of hundred characters of a message's text: a label needs no more. */
+function leadingText(message: Message): string {
+  let text = '';
+  const take = (part: string) => {
+    text += (text === '' ? '' : ' ') + part.slice(0, 200 - text.length);
+  };
+  for (const block of message.content) {
+    if (text.length >= 200) break;
+    if (block.type === 'text') take(block.text);
+    else if (block.type === 'tool-call') take(`→ ${block.name}`);
+    else if (block.type === 'tool-result') {
+      for (const inner of block.content)
+        if (inner.type === 'text' && text.length < 200) take(inner.text);
+    }
+  }
+  return text;
 }

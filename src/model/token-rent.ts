@@ -5,11 +5,14 @@
  * billed as the span of the request it occupies: the first cached tokens are cache reads, the
  * next written ones cache writes, the rest uncached input.
  *
- * One walk, and each call costs the entries that were not billed like most of the request
- * (typically the few new messages after a warm cache): the kind most of the request was billed
- * as is added to every entry at once through a running total each entry reads the difference
- * of, from when it entered the surface to when it left.
+ * One walk, and each call costs a few operations whatever the request holds: the kind most of
+ * the request was billed as is added to every entry at once through a running total each entry
+ * reads the difference of, from when it entered the surface to when it left; the other kinds'
+ * stretches are range additions over the request's positions, settled into the entries when a
+ * replace moves positions and at the end.
  */
+
+import { RangeAdd } from './range-add.js';
 
 /** How many tokens of each input kind, and what they cost. */
 export interface RentFigures {
@@ -70,6 +73,10 @@ export class RentLedger {
   /** The request being billed: the walk's surface (read during `bill` only), cumulative tokens. */
   private order: readonly number[] = [];
   private readonly before: number[] = [0];
+  /** The seq at each position as of the last admitted call, and what ranges added there since. */
+  private readonly seqAt: number[] = [];
+  private readonly pending = new RangeAdd();
+  private pendingPositions = 0;
 
   /** @param tokensOf Estimated tokens of the message a surface entry contributes. */
   constructor(private readonly tokensOf: (seq: number) => number) {}
@@ -126,6 +133,19 @@ export class RentLedger {
     return { cacheRead: r, cacheWrite: w, input: i, cost };
   }
 
+  /** Settles what range additions owe each entry, and starts them afresh for `positions`. */
+  private settlePending(positions: number): void {
+    const owed: Vector = [0, 0, 0, 0];
+    for (let position = 0; position < this.pendingPositions; position++) {
+      owed.fill(0);
+      this.pending.sumAt(position, owed);
+      if (owed[0] === 0 && owed[1] === 0 && owed[2] === 0 && owed[3] === 0) continue;
+      this.tenants.get(this.seqAt[position] as number)?.own.add(owed, 1);
+    }
+    this.pending.reset(positions);
+    this.pendingPositions = 0;
+  }
+
   /** Estimated tokens of the surface {@link admit} took last. */
   surfaceTokens(): number {
     return this.before[this.order.length] as number;
@@ -133,6 +153,7 @@ export class RentLedger {
 
   /** The rent `seq` paid so far. */
   rent(seq: number): EntryRentFigures | undefined {
+    if (this.pendingPositions > 0) this.settlePending(0);
     const tenant = this.tenants.get(seq);
     if (tenant === undefined) return undefined;
     const total = new Accumulator();
@@ -165,6 +186,10 @@ export class RentLedger {
    */
   admit(order: readonly number[], changedFrom: number): void {
     const from = Math.min(changedFrom, this.before.length - 1, order.length);
+    // Positions from the change on now hold other entries: what was added there is settled first.
+    if (from < this.pendingPositions || order.length > this.pending.capacity) {
+      this.settlePending(order.length);
+    }
     for (let index = from; index < order.length; index++) {
       const seq = order[index] as number;
       let tenant = this.tenants.get(seq);
@@ -183,22 +208,31 @@ export class RentLedger {
         tenant.callsSince = this.callCount;
       }
       this.before[index + 1] = (this.before[index] as number) + tenant.tokens;
+      this.seqAt[index] = seq;
     }
     this.before.length = order.length + 1;
+    this.seqAt.length = order.length;
     this.order = order;
   }
 
-  /** Adds `delta` (per estimated token) to the entries overlapping `[start, end)`, by overlap. */
+  /**
+   * Adds `delta` (per estimated token) to the entries overlapping `[start, end)`, by overlap: the
+   * two at the ends by their share, those between through the range additions.
+   */
   private billRange(start: number, end: number, delta: Readonly<Vector>): void {
-    let index = firstEndingAfter(this.before, start);
-    while (index < this.order.length && (this.before[index] as number) < end) {
+    const first = firstEndingAfter(this.before, start);
+    const last = Math.min(firstEndingAfter(this.before, end), this.order.length - 1);
+    for (const index of first === last ? [first] : [first, last]) {
       const tenant = this.tenants.get(this.order[index] as number);
       const from = this.before[index] as number;
       const to = this.before[index + 1] as number;
       if (tenant !== undefined && to > from) {
-        tenant.own.add(delta, (Math.min(to, end) - Math.max(from, start)) / (to - from));
+        tenant.own.add(delta, Math.max(0, Math.min(to, end) - Math.max(from, start)) / (to - from));
       }
-      index++;
+    }
+    if (last - first > 1) {
+      this.pending.add(first + 1, last, delta);
+      this.pendingPositions = Math.max(this.pendingPositions, this.order.length);
     }
   }
 }

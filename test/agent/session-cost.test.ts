@@ -288,7 +288,7 @@ describe('token rent', () => {
               { minLength: 4, maxLength: 4 },
             ),
           }),
-          { minLength: 1, maxLength: 5 },
+          { minLength: 1, maxLength: 7 },
         ),
         fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 2 }),
         async (turns, prune) => {
@@ -319,7 +319,7 @@ describe('token rent', () => {
           );
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 100 },
     );
   });
 

@@ -7,11 +7,8 @@
  */
 export { AiSdkError, type AiSdkErrorCode, type AiSdkErrorDetails } from './errors.js';
 export { type FromModelMessagesOptions, fromModelMessages } from './from-model.js';
-export {
-  type SessionMiddleware,
-  type SessionMiddlewareOptions,
-  sessionMiddleware,
-} from './middleware.js';
+export { type SessionMiddleware, sessionMiddleware } from './middleware.js';
+export type { SessionMiddlewareOptions } from './middleware-options.js';
 export type { ToolResultDifference } from './replay-difference.js';
 export {
   type ReplayLanguageModel,

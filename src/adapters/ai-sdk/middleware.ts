@@ -13,7 +13,6 @@ import type {
   LanguageModelV3StreamResult,
 } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
-import type { StepContext } from '../../agent/index.js';
 import type {
   Message,
   Session,
@@ -42,6 +41,7 @@ import {
   StepStream,
   sessionRequestDigest,
   TOOL_ERROR,
+  withPrice,
 } from '../../model/index.js';
 import { busyError, diverged } from './errors.js';
 import {
@@ -52,20 +52,9 @@ import {
 } from './from-model.js';
 import { generatedParts } from './generate-parts.js';
 import { callHeader } from './header.js';
+import type { SessionMiddlewareOptions } from './middleware-options.js';
 import { type OpenTurn, openTurnOf } from './open-turn.js';
 import { readPrompt } from './prompt-tail.js';
-
-/** Options of {@link sessionMiddleware}. */
-export interface SessionMiddlewareOptions {
-  /**
-   * Runs before each model call once the prompt's new messages are in the log, like the loop's
-   * `beforeStep`: `autoCompaction(...)` from `palimpsest/compaction` fits here. When it rewrites
-   * the surface, the call sends the surface instead of the SDK's own history.
-   */
-  readonly beforeStep?: (context: StepContext) => void | Promise<void>;
-  /** Told about every event the middleware appends, in order. */
-  readonly onEvent?: (event: SessionEvent) => void;
-}
 
 /** The middleware, and the turn it keeps open between the SDK's calls. */
 export interface SessionMiddleware extends LanguageModelV3Middleware {
@@ -233,7 +222,7 @@ class SdkCallRecorder {
     params: LanguageModelV3CallOptions,
   ): Promise<{ call: Call; send: LanguageModelV3CallOptions }> {
     if (recording.has(this.session)) throw busyError(this.session);
-    const header = callHeader(model, params);
+    const header = withPrice(callHeader(model, params), this.options.prices, Date.now());
     const history = params.prompt.filter((message) => message.role !== 'system');
     const offset = params.prompt.length - history.length;
     const prompt = readPrompt(this.session, history as PromptMessage[], { model }, offset);

@@ -5,15 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import {
   type CostTotals,
+  type CostTree,
   checkPriceTable,
+  costTree,
   DEFAULT_PRICES,
   type PriceTable,
   type SessionCost,
-  sessionCost,
 } from '../../agent/index.js';
-import { isEventOfType, type Session } from '../../core/index.js';
-import { inspectSession, type SessionStore } from '../../store/index.js';
-import { everySession } from '../../store/session/list-all.js';
 import type { CliContext } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { safeLine, table } from '../terminal.js';
@@ -45,14 +43,6 @@ export async function priceTableOption(file: string | undefined): Promise<PriceT
   }
 }
 
-/** A session's cost, and those of the forks and subagent children under it. */
-interface CostTree {
-  readonly cost: SessionCost;
-  readonly children: readonly CostTree[];
-  /** How it hangs off its parent. */
-  readonly link?: 'fork' | 'subagent';
-}
-
 /** `palimpsest cost ID… [--by session|turn|model|entry] [--prices FILE]` (`--json`: the library's figures). */
 export async function costCommand(
   context: CliContext,
@@ -69,11 +59,10 @@ export async function costCommand(
   const prices = await priceTableOption(options.prices);
   const trees = await context.withReader(async (store) => {
     const out: CostTree[] = [];
-    for (const id of ids)
-      out.push(await costTree(store, await inspectSession(store, id), prices, new Set()));
+    for (const id of ids) out.push(await costTree(store, id, { prices }));
     return out;
   });
-  const calls = trees.reduce((sum, tree) => sum + rolledUp(tree).calls, 0);
+  const calls = trees.reduce((sum, tree) => sum + tree.rolledUp.calls, 0);
   if (context.json) {
     context.terminal.json(trees.map(treeJson));
   } else {
@@ -86,80 +75,12 @@ export async function costCommand(
   return EXIT.ok;
 }
 
-/** The session and, under it, its forks and the child sessions its tool calls ran in. */
-async function costTree(
-  store: SessionStore,
-  session: Session,
-  prices: PriceTable,
-  seen: Set<string>,
-  link?: CostTree['link'],
-): Promise<CostTree> {
-  const id = session.header.id;
-  seen.add(id);
-  const cost = sessionCost(session, { prices });
-  const children: CostTree[] = [];
-  const forks = (await everySession(store, { parentSession: id })).sessions.map((s) => s.header.id);
-  const subagents = childSessions(session);
-  for (const [childId, childLink] of [
-    ...forks.map((fork) => [fork, 'fork'] as const),
-    ...subagents.map((child) => [child, 'subagent'] as const),
-  ]) {
-    if (seen.has(childId)) continue;
-    let child: Session;
-    try {
-      child = await inspectSession(store, childId);
-    } catch {
-      continue; // A child that cannot be read is not priced; its parent still is.
-    }
-    children.push(await costTree(store, child, prices, seen, childLink));
-  }
-  return { cost, children, ...(link === undefined ? {} : { link }) };
-}
-
-function childSessions(session: Session): string[] {
-  const ids = new Set<string>();
-  for (let seq = 0; seq < session.seq; seq++) {
-    if (session.eventType(seq) !== 'tool/call') continue;
-    const event = session.event(seq);
-    if (
-      event !== undefined &&
-      isEventOfType(event, 'tool/call') &&
-      event.data.child !== undefined
-    ) {
-      ids.add(event.data.child.session);
-    }
-  }
-  return [...ids];
-}
-
-/** A tree's own calls plus its children's, a fork's inherited prefix left out. */
-function rolledUp(tree: CostTree): { calls: number; amount: number; unpriced: number } {
-  const own = tree.link === 'fork' ? minus(tree.cost.total, tree.cost.inherited) : tree.cost.total;
-  return tree.children.map(rolledUp).reduce(
-    (sum, child) => ({
-      calls: sum.calls + child.calls,
-      amount: sum.amount + child.amount,
-      unpriced: sum.unpriced + child.unpriced,
-    }),
-    { calls: own.calls, amount: own.cost.total, unpriced: own.unpricedCalls },
-  );
-}
-
-function minus(a: CostTotals, b: CostTotals): CostTotals {
-  return {
-    calls: a.calls - b.calls,
-    unpricedCalls: a.unpricedCalls - b.unpricedCalls,
-    tokens: a.tokens,
-    cost: { ...a.cost, total: a.cost.total - b.cost.total },
-  };
-}
-
 function treeJson(tree: CostTree): unknown {
-  const total = rolledUp(tree);
   return {
     ...tree.cost,
     ...(tree.link === undefined ? {} : { link: tree.link }),
-    rolledUp: { calls: total.calls, unpricedCalls: total.unpriced, cost: total.amount },
+    rolledUp: tree.rolledUp,
+    ...(tree.unreadable.length === 0 ? {} : { unreadable: tree.unreadable }),
     children: tree.children.map(treeJson),
   };
 }
@@ -168,7 +89,6 @@ function printTree(context: CliContext, tree: CostTree, view: View, depth = 0): 
   const { cost } = tree;
   const out = context.terminal.out;
   const indent = '  '.repeat(depth);
-  const total = rolledUp(tree);
   const kind = tree.link === undefined ? 'session' : tree.link;
   out.write(
     `${indent}${kind} ${safeLine(cost.sessionId, 120)}: ${amount(cost.total, cost.currency)} over ${cost.total.calls} call(s)` +
@@ -177,7 +97,7 @@ function printTree(context: CliContext, tree: CostTree, view: View, depth = 0): 
         : '') +
       (tree.children.length === 0
         ? ''
-        : `; with its ${tree.children.length} child session(s): ${money(total.amount, cost.currency)}`) +
+        : `; with its ${tree.children.length} child session(s): ${money(tree.rolledUp.cost, cost.currency)}`) +
       '\n',
   );
   if (depth === 0) printView(context, cost, view);

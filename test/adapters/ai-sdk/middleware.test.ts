@@ -19,7 +19,7 @@ import {
   sessionMiddleware,
   toModelMessages,
 } from '../../../src/adapters/ai-sdk/index.js';
-import { defineTool, rebuildRequest, runTurn } from '../../../src/agent/index.js';
+import { defineTool, rebuildRequest, runTurn, sessionCost } from '../../../src/agent/index.js';
 import {
   type AssistantMessageData,
   interruptionMarker,
@@ -122,6 +122,46 @@ describe('sessionMiddleware under streamText', () => {
     expect(surfaceShape(session)).toEqual(surfaceShape(loop));
     expect(withoutIds(session.deriveMessages())).toEqual(withoutIds(loop.deriveMessages()));
     expectValidLog(session);
+  });
+
+  it('records the rates it priced the model at, so sessionCost prices the session as billed', async () => {
+    const session = Session.create();
+    const model = () =>
+      scriptedModel(
+        [
+          {
+            text: 'Hi.',
+            usage: { inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 1_000_000 },
+          },
+        ],
+        { provider: 'openai.responses', modelId: 'gpt-4o-2024-08-06' },
+      );
+    const recorded = wrapLanguageModel({ model: model(), middleware: sessionMiddleware(session) });
+    await generateText({ model: recorded, prompt: 'Hello' });
+    const header = session.events.find((event) => event.type === 'request/header');
+    expect(header?.data).toMatchObject({
+      price: {
+        table: 'palimpsest-2026-12',
+        effectiveFrom: '2024-10-01',
+        rates: { input: 2.5, cacheRead: 1.25 },
+      },
+    });
+    const cost = sessionCost(session, { prices: { name: 'later', currency: 'USD', entries: [] } });
+    expect(cost.calls[0]?.price).toEqual({
+      table: 'palimpsest-2026-12',
+      effectiveFrom: '2024-10-01',
+      recorded: true,
+    });
+    expect(cost.total.cost.total).toBeCloseTo(1.25, 12);
+    const unpriced = Session.create();
+    const quiet = wrapLanguageModel({
+      model: model(),
+      middleware: sessionMiddleware(unpriced, { prices: false }),
+    });
+    await generateText({ model: quiet, prompt: 'Hello' });
+    expect(
+      unpriced.events.find((event) => event.type === 'request/header')?.data,
+    ).not.toHaveProperty('price');
   });
 
   it('cites exactly its chunks from each assistant message, and the tool call from each result', async () => {
