@@ -324,7 +324,7 @@ function rentOf(
   let headRent: RentFigures = { cacheRead: 0, cacheWrite: 0, input: 0, cost: 0 };
   walkCalls(session, {
     replace: (replacement, surface) => {
-      changedFrom = Math.min(changedFrom, surface.indexOf(replacement.seq));
+      changedFrom = Math.min(changedFrom, Math.max(0, surface.indexOf(replacement.seq)));
       ledger.leave(replacement.shadowedSeqs);
       rewrites.replaced(replacement.seq, replacement.shadowedSeqs);
     },
