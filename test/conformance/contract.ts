@@ -561,6 +561,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           lastEventTime: events.at(-1)?.time,
           lastTurn: lastTurnNumber(loaded),
           usage: sessionUsage(loaded).total,
+          usageByModel: sessionUsage(loaded).byModel,
         };
         expect(expected.usage.tokens).toMatchObject({ inputTokens: 1200, outputTokens: 300 });
         expect(expected.lastTurn).toBe(3);
@@ -577,6 +578,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
           eventCount: 0,
           lastTurn: 0,
           usage: { calls: 0, tokens: {} },
+          usageByModel: {},
         });
         expect(await rejection(store.summarize('nope'))).toBeInstanceOf(NotFoundError);
       });
