@@ -49,7 +49,8 @@ export function tracesUrl(endpoint: string): string {
  * ```ts
  * import { otlpHttpExporter, tracesUrl } from 'palimpsest/otel';
  *
- * console.log(tracesUrl('http://127.0.0.1:4318')); // 'http://127.0.0.1:4318/v1/traces'
+ * const url = tracesUrl('http://127.0.0.1:4318');
+ * console.log(url); // 'http://127.0.0.1:4318/v1/traces'
  * const exporter = otlpHttpExporter({ endpoint: 'http://127.0.0.1:4318', headers: { 'x-tenant': 'a' } });
  * await exporter.shutdown();
  * ```

@@ -11,7 +11,7 @@ import {
   SpanKind,
   SpanStatusCode,
 } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
+import { ExportResultCode, TraceState } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { PALIMPSEST } from './attributes.js';
@@ -129,7 +129,8 @@ function toReadable(
   const startTime = hrTime(record.startMs);
   const endTime = hrTime(Math.max(record.endMs, record.startMs));
   const links: Link[] = record.links.map((link) => ({
-    context: { traceId: link.traceId, spanId: link.spanId, traceFlags: 1 },
+    // An empty trace state is sent as "" rather than left out: some receivers require the field.
+    context: { traceId: link.traceId, spanId: link.spanId, traceFlags: 1, traceState: EMPTY_STATE },
     attributes: { [PALIMPSEST.linkType]: link.type },
   }));
   return {
@@ -164,6 +165,8 @@ function toReadable(
     droppedLinksCount: 0,
   };
 }
+
+const EMPTY_STATE = new TraceState();
 
 /** Epoch ms as OpenTelemetry's `[seconds, nanoseconds]`. */
 function hrTime(ms: number): HrTime {
