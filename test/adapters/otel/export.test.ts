@@ -14,6 +14,7 @@ import {
   traceIdOf,
 } from '../../../src/adapters/otel/index.js';
 import { runTurn } from '../../../src/agent/index.js';
+import { compact } from '../../../src/compaction/index.js';
 import { forkSession, Session } from '../../../src/core/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { CountingExporter, exportedText, loopSession, readNote, SECRETS } from './helpers.js';
@@ -307,6 +308,36 @@ describe('exporting a session as OpenTelemetry spans', () => {
     expect(exporter.largestBatch).toBe(100);
     // One batch plus the one turn being added: never the whole session.
     expect(report.peakRetainedSpans).toBeLessThanOrEqual(100 + 2);
+  });
+
+  it('a compaction between turns is a span of its own trace, with its usage; its summary only with content', async () => {
+    const answer = 'The log shows 180 modules compiled and a type error in src/config.ts. '.repeat(
+      20,
+    );
+    const session = Session.create({ id: 'otel-compact' });
+    const model = scriptedModel([{ text: answer }], { loop: true });
+    for (const input of ['Why did the build fail?', 'Where exactly?', 'How do I fix it?']) {
+      await runTurn({ session, model, input });
+    }
+    const writer = scriptedModel([
+      { text: 'SUMMARY-TEXT-8e1: a type error.', usage: { inputTokens: 900, outputTokens: 20 } },
+    ]);
+    const result = await compact(session, { model: writer, keepRecentTokens: 0 });
+    expect(result.replaced).toBe(true);
+    const spans = await spansOf(session);
+    const [span] = named(spans, 'compaction summary');
+    expect(span?.parentSpanContext).toBeUndefined();
+    expect(span?.spanContext().traceId).toBe(traceIdOf('otel-compact', result.startSeq ?? -1));
+    expect(span?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.usage.input_tokens': 900,
+      'palimpsest.compaction.replaced': true,
+    });
+    expect(exportedText(spans)).not.toContain('SUMMARY-TEXT-8e1');
+    const [withContent] = named(await spansOf(session, { content: true }), 'compaction summary');
+    expect(String(withContent?.attributes['palimpsest.compaction.summary'])).toContain(
+      'SUMMARY-TEXT-8e1',
+    );
   });
 
   it('a turn still open when the events run out is not exported, and is counted', async () => {
