@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 export { GEN_AI, OPERATION, PALIMPSEST } from './attributes.js';
+export { costBySeq } from './cost.js';
 export { OtelExportError, type OtelExportErrorCode } from './errors.js';
 export {
   exportLive,
@@ -22,4 +23,4 @@ export { type SpanAddress, spanIdOf, traceIdOf } from './ids.js';
 export { endpointName, type OtlpHttpOptions, otlpHttpExporter, tracesUrl } from './otlp.js';
 export type { RedactContext, RedactHook } from './sink.js';
 export type { OtelAttributes, OtelAttributeValue, PalimpsestSpanKind } from './span-model.js';
-export { exportStoredSessions } from './stored.js';
+export { exportStoredSessions, type StoredExportOptions } from './stored.js';

@@ -1,9 +1,11 @@
 /**
- * Exporting sessions kept in a store, after the fact: each loaded without its finished stream
- * chunks (the spans need none), a subagent's parent found so its turns hang under the call that
- * ran them.
+ * Exporting sessions kept in a store, after the fact: each loaded as stored (a turn a crash left
+ * open stays open), priced with `sessionCost`, and a subagent's parent found so its turns hang
+ * under the call that ran them.
  */
-import type { SessionStore } from '../../store/index.js';
+import { type PriceTable, sessionCost } from '../../model/index.js';
+import { inspectSession, type SessionStore } from '../../store/index.js';
+import { costBySeq } from './cost.js';
 import {
   exportSession,
   locateSubagentCall,
@@ -12,6 +14,15 @@ import {
 } from './export.js';
 import type { SpanAddress } from './ids.js';
 import { subagentOf } from './span-model.js';
+
+/** Options of {@link exportStoredSessions}. */
+export interface StoredExportOptions extends OtelExportOptions {
+  /**
+   * The table calls are priced with when the session recorded no rates (see `sessionCost`), or
+   * `false` to write no cost. Ignored when `cost` is given. Default: the shipped table.
+   */
+  readonly prices?: PriceTable | false;
+}
 
 /** Subagents nest; past this depth a chain of parents is not followed (a cycle, a damaged store). */
 const MAX_PARENT_DEPTH = 16;
@@ -41,11 +52,18 @@ const MAX_PARENT_DEPTH = 16;
 export async function exportStoredSessions(
   store: SessionStore,
   ids: readonly string[],
-  options: OtelExportOptions,
+  options: StoredExportOptions,
 ): Promise<OtelExportReport[]> {
   const reports: OtelExportReport[] = [];
   for (const id of ids) {
-    const loaded = await store.load(id, { elideFinishedChunks: true });
+    // As stored: a turn a crash left open stays open (and unexported), not closed in memory.
+    const loaded = await inspectSession(store, id, { repair: false });
+    const prices = options.prices;
+    const cost =
+      options.cost ??
+      (prices === false
+        ? undefined
+        : costBySeq(sessionCost(loaded, prices === undefined ? {} : { prices })));
     const parentCall =
       options.parentCall ??
       (await parentCallOf(
@@ -54,7 +72,11 @@ export async function exportStoredSessions(
         0,
       ));
     reports.push(
-      await exportSession(loaded, parentCall === undefined ? options : { ...options, parentCall }),
+      await exportSession(loaded, {
+        ...options,
+        ...(parentCall === undefined ? {} : { parentCall }),
+        ...(cost === undefined ? {} : { cost }),
+      }),
     );
   }
   return reports;

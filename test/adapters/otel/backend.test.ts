@@ -156,6 +156,8 @@ run('exporting sessions to a real trace backend', () => {
       'gen_ai.usage.cache_creation.input_tokens': 10,
       'gen_ai.conversation.id': 'bk-loop',
     });
+    // Priced by sessionCost from the shipped table (DeepSeek's rates), as the CLI does.
+    expect(call?.attributes['palimpsest.cost.usd']).toBeGreaterThan(0);
     const failed = children.find((span) => span.name === 'execute_tool explode');
     expect(failed?.status.code).toBe(2);
     expect(failed?.attributes['error.type']).toBe('TOOL_FAILED');

@@ -6,6 +6,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import {
+  costBySeq,
   exportLive,
   exportSession,
   locateSubagentCall,
@@ -13,7 +14,7 @@ import {
   spanIdOf,
   traceIdOf,
 } from '../../../src/adapters/otel/index.js';
-import { runTurn } from '../../../src/agent/index.js';
+import { runTurn, sessionCost } from '../../../src/agent/index.js';
 import { compact } from '../../../src/compaction/index.js';
 import { forkSession, Session } from '../../../src/core/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
@@ -248,6 +249,21 @@ describe('exporting a session as OpenTelemetry spans', () => {
     });
     const [turn] = named(spans, 'invoke_agent');
     expect(turn?.attributes['palimpsest.cost.usd']).toBe(0.75);
+  });
+
+  it("sessionCost's price of each call is the chat span's palimpsest.cost.usd", async () => {
+    const session = await loopSession();
+    const cost = sessionCost(session);
+    const priced = cost.calls.filter((call) => call.cost !== undefined);
+    expect(priced.length).toBe(3);
+    const spans = await spansOf(session, { cost: costBySeq(cost) });
+    for (const call of priced) {
+      const span = spans.find((s) => s.attributes['palimpsest.seq'] === call.seq);
+      expect(span?.attributes['palimpsest.cost.usd']).toBe(call.cost?.total);
+    }
+    const [turn] = named(spans, 'invoke_agent');
+    const turnCost = cost.turns.find((t) => t.turn === 1)?.cost.total ?? -1;
+    expect(turn?.attributes['palimpsest.cost.usd']).toBeCloseTo(turnCost, 12);
   });
 
   it('live: each turn is exported when its turn/end commits, with the ids of an export after the fact', async () => {
