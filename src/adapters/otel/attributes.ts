@@ -5,6 +5,22 @@
  * its incubating entry point, whose contents may change in any minor release.
  */
 
+/**
+ * The GenAI attribute names the export writes, for code that reads or redacts them.
+ *
+ * @example
+ * ```ts
+ * import { GEN_AI, type RedactHook } from 'palimpsest/otel';
+ *
+ * // Keep the tool arguments home even when content is exported.
+ * const redact: RedactHook = (attributes) => {
+ *   const { [GEN_AI.toolCallArguments]: _arguments, ...rest } = attributes;
+ *   return rest;
+ * };
+ * console.log(GEN_AI.toolCallArguments); // 'gen_ai.tool.call.arguments'
+ * console.log(Object.keys(redact({ [GEN_AI.toolCallArguments]: '{}' }, { kind: 'execute_tool', name: 'x', sessionId: 's', seq: 1 }) ?? {}).length); // 0
+ * ```
+ */
 export const GEN_AI = {
   operationName: 'gen_ai.operation.name',
   conversationId: 'gen_ai.conversation.id',
@@ -36,7 +52,7 @@ export const GEN_AI = {
 /** `error.type`, the stable general convention for the class of a failure. */
 export { ATTR_ERROR_TYPE as ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 
-/** palimpsest's own attributes: what the conventions have no name for. */
+/** palimpsest's own attributes: what the conventions have no name for (see {@link GEN_AI}). */
 export const PALIMPSEST = {
   sessionId: 'palimpsest.session.id',
   seq: 'palimpsest.seq',
@@ -66,7 +82,7 @@ export const PALIMPSEST = {
   costUsd: 'palimpsest.cost.usd',
 } as const;
 
-/** The names of the operations (`gen_ai.operation.name`) the export writes. */
+/** The names of the operations (`gen_ai.operation.name`) the export writes (see {@link GEN_AI}). */
 export const OPERATION = {
   invokeAgent: 'invoke_agent',
   chat: 'chat',

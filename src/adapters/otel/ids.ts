@@ -17,12 +17,27 @@ export interface SpanAddress {
  * The trace id of the turn (or stand-alone compaction) that began at `seq`. Hashing, not
  * concatenating, keeps ids fixed-length for any session id and spreads them the way backends
  * that sample or shard by trace id expect.
+ *
+ * @example
+ * ```ts
+ * import { spanIdOf, traceIdOf } from 'palimpsest/otel';
+ *
+ * // The trace of the turn whose turn/start is event #0 of session 'demo', found in a backend
+ * // without exporting anything.
+ * console.log(traceIdOf('demo', 0).length); // 32
+ * console.log(spanIdOf('demo', 0) === spanIdOf('demo', 0)); // true
+ * console.log(spanIdOf('demo', 0) === spanIdOf('demo', 1)); // false
+ * ```
  */
 export function traceIdOf(session: string, seq: number): string {
   return nonZero(digest('trace', session, seq).slice(0, 32));
 }
 
-/** The span id of the span keyed by event `seq` of `session`. */
+/**
+ * The span id of the span keyed by event `seq` of `session`: the turn's `turn/start`, a call's
+ * `assistant/message`, a tool's `tool/call`, a compaction's `compaction/start` (see
+ * {@link traceIdOf} for an example).
+ */
 export function spanIdOf(session: string, seq: number): string {
   return nonZero(digest('span', session, seq).slice(0, 16));
 }

@@ -19,7 +19,21 @@ export interface OtlpHttpOptions {
   readonly timeoutMillis?: number;
 }
 
-/** The URL spans are posted to for an endpoint as {@link OtlpHttpOptions.endpoint} takes it. */
+/**
+ * The URL spans are posted to for an endpoint as {@link OtlpHttpOptions.endpoint} takes it.
+ * Throws `OtelExportError` `INVALID_OPTIONS` for text that is not an http(s) URL, without
+ * quoting it (it may hold a password).
+ *
+ * @example
+ * ```ts
+ * import { tracesUrl } from 'palimpsest/otel';
+ *
+ * const base = tracesUrl('https://collector.example/otlp');
+ * console.log(base); // 'https://collector.example/otlp/v1/traces'
+ * const full = tracesUrl('http://127.0.0.1:4318/v1/traces');
+ * console.log(full); // 'http://127.0.0.1:4318/v1/traces'
+ * ```
+ */
 export function tracesUrl(endpoint: string): string {
   let url: URL;
   try {
@@ -72,7 +86,17 @@ export function otlpHttpExporter(options: OtlpHttpOptions): SpanExporter {
   });
 }
 
-/** The endpoint as error messages name it. */
+/**
+ * The traces URL of an endpoint as messages may print it: no user, password or query.
+ *
+ * @example
+ * ```ts
+ * import { endpointName } from 'palimpsest/otel';
+ *
+ * const printed = endpointName('https://user:secret@collector.example/?key=k');
+ * console.log(printed); // 'https://collector.example/v1/traces'
+ * ```
+ */
 export function endpointName(endpoint: string): string {
   return printableEndpoint(tracesUrlOrSelf(endpoint));
 }
