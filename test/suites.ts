@@ -22,7 +22,6 @@ export const slowTests: readonly string[] = [
   'test/viewer/imported.test.ts',
   // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
   'test/adapters/otel/backend.test.ts',
-  'test/adapters/otel/backend-ui.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).
   'test/cli/cli.test.ts',
   'test/cli/cost.test.ts',

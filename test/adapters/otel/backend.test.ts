@@ -2,15 +2,27 @@
  * Sessions recorded by palimpsest's loop, by the AI SDK middleware and by import (real Claude
  * Code and Codex files) exported over OTLP/HTTP to a real trace backend started here, then read
  * back from it: the span tree, the attributes, the links between sessions, and that no text of
- * any session reached the backend until content was asked for.
+ * any session reached the backend until content was asked for; then the backend's own web UI
+ * showing an exported turn.
  */
+
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SpanKind } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
 import {
+  exportSession,
   exportStoredSessions,
   type OtelExportOptions,
   otlpHttpExporter,
@@ -20,6 +32,7 @@ import { forkSession, type Session, type SessionEvent } from '../../../src/core/
 import { importSessions } from '../../../src/import/index.js';
 import { MemoryStore, type SessionStore } from '../../../src/store/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
+import { describeBrowser, launch } from '../../viewer/browser.js';
 import { loopSession, readNote, SECRETS } from './helpers.js';
 import {
   BACKEND_SCOPE,
@@ -237,6 +250,89 @@ run('exporting sessions to a real trace backend', () => {
     expect(String(call?.attributes['gen_ai.system_instructions'])).toContain(SECRETS.system);
     const tool = back.find((span) => span.name === 'execute_tool read_note');
     expect(String(tool?.attributes['gen_ai.tool.call.result'])).toContain(SECRETS.output);
+  });
+
+  // The backend's own web UI, in Debian's Chromium. With PALIMPSEST_UPDATE_SCREENSHOTS=1 the page
+  // is saved as docs/observability/backend-trace.png (the picture in docs/observability.md).
+  // Here, not in a file of its own: the backend also listens on a fixed port of its own, so two
+  // of them cannot run at once.
+  describeBrowser("the backend's UI", () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launch();
+    }, 60_000);
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('shows an exported turn with its model calls and tool executions, under the HTTP request that ran it', async () => {
+      const session = await loopSession('ui-session');
+      const first = session.events[0]?.time ?? Date.now();
+      const last = session.events.at(-1)?.time ?? first;
+      // This backend's UI shows traces that begin with an HTTP server span named `request`: the
+      // application's own instrumentation makes it (here through the SDK's tracer), and the
+      // export hangs the session's turns under it with `parentCall`.
+      const exporter = otlpHttpExporter({ endpoint: backend.endpoint });
+      const provider = new BasicTracerProvider({
+        resource: resourceFromAttributes({ 'service.name': 'palimpsest-demo' }),
+        spanProcessors: [new SimpleSpanProcessor(exporter)],
+      });
+      const request = provider.getTracer(BACKEND_SCOPE).startSpan('request', {
+        kind: SpanKind.SERVER,
+        startTime: first - 2,
+        attributes: {
+          'http.request.method': 'POST',
+          'url.full': 'http://localhost:3000/chat',
+          'fpx.http.request.pathname': '/chat',
+          'http.response.status_code': 200,
+        },
+      });
+      request.end(last + 2);
+      await provider.forceFlush();
+      const parentCall = request.spanContext();
+      const options = {
+        scopeName: BACKEND_SCOPE,
+        redact: scalarAttributes,
+        agentName: 'palimpsest-demo',
+        serviceName: 'palimpsest-demo',
+        parentCall,
+      };
+      await exportSession(session, { ...options, exporter });
+      await provider.shutdown();
+
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1250 } });
+      // The page may reach for fonts or telemetry on the internet: only loopback is allowed.
+      await page.route('**/*', (route) => {
+        const host = new URL(route.request().url()).hostname;
+        return host === '127.0.0.1' || host === 'localhost' ? route.continue() : route.abort();
+      });
+      await page.goto(`${backend.ui}/requests/${parentCall.traceId}`);
+      await page.getByText('Routes').first().waitFor({ timeout: 20_000 });
+      // The footer's panel toggles (their icons come from the internet, so they show blank here):
+      // one opens the timeline of the request's spans.
+      const toggles = page.locator('nav button');
+      for (let index = (await toggles.count()) - 1; index >= 0; index--) {
+        await toggles.nth(index).click();
+        await page.waitForTimeout(1000);
+        if ((await page.getByText('execute_tool read_note').count()) > 0) break;
+      }
+      await page.getByText('execute_tool read_note').first().waitFor({ timeout: 20_000 });
+      for (const name of [
+        'invoke_agent palimpsest-demo',
+        'chat deepseek-chat',
+        'execute_tool explode',
+      ]) {
+        await expect(page.getByText(name).first().isVisible()).resolves.toBe(true);
+      }
+      const artifacts = join(import.meta.dirname, '../../viewer/.artifacts');
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: join(artifacts, 'otel-backend-trace.png') });
+      if (process.env.PALIMPSEST_UPDATE_SCREENSHOTS === '1') {
+        const docs = join(import.meta.dirname, '../../../docs/observability');
+        mkdirSync(docs, { recursive: true });
+        await page.screenshot({ path: join(docs, 'backend-trace.png') });
+      }
+    });
   });
 });
 
