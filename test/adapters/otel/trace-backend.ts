@@ -83,11 +83,17 @@ export async function startTraceBackend(): Promise<TraceBackend> {
   };
   const migrated = spawnSync(process.execPath, [join(studio, 'migrate.js')], { cwd: dir, env });
   if (migrated.status !== 0) throw new Error(`the backend's migration failed: ${migrated.stderr}`);
-  const child: ChildProcess = spawn(process.execPath, [join(studio, 'src/index.node.js')], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    // Its login helper listens on a fixed port and leaves its failure unhandled: where that port
+    // is taken, a warning, not the end of the backend.
+    ['--unhandled-rejections=warn', join(studio, 'src/index.node.js')],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
