@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessionMiddleware } from '../../../src/adapters/ai-sdk/index.js';
 import {
+  exportLive,
   exportSession,
   exportStoredSessions,
   type OtelExportOptions,
@@ -214,6 +215,34 @@ run('exporting sessions to a real trace backend', () => {
         id,
       ).toBe(true);
     }
+  });
+
+  it('a live export sends each turn as it ends, and the backend holds it under the ids an export after the fact computes', async () => {
+    const { Session } = await import('../../../src/core/index.js');
+    const session = Session.create({ id: 'bk-live' });
+    const exporter = otlpHttpExporter({ endpoint: backend.endpoint });
+    const live = exportLive(session, { ...backendOptions, exporter });
+    await runTurn({
+      session,
+      model: scriptedModel([
+        { toolCalls: [{ name: 'read_note', args: { name: SECRETS.argument } }] },
+        { text: SECRETS.answer },
+      ]),
+      tools: [readNote],
+      input: SECRETS.input,
+    });
+    const report = await live.close();
+    await exporter.shutdown();
+    expect(report.turns).toBe(1);
+    const local = new InMemorySpanExporter();
+    await exportSession(session, { ...backendOptions, exporter: local });
+    const back = await stored(local.getFinishedSpans());
+    expect(back.map((span) => span.span_id).sort()).toEqual(
+      local
+        .getFinishedSpans()
+        .map((span) => span.spanContext().spanId)
+        .sort(),
+    );
   });
 
   it('no text of any session reached the backend without content: true', async () => {
