@@ -20,6 +20,8 @@ export const slowTests: readonly string[] = [
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',
   'test/viewer/imported.test.ts',
+  // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
+  'test/adapters/otel/backend.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).
   'test/cli/cli.test.ts',
   'test/cli/cost.test.ts',
@@ -31,6 +33,7 @@ export const slowTests: readonly string[] = [
   'test/cli/run-wire.test.ts',
   'test/cli/salvage.test.ts',
   'test/cli/unlock.test.ts',
+  'test/cli/otel.test.ts',
   'test/import/cli.test.ts',
   'test/import/forks.test.ts',
   // npm pack and a consumer's type check of the packed package (36 s).

@@ -29,6 +29,7 @@ import {
   salvageCommand,
   unlockCommand,
 } from './commands/modify.js';
+import { type OtelCommandOptions, otelCommand } from './commands/otel.js';
 import { replayCommand } from './commands/replay.js';
 import { requestCommand } from './commands/request.js';
 import { type RunOptions, runCommand } from './commands/run.js';
@@ -262,6 +263,33 @@ function program(): Command {
     .action(
       run((context, ids: string[], options: { by?: string; prices?: string }) =>
         costCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('otel')
+    .description(
+      'send sessions to an OpenTelemetry collector or trace backend over OTLP/HTTP, as traces following the GenAI semantic conventions: a span per turn, model call, tool execution and compaction; message content only with --content',
+    )
+    .argument('[ids...]')
+    .option('--all', 'every session of the store')
+    .option(
+      '--endpoint <url>',
+      'the OTLP/HTTP endpoint (/v1/traces is added unless the URL ends with it)',
+    )
+    .option(
+      '--content',
+      'add message content: prompts, answers, system instructions, tool arguments and results',
+    )
+    .option(
+      '--header <name=value>',
+      'a request header (an API key...); repeatable; never printed',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--agent-name <name>', 'gen_ai.agent.name of the invoke_agent spans')
+    .option('--service-name <name>', 'service.name of the resource (default palimpsest)')
+    .action(
+      run((context, ids: string[], options: OtelCommandOptions) =>
+        otelCommand(context, ids, options),
       ),
     );
   root

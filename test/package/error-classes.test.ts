@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as claudeAgentSdk from '../../src/adapters/claude-agent-sdk/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
+import * as otel from '../../src/adapters/otel/index.js';
 import * as agent from '../../src/agent/index.js';
 import * as compaction from '../../src/compaction/index.js';
 import * as backend from '../../src/core/backend.js';
@@ -33,6 +34,7 @@ const entryPoints = {
   './openai-agents': openaiAgents,
   './ai-sdk': aiSdk,
   './claude-agent-sdk': claudeAgentSdk,
+  './otel': otel,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
@@ -44,7 +46,8 @@ type Samples = typeof core &
   typeof importer &
   typeof openaiAgents &
   typeof aiSdk &
-  typeof claudeAgentSdk;
+  typeof claudeAgentSdk &
+  typeof otel;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -86,6 +89,7 @@ const samples = {
     new m.ReplayMissError('no recorded call matches', 'sha256:00', 'system'),
   ClaudeSessionStoreError: (m: Samples) =>
     new m.ClaudeSessionStoreError('INVALID_KEY', 'invalid session key: expected an object'),
+  OtelExportError: (m: Samples) => new m.OtelExportError('EXPORT_FAILED', 'unreachable'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -104,6 +108,7 @@ const sourceCopy: Samples = {
   ...openaiAgents,
   ...aiSdk,
   ...claudeAgentSdk,
+  ...otel,
 };
 
 function loadedCopies(): Promise<Samples[]> {
@@ -114,7 +119,7 @@ function loadedCopies(): Promise<Samples[]> {
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
       // Vite resolves a variable import one folder deep only, so adapters get their own pattern.
-      ...['openai-agents', 'ai-sdk', 'claude-agent-sdk'].map(
+      ...['openai-agents', 'ai-sdk', 'claude-agent-sdk', 'otel'].map(
         (adapter) =>
           import(`../../dist/adapters/${adapter}/index.js`) as Promise<Record<string, unknown>>,
       ),

@@ -62,6 +62,12 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
     '@openai/agents',
     '@openai/agents-core',
     '@anthropic-ai/claude-agent-sdk',
+    '@opentelemetry/api',
+    '@opentelemetry/core',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/semantic-conventions',
   ],
   import: [],
   viewer: ['markdown-it'],
@@ -78,6 +84,12 @@ const CONFINED: Readonly<Record<string, string>> = {
   '@openai/agents': 'adapters/openai-agents/',
   '@openai/agents-core': 'adapters/openai-agents/',
   '@anthropic-ai/claude-agent-sdk': 'adapters/claude-agent-sdk/',
+  '@opentelemetry/api': 'adapters/otel/',
+  '@opentelemetry/core': 'adapters/otel/',
+  '@opentelemetry/exporter-trace-otlp-http': 'adapters/otel/',
+  '@opentelemetry/resources': 'adapters/otel/',
+  '@opentelemetry/sdk-trace-base': 'adapters/otel/',
+  '@opentelemetry/semantic-conventions': 'adapters/otel/',
 };
 
 interface Import {

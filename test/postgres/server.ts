@@ -35,7 +35,7 @@ export function postgresBinaries(): string | undefined {
 }
 
 /** A TCP port nobody listens on now. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
