@@ -354,6 +354,11 @@ export class SpanModel {
     };
     const kind = open.data.kind;
     if (typeof kind === 'string') attributes[PALIMPSEST.compactionKind] = kind;
+    // palimpsest's compaction names the summarizer on compaction/end (older logs do not).
+    const model = data.model as { provider?: unknown; model?: unknown } | undefined;
+    if (typeof model?.provider === 'string')
+      attributes[GEN_AI.providerName] = providerName(model.provider);
+    if (typeof model?.model === 'string') attributes[GEN_AI.requestModel] = model.model;
     if (typeof data.replaced === 'boolean')
       attributes[PALIMPSEST.compactionReplaced] = data.replaced;
     if (typeof data.tokensBefore === 'number')

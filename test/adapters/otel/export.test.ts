@@ -326,7 +326,7 @@ describe('exporting a session as OpenTelemetry spans', () => {
     expect(report.peakRetainedSpans).toBeLessThanOrEqual(100 + 2);
   });
 
-  it('a compaction between turns is a span of its own trace, with its usage; its summary only with content', async () => {
+  it('a compaction between turns is a span of its own trace, with its summarizer and usage; its summary only with content', async () => {
     const answer = 'The log shows 180 modules compiled and a type error in src/config.ts. '.repeat(
       20,
     );
@@ -346,6 +346,7 @@ describe('exporting a session as OpenTelemetry spans', () => {
     expect(span?.spanContext().traceId).toBe(traceIdOf('otel-compact', result.startSeq ?? -1));
     expect(span?.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'scripted-model',
       'gen_ai.usage.input_tokens': 900,
       'palimpsest.compaction.replaced': true,
     });
