@@ -67,6 +67,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest ls on a %s store', (back
         turns: 1,
         events: events.length,
         usage: { calls: 1, tokens: { inputTokens: 42, outputTokens: 7 } },
+        cost: { amount: 0, currency: 'USD', unpricedModels: ['test:big'] },
         lastActivity: 1_000 + events.length - 1,
         parent: null,
       },

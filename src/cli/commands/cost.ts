@@ -106,6 +106,11 @@ function printTree(context: CliContext, tree: CostTree, view: View, depth = 0): 
       `no price for ${cost.unpricedModels.map((m) => safeLine(m, 80)).join(', ')}: their ${cost.total.unpricedCalls} call(s) are not in the amounts (pass --prices FILE)`,
     );
   }
+  if (tree.unreadable.length > 0) {
+    context.terminal.note(
+      `could not read ${tree.unreadable.map((id) => safeLine(id, 80)).join(', ')}, linked from ${safeLine(cost.sessionId, 80)}: not in the amounts`,
+    );
+  }
   for (const child of tree.children) printTree(context, child, view, depth + 1);
 }
 
