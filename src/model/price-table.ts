@@ -103,7 +103,9 @@ export function priceAt(
   time: number,
 ): RecordedPrice | undefined {
   const family = providerFamily(provider);
-  const day = new Date(time).toISOString().slice(0, 10);
+  const date = new Date(time);
+  // A log's time past what a Date holds is read as the far future: the latest rates apply.
+  const day = Number.isNaN(date.getTime()) ? '9999-12-31' : date.toISOString().slice(0, 10);
   let best: PriceEntry | undefined;
   let bestExact = false;
   for (const entry of table.entries) {

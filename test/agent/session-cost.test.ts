@@ -231,7 +231,7 @@ describe('sessionCost', () => {
     expect(hour.cacheWrite).toBeCloseTo((600 * 3.75 + 400 * 6) / 1e6, 12);
   });
 
-  it('matches dated model versions but not other models that share a prefix', () => {
+  it('matches dated model versions but not other models that share a prefix, at any time', () => {
     const day = Date.parse('2026-01-01');
     expect(priceAt(DEFAULT_PRICES, 'openai.responses', 'gpt-4o-2024-08-06', day)?.rates.input).toBe(
       2.5,
@@ -241,6 +241,10 @@ describe('sessionCost', () => {
     expect(
       priceAt(DEFAULT_PRICES, 'openai.chat', 'gpt-5', Date.parse('2025-01-01')),
     ).toBeUndefined();
+    // A time no Date can hold (a damaged log) reads as the far future, never a throw.
+    expect(priceAt(DEFAULT_PRICES, 'deepseek', 'deepseek-chat', 9e15)?.effectiveFrom).toBe(
+      '2025-09-29',
+    );
   });
 
   it('refuses a malformed price table with a message naming the field', () => {
