@@ -17,7 +17,7 @@ import { defineTool, type PriceTable, runTurn, sessionCost } from '../src/agent/
 import { inspectSession, openSession, openStore, type SessionStore } from '../src/store/index.js';
 import { type ScriptStep, scriptedModel } from '../src/testing/index.js';
 import { progressLog, twoStepScript } from './agent-workload.js';
-import { collectGarbage, median, timeNsAsync } from './measure.js';
+import { pairedRounds, timeNsAsync } from './measure.js';
 import {
   formatRatio,
   machineInfo,
@@ -82,12 +82,10 @@ async function main(): Promise<void> {
     const store = await openStore(`jsonl:${dir}`);
     log(`recording ${TURNS} turns`);
     await record(store, 'cost');
-    const ours: number[] = [];
-    const floor: number[] = [];
-    const ratios: number[] = [];
     let figures = { calls: 0, entries: 0, dollars: 0 };
-    for (let round = -1; round < REPS; round++) {
-      const priced = async () =>
+    const measured = await pairedRounds(
+      REPS,
+      () =>
         timeNsAsync(async () => {
           const cost = sessionCost(await inspectSession(store, 'cost'), { prices: PRICES });
           figures = {
@@ -95,24 +93,15 @@ async function main(): Promise<void> {
             entries: cost.rent.entries.length,
             dollars: cost.total.cost.total,
           };
-        });
-      const loaded = async () =>
+        }),
+      () =>
         timeNsAsync(async () => {
           await inspectSession(store, 'cost');
-        });
-      collectGarbage();
-      const first = round % 2 === 0 ? await priced() : await loaded();
-      collectGarbage();
-      const second = round % 2 === 0 ? await loaded() : await priced();
-      const [o, f] = round % 2 === 0 ? [first, second] : [second, first];
-      log(`round ${round}: ${(o / 1e6).toFixed(0)} ms vs ${(f / 1e6).toFixed(0)} ms`);
-      if (round < 0) continue;
-      ours.push(o);
-      floor.push(f);
-      ratios.push(o / f);
-    }
+        }),
+    );
+    log(`${(measured.ours / 1e6).toFixed(0)} ms vs ${(measured.floor / 1e6).toFixed(0)} ms`);
     await store.close();
-    const ratio = median(ratios);
+    const { ratio } = measured;
     const seconds = (ns: number) => `${(ns / 1e9).toFixed(3)} s`;
     const count = (n: number) => n.toLocaleString('en-US');
     const report: Report = {
@@ -128,8 +117,8 @@ async function main(): Promise<void> {
         {
           id: '1',
           what: `cost ledger and token rent of a ${count(TURNS)}-turn session (${count(figures.calls)} calls, ${count(figures.entries)} surface entries charged), loaded from JSONL, vs loading it`,
-          ours: seconds(median(ours)),
-          floor: seconds(median(floor)),
+          ours: seconds(measured.ours),
+          floor: seconds(measured.floor),
           ratio: formatRatio(ratio),
           goal: '≤ 1.20×',
           verdict: ratio <= 1.2 ? 'pass' : 'miss',

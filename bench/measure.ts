@@ -118,6 +118,40 @@ export async function pairedTimed(
   return samples;
 }
 
+/** Medians of {@link pairedRounds}: each side's time in ns, and the median of the rounds' ratios. */
+export interface PairedFigures {
+  readonly ours: number;
+  readonly floor: number;
+  /** Median of the rounds' ours / floor. */
+  readonly ratio: number;
+}
+
+/**
+ * `ours` and `floor`, each resolving to the nanoseconds it measured, run `reps` rounds after one
+ * warm-up round, each after a forced GC, alternating which runs first so drift falls on both.
+ */
+export async function pairedRounds(
+  reps: number,
+  ours: () => Promise<number>,
+  floor: () => Promise<number>,
+): Promise<PairedFigures> {
+  const oursNs: number[] = [];
+  const floorNs: number[] = [];
+  const ratios: number[] = [];
+  for (let round = -1; round < reps; round++) {
+    collectGarbage();
+    const first = round % 2 === 0 ? await ours() : await floor();
+    collectGarbage();
+    const second = round % 2 === 0 ? await floor() : await ours();
+    const [o, f] = round % 2 === 0 ? [first, second] : [second, first];
+    if (round < 0) continue;
+    oursNs.push(o);
+    floorNs.push(f);
+    ratios.push(o / f);
+  }
+  return { ours: median(oursNs), floor: median(floorNs), ratio: median(ratios) };
+}
+
 /** Nanoseconds `fn` takes until its promise settles, once. */
 export async function timeNsAsync(fn: () => Promise<void>): Promise<number> {
   const start = process.hrtime.bigint();

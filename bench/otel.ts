@@ -30,7 +30,7 @@ import { defineTool, runTurn } from '../src/agent/index.js';
 import { Session } from '../src/core/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { progressLog } from './agent-workload.js';
-import { collectGarbage, median, timeNsAsync } from './measure.js';
+import { pairedRounds, timeNsAsync } from './measure.js';
 import {
   formatCount,
   formatRatio,
@@ -137,33 +137,6 @@ async function floorExport(spans: readonly ReadableSpan[], exporter: SpanExporte
   await provider.shutdown();
 }
 
-interface Paired {
-  readonly ours: number;
-  readonly floor: number;
-  readonly ratio: number;
-}
-
-async function pairedRounds(
-  ours: () => Promise<number>,
-  floor: () => Promise<number>,
-): Promise<Paired> {
-  const oursNs: number[] = [];
-  const floorNs: number[] = [];
-  const ratios: number[] = [];
-  for (let round = -1; round < REPS; round++) {
-    collectGarbage();
-    const first = round % 2 === 0 ? await ours() : await floor();
-    collectGarbage();
-    const second = round % 2 === 0 ? await floor() : await ours();
-    const [o, f] = round % 2 === 0 ? [first, second] : [second, first];
-    if (round < 0) continue;
-    oursNs.push(o);
-    floorNs.push(f);
-    ratios.push(o / f);
-  }
-  return { ours: median(oursNs), floor: median(floorNs), ratio: median(ratios) };
-}
-
 /** A loopback OTLP/HTTP receiver that reads each request whole and answers 200. */
 async function receiver(): Promise<{
   endpoint: string;
@@ -205,6 +178,7 @@ async function main(): Promise<void> {
     log('1. to an OTLP/HTTP receiver on loopback');
     const exporter = otlpHttpExporter({ endpoint: http.endpoint });
     const overHttp = await pairedRounds(
+      REPS,
       () =>
         timeNsAsync(
           async () => void (await exportSession(session, { exporter, batchSize: BATCH })),
@@ -215,6 +189,7 @@ async function main(): Promise<void> {
     log('2. to an exporter that discards');
     const discard = new DiscardingExporter();
     const building = await pairedRounds(
+      REPS,
       () =>
         timeNsAsync(
           async () => void (await exportSession(session, { exporter: discard, batchSize: BATCH })),

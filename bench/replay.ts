@@ -33,7 +33,7 @@ import { Session } from '../src/core/index.js';
 import { inspectSession, openSession, openStore, type SessionStore } from '../src/store/index.js';
 import { type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
 import { progressLog, twoStepScript } from './agent-workload.js';
-import { collectGarbage, consume, median, timeNsAsync } from './measure.js';
+import { consume, type PairedFigures, pairedRounds, timeNsAsync } from './measure.js';
 import {
   formatRatio,
   machineInfo,
@@ -69,50 +69,18 @@ async function record(store: SessionStore, id: string, turns: number): Promise<v
   await session.close();
 }
 
-interface Paired {
-  readonly ours: number;
-  readonly floor: number;
-  /** Median of the rounds' ours / floor. */
-  readonly ratio: number;
-}
-
-/** `ours` and `floor` alternating, one warm-up round, each after a forced GC. */
-async function pairedRounds(
-  ours: () => Promise<number>,
-  floor: () => Promise<number>,
-): Promise<Paired> {
-  const oursNs: number[] = [];
-  const floorNs: number[] = [];
-  const ratios: number[] = [];
-  for (let round = -1; round < REPS; round++) {
-    let oursRound: number;
-    let floorRound: number;
-    collectGarbage();
-    if (round % 2 === 0) {
-      oursRound = await ours();
-      collectGarbage();
-      floorRound = await floor();
-    } else {
-      floorRound = await floor();
-      collectGarbage();
-      oursRound = await ours();
-    }
-    if (round < 0) continue;
-    oursNs.push(oursRound);
-    floorNs.push(floorRound);
-    ratios.push(oursRound / floorRound);
-  }
-  return { ours: median(oursNs), floor: median(floorNs), ratio: median(ratios) };
-}
-
 async function load(store: SessionStore, id: string): Promise<Session> {
   return inspectSession(store, id);
 }
 
 /** 1. load + cache table against load. */
-async function cacheTable(store: SessionStore, id: string): Promise<Paired & { calls: number }> {
+async function cacheTable(
+  store: SessionStore,
+  id: string,
+): Promise<PairedFigures & { calls: number }> {
   let calls = 0;
   const figures = await pairedRounds(
+    REPS,
     () =>
       timeNsAsync(async () => {
         calls = cacheReport(await load(store, id)).calls.length;
@@ -134,10 +102,14 @@ function requestsOf(session: Session): LanguageModelV3CallOptions[] {
 }
 
 /** 2. load + replay of every call against load + reading every event it serves from. */
-async function replay(store: SessionStore, id: string): Promise<Paired & { chunks: number }> {
+async function replay(
+  store: SessionStore,
+  id: string,
+): Promise<PairedFigures & { chunks: number }> {
   const requests = requestsOf(await load(store, id));
   let chunks = 0;
   const figures = await pairedRounds(
+    REPS,
     () =>
       timeNsAsync(async () => {
         const model = replayModel(await load(store, id));

@@ -22,6 +22,7 @@ export {
   type CostBreakdown,
   type CostTotals,
   cacheReport,
+  callCosts,
   callDigests,
   canonicalJson,
   checkPriceTable,

@@ -85,6 +85,7 @@ export {
 export {
   type CallCost,
   type CostTotals,
+  callCosts,
   type EntryRent,
   type RewriteSaving,
   type SessionCost,

@@ -162,8 +162,7 @@ export interface SessionCost {
  * ```
  */
 export function sessionCost(session: Session, options: SessionCostOptions = {}): SessionCost {
-  const table = options.prices === undefined ? DEFAULT_PRICES : checkPriceTable(options.prices);
-  const calls = priceCalls(session, table, options.ignoreRecordedPrices === true);
+  const { currency, calls } = callCosts(session, options);
   const totals = new Totals();
   const compaction = new Totals();
   const inherited = new Totals();
@@ -182,7 +181,7 @@ export function sessionCost(session: Session, options: SessionCostOptions = {}):
   const unpricedModels = [...byModel].filter(([, t]) => t.unpriced > 0).map(([key]) => key);
   return {
     sessionId: session.header.id,
-    currency: table.currency,
+    currency,
     calls,
     turns: [...turns].map(([turn, t]) => ({ turn, ...t.totals() })),
     byModel: Object.fromEntries([...byModel].map(([key, t]) => [key, t.totals()])),
@@ -191,6 +190,31 @@ export function sessionCost(session: Session, options: SessionCostOptions = {}):
     inherited: inherited.totals(),
     unpricedModels,
     ...rentOf(session, calls),
+  };
+}
+
+/**
+ * Every call that reported usage, priced as {@link sessionCost} prices it, in log order, and the
+ * currency of the amounts: for a reader that needs each call's cost and not the totals or the
+ * token rent (whose walk over the surface costs about as much as a load).
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { callCosts } from 'palimpsest/agent';
+ *
+ * const { currency, calls } = callCosts(Session.create({ id: 'no-calls' }));
+ * console.log(currency, calls.length); // 'USD' 0
+ * ```
+ */
+export function callCosts(
+  session: Session,
+  options: SessionCostOptions = {},
+): { readonly currency: string; readonly calls: CallCost[] } {
+  const table = options.prices === undefined ? DEFAULT_PRICES : checkPriceTable(options.prices);
+  return {
+    currency: table.currency,
+    calls: priceCalls(session, table, options.ignoreRecordedPrices === true),
   };
 }
 

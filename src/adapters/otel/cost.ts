@@ -5,7 +5,8 @@
 import type { SessionCost } from '../../model/index.js';
 
 /**
- * The `cost` option of an export from a {@link SessionCost}: each priced call's total, by the
+ * The `cost` option of an export from a {@link SessionCost} (or `callCosts`, which skips the
+ * totals and the token rent): each priced call's total, by the
  * seq of its `assistant/message` or `compaction/end`. Only US dollars are written (the attribute
  * is `palimpsest.cost.usd`): a table in another currency gives no cost at all.
  *
@@ -41,7 +42,9 @@ import type { SessionCost } from '../../model/index.js';
  * console.log(typeof turn?.attributes['palimpsest.cost.usd']); // 'number'
  * ```
  */
-export function costBySeq(cost: SessionCost): (seq: number) => number | undefined {
+export function costBySeq(
+  cost: Pick<SessionCost, 'currency' | 'calls'>,
+): (seq: number) => number | undefined {
   if (cost.currency !== 'USD') return () => undefined;
   const bySeq = new Map<number, number>();
   for (const call of cost.calls) {

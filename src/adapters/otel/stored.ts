@@ -1,9 +1,9 @@
 /**
  * Exporting sessions kept in a store, after the fact: each loaded as stored (a turn a crash left
- * open stays open), priced with `sessionCost`, and a subagent's parent found so its turns hang
- * under the call that ran them.
+ * open stays open), priced as `sessionCost` prices each call, and a subagent's parent found so
+ * its turns hang under the call that ran them.
  */
-import { type PriceTable, sessionCost } from '../../model/index.js';
+import { callCosts, type PriceTable } from '../../model/index.js';
 import { inspectSession, type SessionStore } from '../../store/index.js';
 import { costBySeq } from './cost.js';
 import {
@@ -63,7 +63,7 @@ export async function exportStoredSessions(
       options.cost ??
       (prices === false
         ? undefined
-        : costBySeq(sessionCost(loaded, prices === undefined ? {} : { prices })));
+        : costBySeq(callCosts(loaded, prices === undefined ? {} : { prices })));
     const parentCall =
       options.parentCall ??
       (await parentCallOf(
