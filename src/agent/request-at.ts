@@ -5,7 +5,7 @@
  * caught instead of silently replaying something else.
  */
 import type { Message, RequestHeaderData, Session, SessionEvent } from '../core/index.js';
-import { InvalidArgumentError, isEventOfType } from '../core/index.js';
+import { InvalidArgumentError, isEventOfType, redactedSeqs } from '../core/index.js';
 import {
   type CanonicalRequest,
   callDigests,
@@ -87,19 +87,28 @@ export interface RequestDigestMismatch {
   readonly seq: number;
   readonly recorded: string;
   readonly rebuilt: string;
+  /**
+   * The `log/redaction` that explains the difference: it erased an event before this answer,
+   * so the request rebuilt now holds placeholders where the model saw the erased content.
+   */
+  readonly redactedBy?: number;
 }
 
 /**
  * Every answer whose recorded request digest differs from its rebuilt request's. Empty when every
- * recorded digest holds; answers without a digest are not checked.
+ * recorded digest holds; answers without a digest are not checked. A difference that follows an
+ * erasure names the redaction (`redactedBy`): expected, not a drift.
  */
 export function checkRequestDigests(session: Session): RequestDigestMismatch[] {
   const mismatches: RequestDigestMismatch[] = [];
+  const redacted = [...redactedSeqs(session.events)].sort(([a], [b]) => a - b);
   for (const { seq, answer, digest } of callDigests(session)) {
     const recorded = answer.data.requestDigest;
     if (recorded === undefined) continue;
     const rebuilt = digest ?? 'none (no request header before the call)';
-    if (rebuilt !== recorded) mismatches.push({ seq, recorded, rebuilt });
+    if (rebuilt === recorded) continue;
+    const by = redacted.find(([erased]) => erased < seq)?.[1];
+    mismatches.push({ seq, recorded, rebuilt, ...(by === undefined ? {} : { redactedBy: by }) });
   }
   return mismatches;
 }

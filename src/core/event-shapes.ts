@@ -38,6 +38,11 @@ const HEADER_STRINGS: readonly string[] = ['provider', 'model'];
 const RETRY_INTEGERS: readonly string[] = ['turn', 'step', 'attempt', 'delayMs'];
 const ID: readonly string[] = ['id'];
 const NONE: readonly string[] = [];
+const REASON: readonly string[] = ['reason'];
+const SEQ: readonly string[] = ['seq'];
+const DIGESTS: readonly string[] = ['before', 'after'];
+const CHECKPOINT_INTEGERS: readonly string[] = ['count', 'from'];
+const CHECKPOINT_STRINGS: readonly string[] = ['session', 'head'];
 
 /**
  * The `turn` and `step` of an event's data: a check of the two named fields (most events have
@@ -157,6 +162,25 @@ export function checkLogData(type: string, data: JsonValue): ShapeIssue | undefi
     case 'compaction/start':
     case 'compaction/end':
       return checkFields(data, NONE, ID);
+    case 'log/redaction': {
+      const issue = checkFields(data, NONE, REASON);
+      if (issue !== undefined) return issue;
+      const erased = (data as JsonObject).erased;
+      if (!Array.isArray(erased) || erased.length === 0) {
+        return {
+          path: 'data.erased',
+          reason: 'expected a non-empty array of {seq, before, after}',
+        };
+      }
+      for (let i = 0; i < erased.length; i++) {
+        const entry = checkFields(erased[i] as JsonValue, SEQ, DIGESTS);
+        if (entry !== undefined)
+          return { ...entry, path: entry.path.replace('data', `data.erased[${i}]`) };
+      }
+      return undefined;
+    }
+    case 'log/checkpoint':
+      return checkFields(data, CHECKPOINT_INTEGERS, CHECKPOINT_STRINGS);
     default:
       return undefined;
   }

@@ -317,6 +317,59 @@ export interface CompactionBracketData {
 }
 
 /**
+ * One event a `log/redaction` erased: its seq and the digests of the event before and after the
+ * erasure (each the event's leaf digest in the hash chain, see `docs/governance.md`), so the
+ * chain stays verifiable once the erased bytes are gone.
+ */
+export type ErasedEvent = {
+  readonly seq: number;
+  /** The leaf digest of the event as it was (`sha256:` and base64url). */
+  readonly before: string;
+  /** The leaf digest of the event as it is now, with its content replaced by placeholders. */
+  readonly after: string;
+};
+
+/**
+ * `log/redaction`: content erased from earlier events. The stores remove the erased bytes and
+ * keep each event in place with its content replaced by `[redacted]` placeholders; this event
+ * says which, why, and what the chain needs to stay verifiable. It cites the erased seqs in
+ * `sourceEventSeqs`. Never on the surface.
+ */
+export type RedactionData = {
+  /** Why: a ticket, a policy, a request id. Keep personal data out of it: it is not erased. */
+  readonly reason: string;
+  /** How the events were chosen: named by seq, found by a pattern, or tagged with a subject. */
+  readonly selector: 'seqs' | 'match' | 'subject';
+  /** The subject id, for an erasure by subject. */
+  readonly subject?: string;
+  readonly erased: readonly ErasedEvent[];
+};
+
+/**
+ * `log/checkpoint`: the head of the session's hash chain over every event before this one, so a
+ * later change to any of them shows (see `docs/governance.md`). Never on the surface.
+ */
+export type CheckpointData = {
+  /** The session that computed the head (a fork keeps its parent's checkpoints in its seed). */
+  readonly session: string;
+  /** How many events the head covers: seqs `0 .. count - 1`, so always this event's own seq. */
+  readonly count: number;
+  /** The chain head (`sha256:` and base64url). */
+  readonly head: string;
+  /** The first seq whose short leaf digest {@link CheckpointData.leaves} holds. */
+  readonly from: number;
+  /** Eight base64url characters of each leaf digest from `from` to `count - 1`, run together. */
+  readonly leaves: string;
+  /** An Ed25519 signature over the session, count and head, when the writer had a key. */
+  readonly signature?: {
+    /** The first 16 hex digits of the SHA-256 of the raw public key. */
+    readonly key: string;
+    /** The signature, base64url. */
+    readonly value: string;
+  };
+};
+
+/**
  * The \`data\` of an elided chunk (see \`elided.ts\`): \`{elided: {bytes}}\`, nothing else. It widens
  * the chunk type of {@link SessionEventMap} because a session loaded with elided chunks holds
  * such stubs; appends never take one (see {@link AppendData}).
@@ -351,6 +404,8 @@ export interface SessionEventMap {
   'tool/result': ToolResultData;
   'compaction/start': CompactionBracketData;
   'compaction/end': CompactionBracketData;
+  'log/redaction': RedactionData;
+  'log/checkpoint': CheckpointData;
 }
 
 /** A type of the core vocabulary. */
@@ -514,6 +569,8 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'tool/result',
   'compaction/start',
   'compaction/end',
+  'log/redaction',
+  'log/checkpoint',
 ]);
 
 /** True when `type` is a lowercase `area/name` event type (more `/` segments are allowed). */

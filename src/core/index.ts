@@ -25,10 +25,12 @@ export {
   type AppendData,
   type AssistantChunkData,
   type AssistantMessageData,
+  type CheckpointData,
   type ChildSessionLink,
   type CompactionBracketData,
   dataAsJson,
   type ElidedChunkData,
+  type ErasedEvent,
   type ErrorDetails,
   type EventData,
   type EventEnvelope,
@@ -44,6 +46,7 @@ export {
   type ProvenanceIntent,
   type ProviderFailure,
   type QueuedMessageData,
+  type RedactionData,
   type ReplacedToolResult,
   type ReplaceOp,
   type RequestHeaderData,
@@ -109,6 +112,13 @@ export type {
   UserContentBlock,
   UserMessage,
 } from './messages.js';
+export {
+  contentMatches,
+  REDACTED_TEXT,
+  type RedactionPattern,
+  redactedData,
+  redactedSeqs,
+} from './redaction.js';
 export {
   type InterruptionKind,
   interruptionMarker,

@@ -36,6 +36,7 @@ export type {
   DamagedSession,
   ListOptions,
   LoadOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStore,
@@ -45,8 +46,24 @@ export type {
   UnlockOptions,
   UnlockReport,
 } from './contract/session-store.js';
+export { type Anchor, type DigestText, leafDigest } from './integrity/chain.js';
+export { ChainTracker } from './integrity/checkpoint.js';
+export type { BreakKind } from './integrity/locate.js';
+export {
+  type CheckpointSigner,
+  ed25519PublicKey,
+  ed25519Signer,
+} from './integrity/signature.js';
+export {
+  type Completeness,
+  type IntegrityBreak,
+  type IntegrityOptions,
+  type IntegrityReport,
+  verifyIntegrity,
+} from './integrity/verify.js';
 export { MemoryStore } from './memory/store.js';
 export { type AppendOnceResult, appendOnce } from './session/append-once.js';
+export type { CheckpointPolicy } from './session/checkpoints.js';
 export {
   type ChunkLoading,
   type InspectSessionOptions,
@@ -70,4 +87,10 @@ export {
   Recorder,
   type RecorderStats,
 } from './session/recorder.js';
+export {
+  type RedactOptions,
+  type RedactReport,
+  type RedactTarget,
+  redact,
+} from './session/redact.js';
 export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';

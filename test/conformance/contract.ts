@@ -45,6 +45,7 @@ import { describeDamagedListing } from './damage.js';
 import { describeListFilters } from './filters.js';
 import { rejection } from './helpers.js';
 import { describeIdRules } from './ids.js';
+import { describeReplaceLog } from './replace-log.js';
 import { describeSalvage } from './salvage.js';
 import { describeWatch } from './watch.js';
 
@@ -197,6 +198,7 @@ export function runStoreContract(name: string, open: () => Promise<StoreFixture>
       () => fixture.plantDamagedHeader?.bind(fixture),
     );
     describeListFilters(() => store);
+    describeReplaceLog(() => store);
     describeWatch(
       () => store,
       () => fixture.reopen(),

@@ -37,9 +37,10 @@ const STORE_FLOORS: Readonly<Record<string, readonly string[]>> = {
   sql: ['contract'],
   memory: ['contract'],
   jsonl: ['contract'],
+  integrity: ['contract'],
   sqlite: ['contract', 'sql'],
   postgres: ['contract', 'sql'],
-  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres'],
+  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres', 'integrity'],
 };
 
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */

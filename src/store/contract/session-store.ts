@@ -156,6 +156,12 @@ export interface SessionLock {
   release(): Promise<void>;
 }
 
+/** Options of {@link SessionStore.replaceLog}. */
+export interface ReplaceLogOptions {
+  /** How many events the stored log holds now: a log that changed since is a `ConflictError`. */
+  readonly expectedLength: number;
+}
+
 /** Options of {@link SessionStore.unlock}. */
 export interface UnlockOptions {
   /**
@@ -249,6 +255,25 @@ export interface SessionStore {
    * tail (a database) checks the same and drops nothing.
    */
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void>;
+
+  /**
+   * Replaces a session's whole log with `events` (seqs from 0, contiguous) in one atomic step,
+   * under its lock: afterwards the store holds exactly `events`, a crash leaves either the old
+   * log or the new one, and the old log's bytes are gone from what the store owns (each
+   * backend's notes in `docs/governance.md` say what that covers). The stored log must hold
+   * `expectedLength` events (else `ConflictError`, nothing written) and no torn tail, and is never
+   * shortened (fewer `events` is an `InvalidArgumentError`). This is how
+   * a redaction erases: the caller keeps every envelope, replaces data only, and appends the
+   * `log/redaction` that says why. A lock of another session is an `InvalidArgumentError`; one
+   * no longer held an `InvalidStoreError` or, when another writer holds the session, a
+   * `LockedError`.
+   */
+  replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void>;
 
   /**
    * Follows a session: yields its committed events from `fromSeq` on, in order and each exactly

@@ -26,6 +26,7 @@ import {
 import type {
   AppendOptions,
   ListOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStats,
@@ -287,6 +288,35 @@ export function checkTornTail(id: string, tail: TornTail, lock: SessionLock): vo
       `torn tail of session '${shortId(id)}': committedSeq, offset and size must be non-negative integers, found committedSeq ${String(tail.committedSeq)}${bytes === undefined ? '' : `, offset ${String(bytes.offset)}, size ${String(bytes.size)}`}`,
     );
   }
+}
+
+/**
+ * Checks the arguments of `replaceLog`: the lock is this session's, `expectedLength` is a count
+ * and the events are at least that many (a log is never shortened), run from seq 0 without a
+ * gap and hold no stub.
+ */
+export function checkReplaceLog(
+  id: string,
+  events: readonly SessionEvent[],
+  options: ReplaceLogOptions,
+  lock: SessionLock,
+): void {
+  if (lock.sessionId !== id) {
+    throw new InvalidArgumentError(
+      `the lock passed to replaceLog is for session '${shortId(lock.sessionId)}', not '${shortId(id)}'`,
+    );
+  }
+  if (!isCount(options.expectedLength)) {
+    throw new InvalidArgumentError(
+      `replace the log of session '${shortId(id)}': expectedLength must be a non-negative integer, found ${String(options.expectedLength)}`,
+    );
+  }
+  if (events.length < options.expectedLength) {
+    throw new InvalidArgumentError(
+      `replace the log of session '${shortId(id)}': a log is never shortened, so expected at least ${options.expectedLength} events, found ${events.length}`,
+    );
+  }
+  checkBatch(id, events, { expectedSeq: 0 });
 }
 
 function isCount(value: unknown): value is number {

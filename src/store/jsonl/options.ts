@@ -23,6 +23,9 @@ export const JSONL_FAILPOINTS = [
   'append:after-write',
   'append:after-fsync',
   'truncate:after-truncate',
+  'replace:after-temp-write',
+  'replace:after-temp-fsync',
+  'replace:after-rename',
   'lock:after-acquire',
 ] as const;
 

@@ -12,7 +12,7 @@
  */
 import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { InvalidStoreError, LockedError, StorageError } from '../contract/errors.js';
+import { ConflictError, InvalidStoreError, LockedError, StorageError } from '../contract/errors.js';
 import { follow } from '../contract/follow.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type {
@@ -20,6 +20,7 @@ import type {
   DamagedSession,
   ListOptions,
   LoadOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStats,
@@ -35,6 +36,7 @@ import {
   assertOpen,
   checkBatch,
   checkListOptions,
+  checkReplaceLog,
   checkSessionId,
   checkTornTail,
   pageOf,
@@ -54,6 +56,7 @@ import {
   releaseQuietly,
   wasLost,
 } from './lock.js';
+import { encodeLog } from './log-file.js';
 import type { JsonlFailpoint, ResolvedOptions } from './options.js';
 import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
 import { heldLock, serialized } from './process-state.js';
@@ -341,15 +344,35 @@ export class JsonlStore implements SessionStore {
       await serialized(target.key, async () => {
         this.#assertOpen();
         this.#writer.assertNotPoisoned(id);
-        if (!(await holdsLock(this.#lockEnv, target, lock.owner.token))) {
-          const current = await readLock(this.#fs, target.path);
-          if (current?.owner !== undefined) throw new LockedError(id, current.owner);
-          throw new InvalidStoreError(
-            'LOCK_NOT_HELD',
-            `the lock of session '${shortId(id)}' is no longer held; lock it again`,
-          );
-        }
+        await this.#checkHolder(id, target, lock);
         await this.#writer.discardTail(id, paths.log, tail.committedSeq, tail.bytes);
+      });
+    });
+  }
+
+  replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void> {
+    return this.#run(`replace the log of session '${shortId(id)}'`, async () => {
+      this.#assertWritable();
+      checkSessionId(id);
+      checkReplaceLog(id, events, options, lock);
+      const paths = sessionPaths(this.directory, id);
+      const target = this.#lockTarget(id, paths);
+      await serialized(target.key, async () => {
+        this.#assertOpen();
+        this.#writer.assertNotPoisoned(id);
+        await this.#checkHolder(id, target, lock);
+        const stored = await this.load(id);
+        const length = stored.log.length;
+        if (stored.tornTail !== undefined || length !== options.expectedLength) {
+          throw new ConflictError(id, options.expectedLength, length);
+        }
+        const content = encodeLog(stored.header, id, events, this.#options.maxLineBytes);
+        await this.#writer.replace(id, this.directory, paths, content);
       });
     });
   }
@@ -401,6 +424,17 @@ export class JsonlStore implements SessionStore {
       path: paths.lock,
       key: `${this.#directoryKey}/${paths.name}`,
     };
+  }
+
+  /** Throws unless `lock` still holds the session. */
+  async #checkHolder(id: string, target: LockTarget, lock: SessionLock): Promise<void> {
+    if (await holdsLock(this.#lockEnv, target, lock.owner.token)) return;
+    const current = await readLock(this.#fs, target.path);
+    if (current?.owner !== undefined) throw new LockedError(id, current.owner);
+    throw new InvalidStoreError(
+      'LOCK_NOT_HELD',
+      `the lock of session '${shortId(id)}' is no longer held; lock it again`,
+    );
   }
 
   async #failpoint(name: JsonlFailpoint): Promise<void> {

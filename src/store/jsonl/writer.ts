@@ -105,24 +105,8 @@ export class JsonlWriter {
    */
   async create(id: string, directory: string, paths: SessionPaths, line: Buffer): Promise<void> {
     const { fs, location } = this.#options;
-    const temp = contained(directory, `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`);
-    let handle: FsFileHandle;
+    const temp = await this.#writeTemp(directory, paths, line, 'create');
     try {
-      handle = await fs.open(temp, 'wx', 0o600);
-    } catch (error) {
-      throw asFailureOn(error, temp, paths.log);
-    }
-    try {
-      try {
-        // The umask can only remove permission bits; chmod makes the mode exact.
-        await handle.chmod(0o600);
-        await writeAll(handle, line, 0, line.length, 0);
-        await this.#failpoint('create:after-temp-write');
-        if (this.#options.fsync) await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-      await this.#failpoint('create:after-temp-fsync');
       try {
         await fs.link(temp, paths.log);
       } catch (error) {
@@ -140,6 +124,63 @@ export class JsonlWriter {
     }
     await this.#syncDirectory(directory);
     await this.#failpoint('create:after-dir-fsync');
+  }
+
+  /**
+   * Replaces the log of session `id` with `content` (a header line and whole batches): written
+   * to a temp file, made durable, renamed over the log, then the directory made durable. A crash
+   * leaves the old log or the new one; the old file is unlinked, its bytes no longer any file's.
+   */
+  async replace(
+    id: string,
+    directory: string,
+    paths: SessionPaths,
+    content: Buffer,
+  ): Promise<void> {
+    this.assertNotPoisoned(id);
+    await this.drop(id);
+    const temp = await this.#writeTemp(directory, paths, content, 'replace');
+    try {
+      await this.#options.fs.rename(temp, paths.log);
+    } catch (error) {
+      await unlinkQuietly(this.#options.fs, temp);
+      throw asFailureOn(error, temp, paths.log);
+    }
+    await this.#syncDirectory(directory);
+    await this.#failpoint('replace:after-rename');
+  }
+
+  /** Writes `content` to a new temp file beside the log, durable (with fsync on), mode 0600. */
+  async #writeTemp(
+    directory: string,
+    paths: SessionPaths,
+    content: Buffer,
+    operation: 'create' | 'replace',
+  ): Promise<string> {
+    const { fs } = this.#options;
+    const temp = contained(directory, `.${paths.name}.${randomBytes(8).toString('hex')}.tmp`);
+    let handle: FsFileHandle;
+    try {
+      handle = await fs.open(temp, 'wx', 0o600);
+    } catch (error) {
+      throw asFailureOn(error, temp, paths.log);
+    }
+    try {
+      try {
+        // The umask can only remove permission bits; chmod makes the mode exact.
+        await handle.chmod(0o600);
+        await writeAll(handle, content, 0, content.length, 0);
+        await this.#failpoint(`${operation}:after-temp-write`);
+        if (this.#options.fsync) await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+      await this.#failpoint(`${operation}:after-temp-fsync`);
+    } catch (error) {
+      await unlinkQuietly(fs, temp);
+      throw asFailureOn(error, temp, paths.log);
+    }
+    return temp;
   }
 
   /** Removes the log `file` of session `id`, its write handle closed first, and makes it durable. */

@@ -23,6 +23,7 @@ import type {
   AppendOptions,
   ListOptions,
   LoadOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStats,
@@ -35,6 +36,7 @@ import type {
 import {
   assertOpen,
   checkBatch,
+  checkReplaceLog,
   checkSessionId,
   checkTornTail,
   pageOf,
@@ -98,6 +100,10 @@ export class MemoryStore implements SessionStore {
     if (options.expectedSeq !== entry.lines.length) {
       throw new ConflictError(id, options.expectedSeq, entry.lines.length);
     }
+    this.#push(entry, events);
+  }
+
+  #push(entry: StoredEntry, events: readonly SessionEvent[]): void {
     for (const event of events) {
       entry.lines.push(JSON.stringify(event));
       // Only the form an admitted chunk serializes to is elided, as in a JSONL log (a chunk
@@ -234,6 +240,11 @@ export class MemoryStore implements SessionStore {
     this.#assertOpen();
     checkSessionId(id);
     checkTornTail(id, tail, lock);
+    this.#checkHolder(id, lock);
+  }
+
+  /** Throws unless `lock` still holds the session. */
+  #checkHolder(id: string, lock: SessionLock): void {
     const holder = this.#locks.get(id);
     if (holder?.token === lock.owner.token) return;
     if (holder !== undefined) throw new LockedError(id, holder);
@@ -241,6 +252,25 @@ export class MemoryStore implements SessionStore {
       'LOCK_NOT_HELD',
       `the lock of session '${id}' is no longer held; lock it again`,
     );
+  }
+
+  async replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void> {
+    this.#assertOpen();
+    checkSessionId(id);
+    checkReplaceLog(id, events, options, lock);
+    this.#checkHolder(id, lock);
+    const entry = this.#entry(id);
+    if (options.expectedLength !== entry.lines.length) {
+      throw new ConflictError(id, options.expectedLength, entry.lines.length);
+    }
+    entry.lines.length = 0;
+    entry.chunkTimes.length = 0;
+    this.#push(entry, events);
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,7 @@ import type {
   AppendOptions,
   ListOptions,
   LoadOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStats,
@@ -39,7 +40,13 @@ import { PgContext, type PostgresSettings } from './context.js';
 import type { PgPool } from './driver.js';
 import { Leases } from './leases.js';
 import { listSessions, loadSession, summarizeSession, watchSession } from './reads.js';
-import { appendEvents, createSession, deleteSession, discardTornTail } from './writes.js';
+import {
+  appendEvents,
+  createSession,
+  deleteSession,
+  discardTornTail,
+  replaceLog,
+} from './writes.js';
 
 /** A store of sessions in one PostgreSQL schema. Open it with `openPostgresStore`. */
 export class PostgresStore implements SessionStore {
@@ -128,6 +135,15 @@ export class PostgresStore implements SessionStore {
    */
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
     return discardTornTail(this.#ctx, this.#leases, id, tail, lock);
+  }
+
+  replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void> {
+    return replaceLog(this.#ctx, this.#leases, id, events, options, lock);
   }
 
   /** Stops the heartbeats, releases the leases this store holds, and ends its own pool. */

@@ -7,8 +7,19 @@ import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import { InvalidArgumentError } from '../../core/index.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../contract/errors.js';
-import type { AppendOptions, SessionLock, TornTail } from '../contract/session-store.js';
-import { checkBatch, checkSessionId, checkTornTail, shortId } from '../contract/store-rules.js';
+import type {
+  AppendOptions,
+  ReplaceLogOptions,
+  SessionLock,
+  TornTail,
+} from '../contract/session-store.js';
+import {
+  checkBatch,
+  checkReplaceLog,
+  checkSessionId,
+  checkTornTail,
+  shortId,
+} from '../contract/store-rules.js';
 import { isIntact } from '../sql/chunk-run-rows.js';
 import { RUN_TYPE, runEnvelopes, runTexts } from '../sql/chunk-runs.js';
 import { rowChecksum, sessionChecksum } from '../sql/row-checksums.js';
@@ -102,29 +113,91 @@ export async function appendEvents(
         }
         if (encoded.length === 0) return;
         await leases.checkWriter(client, id);
-        const site = ctx.site(id);
-        const runs = await planRuns(client, ctx.s, site, position.key, events, expected);
-        const rows = encoded.filter((event) => !runs.joins(event.seq));
-        for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
-          await insert(ctx, client, position.key, rows.slice(from, from + ROWS_PER_INSERT));
+        await writeRows(ctx, client, id, position.key, events, encoded, expected);
+        await advance(ctx, client, id, position.key, expected + encoded.length);
+      },
+      ctx.settings.leaseMs,
+    ),
+  );
+}
+
+/** Inserts the rows and chunk runs of `events`, the first at seq `expected` (in a transaction). */
+async function writeRows(
+  ctx: PgContext,
+  client: PgQueryable,
+  id: string,
+  key: string,
+  events: readonly SessionEvent[],
+  encoded: readonly EncodedEvent[],
+  expected: number,
+): Promise<void> {
+  const site = ctx.site(id);
+  const runs = await planRuns(client, ctx.s, site, key, events, expected);
+  const rows = encoded.filter((event) => !runs.joins(event.seq));
+  for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
+    await insert(ctx, client, key, rows.slice(from, from + ROWS_PER_INSERT));
+  }
+  await writeRuns(client, ctx.s, site, key, runs, expected);
+}
+
+/**
+ * Sets the session's length and notifies its watchers. The notification rides on the update
+ * (one round trip less per append); it is delivered only if the transaction commits. The
+ * length's checksum was checked when the row was read (positionOf): a damaged one is never
+ * rewritten.
+ */
+async function advance(
+  ctx: PgContext,
+  client: PgQueryable,
+  id: string,
+  key: string,
+  next: number,
+): Promise<void> {
+  const now = Date.now();
+  await client.query(
+    `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2, length_crc = $3 WHERE key = $4 RETURNING pg_notify($5, $6)`,
+    [next, now, lengthChecksum(id, next, now), key, ctx.channel, notification(id, next)],
+  );
+}
+
+/**
+ * Replaces the session's rows in one transaction under its lease: every event row and chunk run
+ * deleted, `events` inserted. The old rows leave every query and `pg_dump` at the commit; their
+ * dead tuples stay in the table's pages until a `VACUUM`, and in the WAL until it is recycled.
+ */
+export async function replaceLog(
+  ctx: PgContext,
+  leases: Leases,
+  id: string,
+  events: readonly SessionEvent[],
+  options: ReplaceLogOptions,
+  lock: SessionLock,
+): Promise<void> {
+  ctx.assertWritable();
+  checkSessionId(id);
+  checkReplaceLog(id, events, options, lock);
+  const encoded = events.map(encode);
+  await ctx.retrying(`replace the log of session '${shortId(id)}'`, (client, retry) =>
+    transaction(
+      client,
+      async () => {
+        const position = await positionOf(ctx, client, id, true);
+        await leases.checkHeld(client, id, lock.owner);
+        if (position.next !== options.expectedLength) {
+          // A retry finding the log it wrote finds its own first attempt committed.
+          const landed =
+            retry &&
+            position.next === encoded.length &&
+            (await holds(ctx, client, id, position.key, encoded));
+          if (landed) return;
+          throw new ConflictError(id, options.expectedLength, position.next);
         }
-        await writeRuns(client, ctx.s, site, position.key, runs, expected);
-        const next = expected + encoded.length;
-        const now = Date.now();
-        // The notification rides on the update (one round trip less per append); it is
-        // delivered only if the transaction commits. The length's checksum was checked when
-        // the row was read (positionOf): a damaged one is never rewritten.
-        await client.query(
-          `UPDATE ${ctx.s}.sessions SET next_seq = $1, updated_at = $2, length_crc = $3 WHERE key = $4 RETURNING pg_notify($5, $6)`,
-          [
-            next,
-            now,
-            lengthChecksum(id, next, now),
-            position.key,
-            ctx.channel,
-            notification(id, next),
-          ],
-        );
+        await client.query(`DELETE FROM ${ctx.s}.events WHERE session_key = $1`, [position.key]);
+        await client.query(`DELETE FROM ${ctx.s}.chunk_runs WHERE session_key = $1`, [
+          position.key,
+        ]);
+        await writeRows(ctx, client, id, position.key, events, encoded, 0);
+        await advance(ctx, client, id, position.key, encoded.length);
       },
       ctx.settings.leaseMs,
     ),

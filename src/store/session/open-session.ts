@@ -18,6 +18,7 @@ import {
 import { NotFoundError } from '../contract/errors.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type { LoadOptions, SessionLock, SessionStore } from '../contract/session-store.js';
+import { type CheckpointPolicy, keepCheckpoints } from './checkpoints.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */
@@ -47,6 +48,13 @@ export interface OpenSessionOptions {
    * records as usual (stubs are never written back), but cannot be forked over a stub.
    */
   readonly chunks?: ChunkLoading;
+  /**
+   * Checkpoints of the session's hash chain, appended by the session itself (after each turn,
+   * or every n events, signed when given a signer): see `docs/governance.md`. The events since
+   * the last checkpoint must be loaded in full (with `chunks: 'elide'`, a session whose last
+   * turn ended without one is refused with `InvalidArgumentError`).
+   */
+  readonly checkpoints?: CheckpointPolicy;
 }
 
 /** How a session's `assistant/chunk` events are loaded: all in full, or finished ones elided. */
@@ -110,6 +118,26 @@ export class LiveSession extends Session implements Durable {
   /** Counters of the recorder. */
   get recorderStats(): RecorderStats {
     return this.recorder.stats;
+  }
+
+  /**
+   * Replaces the stored log with `events` under this writer's lock, in one atomic write, then
+   * closes the session (its events in memory are the old log's). The one write of a redaction:
+   * use `redact`, which builds `events` from this session's.
+   * @internal
+   */
+  async replaceStoredLog(events: readonly SessionEvent[]): Promise<void> {
+    try {
+      await this.flush();
+      await this.store.replaceLog(
+        this.header.id,
+        events,
+        { expectedLength: this.seq },
+        this.writerLock,
+      );
+    } finally {
+      await this.close();
+    }
   }
 
   /** Flushes, stops recording and releases the writer lock. Idempotent. */
@@ -207,6 +235,14 @@ export async function openSession(
         report: { created, tornBytesDropped, repairedEvents: closers.length },
       },
     );
+    if (options.checkpoints !== undefined) {
+      keepCheckpoints(session, options.checkpoints, (error) =>
+        (options.onListenerError ?? console.error)(
+          error,
+          session.events[session.seq - 1] as SessionEvent,
+        ),
+      );
+    }
     if (loaded.tornTail !== undefined) await store.discardTornTail(id, loaded.tornTail, lock);
     if (closers.length > 0) {
       await store.append(id, closers, { expectedSeq: loadedLength });

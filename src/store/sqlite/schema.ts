@@ -166,6 +166,9 @@ export const SEEDED_TYPES = [
   'request/overflow',
   'queue/steer',
   'queue/follow-up',
+  // Governance (redaction and the hash chain's checkpoints), last for the same reason.
+  'log/redaction',
+  'log/checkpoint',
 ] as const;
 
 /** The ledger a database is paired with (at most one row; `pairing.ts`). */

@@ -10,6 +10,7 @@ import type {
   AppendOptions,
   ListOptions,
   LoadOptions,
+  ReplaceLogOptions,
   SessionLock,
   SessionPage,
   SessionStats,
@@ -93,6 +94,15 @@ export class SqliteStore implements SessionStore {
   /** Checks the arguments and the lock; a SQLite database never has a torn tail to drop. */
   discardTornTail(id: string, tail: TornTail, lock: SessionLock): Promise<void> {
     return this.#writes.discardTornTail(id, tail, lock);
+  }
+
+  replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void> {
+    return this.#writes.replaceLog(id, events, options, lock);
   }
 
   /** Releases the locks this store holds and closes the connection. Idempotent. */

@@ -1,12 +1,13 @@
 /**
  * The writes of a SQLite store: creating a session, appending a batch in one transaction that
  * checks the expected seq and the writer's lock before writing (and learns the codes of new event
- * types), deleting a session, and the torn-tail check a SQLite database never needs to act on.
+ * types), deleting a session, replacing a session's log whole (erasure), and the torn-tail check
+ * a SQLite database never needs to act on.
  */
 
 import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { InvalidArgumentError } from '../../core/index.js';
+import { InvalidArgumentError, PalimpsestError } from '../../core/index.js';
 import {
   AlreadyExistsError,
   ConflictError,
@@ -14,8 +15,18 @@ import {
   NotFoundError,
 } from '../contract/errors.js';
 import { parseOwnerJson } from '../contract/lock-owner.js';
-import type { AppendOptions, SessionLock, TornTail } from '../contract/session-store.js';
-import { checkBatch, checkSessionId, checkTornTail } from '../contract/store-rules.js';
+import type {
+  AppendOptions,
+  ReplaceLogOptions,
+  SessionLock,
+  TornTail,
+} from '../contract/session-store.js';
+import {
+  checkBatch,
+  checkReplaceLog,
+  checkSessionId,
+  checkTornTail,
+} from '../contract/store-rules.js';
 import { rowChecksum, sessionChecksum } from '../sql/row-checksums.js';
 import { planRuns } from './chunk-run-writer.js';
 import type { SessionPosition, SqliteContext } from './context.js';
@@ -144,6 +155,51 @@ export class SqliteWrites {
   }
 
   /**
+   * Replaces the session's rows in one transaction: every event row and chunk run deleted and
+   * `events` inserted, with `secure_delete` on so the freed pages are zeroed, then the WAL
+   * checkpointed and truncated, so the old rows' bytes are in neither file.
+   */
+  async replaceLog(
+    id: string,
+    events: readonly SessionEvent[],
+    options: ReplaceLogOptions,
+    lock: SessionLock,
+  ): Promise<void> {
+    const context = this.#context;
+    const { sql } = context;
+    context.assertWritable();
+    checkSessionId(id);
+    checkReplaceLog(id, events, options, lock);
+    try {
+      const replace = context.db.transaction(() => {
+        this.#checkHolder(id, lock);
+        const position = this.#checkNext(id, options.expectedLength);
+        const vouched = this.#vouch(id, position);
+        sql.deleteEvents.run(position.key);
+        sql.deleteRuns.run(position.key);
+        const learned = new Map<string, number>();
+        this.#insertRows(id, position.key, events, 0, learned);
+        sql.advance.run(events.length, Date.now(), vouched, position.key);
+        const claimed = context.ledger?.committing(position.key, events.length);
+        return { key: position.key, learned, claimed };
+      });
+      context.db.pragma('secure_delete = ON', { simple: true });
+      const { key, learned, claimed } = await context.retry(
+        `replace the log of session '${id}'`,
+        () => replace.immediate(),
+      );
+      for (const [type, code] of learned) context.learnType(type, code);
+      context.committed.notify();
+      if (claimed !== undefined) this.#noteRecord(id, claimed);
+      context.ledger?.committed(key, events.length);
+      context.ledger?.syncSoon();
+      context.db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
+    } catch (error) {
+      throw context.storageError(`replace the log of session '${id}'`, error);
+    }
+  }
+
+  /**
    * Checks the arguments and the lock, and drops nothing: each batch is one transaction, which
    * SQLite rolls back when a crash interrupts it, so a database never has a torn tail.
    */
@@ -152,12 +208,17 @@ export class SqliteWrites {
     context.assertWritable();
     checkSessionId(id);
     checkTornTail(id, tail, lock);
-    let row: { owner: string } | undefined;
     try {
-      row = context.sql.lockRow.get(id) as { owner: string } | undefined;
+      this.#checkHolder(id, lock);
     } catch (error) {
+      if (PalimpsestError.isInstance(error)) throw error;
       throw context.storageError(`discard the torn tail of session '${id}'`, error);
     }
+  }
+
+  /** Throws unless `lock` still holds the session. */
+  #checkHolder(id: string, lock: SessionLock): void {
+    const row = this.#context.sql.lockRow.get(id) as { owner: string } | undefined;
     if (row !== undefined && parseOwnerJson(row.owner)?.token === lock.owner.token) return;
     const found = this.#locks.lockOf(id);
     if (found?.holder !== undefined) throw found.locked();
@@ -178,8 +239,26 @@ export class SqliteWrites {
     const position = this.#checkNext(id, expected);
     const key = position.key;
     const vouched = this.#vouch(id, position);
-    const insert = context.sql.insertEvent;
     const learned = new Map<string, number>();
+    this.#insertRows(id, key, events, expected, learned);
+    // The session's updated-at is wall time, like its events' times: not the lock clock's.
+    context.sql.advance.run(expected + events.length, Date.now(), vouched, key);
+    // Last, so that nothing but the commit can fail after it.
+    const claimed = context.ledger?.committing(key, expected + events.length);
+    context.failpoint('append:before-commit');
+    return { key, learned, claimed };
+  }
+
+  /** Inserts the rows and chunk runs of `events`, the first at seq `expected` (in a transaction). */
+  #insertRows(
+    id: string,
+    key: number,
+    events: readonly SessionEvent[],
+    expected: number,
+    learned: Map<string, number>,
+  ): void {
+    const context = this.#context;
+    const insert = context.sql.insertEvent;
     const runs = planRuns(context.sql, context.rowContext(id, key), events, expected);
     for (const event of events) {
       if (runs.joins(event.seq)) continue;
@@ -200,12 +279,6 @@ export class SqliteWrites {
       insert.run(key, event.seq, type, event.time, data, sources, surfaceOp, crc);
     }
     runs.write();
-    // The session's updated-at is wall time, like its events' times: not the lock clock's.
-    context.sql.advance.run(expected + events.length, Date.now(), vouched, key);
-    // Last, so that nothing but the commit can fail after it.
-    const claimed = context.ledger?.committing(key, expected + events.length);
-    context.failpoint('append:before-commit');
-    return { key, learned, claimed };
   }
 
   /** Notes where the session's ledger record ends, and has the ledger fsynced in the background. */

@@ -202,7 +202,7 @@ describe('a full disk', () => {
 });
 
 describe('failpoints', () => {
-  it('are called in order through create, append, lock and repair', async () => {
+  it('are called in order through create, append, lock, repair and a log replaced', async () => {
     const dir = await tempDir();
     const seen: JsonlFailpoint[] = [];
     const store = await openJsonlStore(dir, { failpoint: (name) => void seen.push(name) });
@@ -213,6 +213,7 @@ describe('failpoints', () => {
     await appendFile(logPath(dir, 's1'), 'torn');
     const { tornTail } = await store.load('s1');
     await store.discardTornTail('s1', tornTail as never, lock);
+    await store.replaceLog('s1', notes(0, 2), { expectedLength: 1 }, lock);
     expect(seen).toEqual([
       'create:after-temp-write',
       'create:after-temp-fsync',
@@ -224,6 +225,9 @@ describe('failpoints', () => {
       'append:after-fsync',
       'lock:after-acquire',
       'truncate:after-truncate',
+      'replace:after-temp-write',
+      'replace:after-temp-fsync',
+      'replace:after-rename',
     ]);
     expect(new Set(seen)).toEqual(new Set(JSONL_FAILPOINTS));
     await store.close();

@@ -1,0 +1,106 @@
+/**
+ * The hash chain of a session (see `docs/governance.md`): each event has a **leaf digest**, the
+ * SHA-256 of its envelope and its data; checkpoints link the leaves into a chain,
+ * each head the SHA-256 of the previous head followed by the leaves since. The leaf leaves the
+ * seq out (the chain's order binds it), so a verifier can tell a removed or inserted event from
+ * an altered one; a redaction records the erased event's leaf, so the chain survives erasure.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { SessionEvent } from '../../core/index.js';
+
+/** The text form of a digest: `sha256:` then the 32 bytes in base64url. */
+export type DigestText = string;
+
+/**
+ * A chain head kept outside the store (printed for an external log, or written to another
+ * store): the head over a session's first `count` events. Only an anchor shows a log cut short.
+ */
+export interface Anchor {
+  readonly session: string;
+  readonly count: number;
+  readonly head: DigestText;
+}
+
+const DIGEST_PREFIX = 'sha256:';
+/** Characters of a leaf's base64url form that a checkpoint keeps to locate a changed event. */
+export const SHORT_LEAF_CHARS = 8;
+
+/**
+ * The leaf digest of an event: SHA-256 of the JSON array `[time, type, data, surfaceOp, sources]`
+ * (an absent field as `null`), 32 bytes. The data's JSON is its stored text: every store gives
+ * back the text it was handed, byte for byte.
+ */
+export function leafDigest(event: SessionEvent): Buffer {
+  const text = JSON.stringify([
+    event.time,
+    event.type,
+    event.data,
+    event.surfaceOp ?? null,
+    event.sourceEventSeqs ?? null,
+  ]);
+  return createHash('sha256').update(text).digest();
+}
+
+/** The first head of a chain: it names the session that started it. */
+export function genesisDigest(session: string): Buffer {
+  return createHash('sha256').update(`palimpsest chain 1\0${session}`).digest();
+}
+
+/** A digest as text (`sha256:` + base64url). */
+export function digestText(digest: Buffer): DigestText {
+  return `${DIGEST_PREFIX}${digest.toString('base64url')}`;
+}
+
+/** The digest a text names, or `undefined` when it is not the text of a SHA-256 digest. */
+export function parseDigest(text: string): Buffer | undefined {
+  if (!text.startsWith(DIGEST_PREFIX)) return undefined;
+  const bytes = Buffer.from(text.slice(DIGEST_PREFIX.length), 'base64url');
+  return bytes.length === 32 && digestText(bytes) === text ? bytes : undefined;
+}
+
+/** The short form of a leaf a checkpoint keeps. */
+export function shortLeaf(leaf: Buffer): string {
+  return leaf.toString('base64url').slice(0, SHORT_LEAF_CHARS);
+}
+
+/**
+ * A chain segment being hashed: the head of the checkpoint before it, then the leaves since.
+ * `head()` may be read at any point; more leaves can follow.
+ */
+export class ChainSegment {
+  readonly #hash: Hash;
+  readonly #short: string[] = [];
+  /** The first seq of the segment. */
+  readonly from: number;
+
+  constructor(previousHead: Buffer, from: number) {
+    this.#hash = createHash('sha256').update(previousHead);
+    this.from = from;
+  }
+
+  /** Adds the next event's leaf. */
+  push(leaf: Buffer): void {
+    this.#hash.update(leaf);
+    this.#short.push(shortLeaf(leaf));
+  }
+
+  /** Events pushed so far. */
+  get length(): number {
+    return this.#short.length;
+  }
+
+  /** The head over everything pushed so far. */
+  head(): Buffer {
+    return this.#hash.copy().digest();
+  }
+
+  /** The short leaves pushed so far, run together. */
+  shortLeaves(): string {
+    return this.#short.join('');
+  }
+
+  /** The short leaf of the `index`th event pushed. */
+  shortLeafAt(index: number): string | undefined {
+    return this.#short[index];
+  }
+}
