@@ -34,6 +34,7 @@ export const slowTests: readonly string[] = [
   'test/cli/salvage.test.ts',
   'test/cli/unlock.test.ts',
   'test/cli/otel.test.ts',
+  'test/cli/governance.test.ts',
   'test/import/cli.test.ts',
   'test/import/forks.test.ts',
   // npm pack and a consumer's type check of the packed package (36 s).

@@ -3,7 +3,7 @@
  * and whether output is JSON.
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl, type SessionStore } from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
 import { printableStoreUrl } from './store-url.js';
@@ -88,4 +88,14 @@ export function parseCount(name: string, value: string | undefined): number | un
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
+}
+
+/** The text of a file a command was given, or a not-found error naming it and `what` it is. */
+export function readGivenFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new CliError(`cannot read ${what} ${file}: ${code}`, EXIT.notFound);
+  }
 }

@@ -12,13 +12,18 @@ import { costCommand } from './commands/cost.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { exportEvalsCommand } from './commands/export-evals.js';
+import {
+  anchorCommand,
+  checkpointCommand,
+  type RedactCommandOptions,
+  redactCommand,
+} from './commands/governance.js';
 import { type ImportCommandOptions, importCommand } from './commands/import.js';
 import {
   listCommand,
   logCommand,
   showCommand,
   surfaceCommand,
-  verifyCommand,
   whyCommand,
 } from './commands/inspect.js';
 import {
@@ -33,6 +38,7 @@ import { type OtelCommandOptions, otelCommand } from './commands/otel.js';
 import { replayCommand } from './commands/replay.js';
 import { requestCommand } from './commands/request.js';
 import { type RunOptions, runCommand } from './commands/run.js';
+import { type VerifyOptions, verifyCommand } from './commands/verify.js';
 import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
@@ -199,12 +205,74 @@ function program(): Command {
     .action(run((context, id: string, seq: string) => whyCommand(context, id, seq)));
   root
     .command('verify')
-    .description('load, fold and lint sessions; exit code 7 on any violation')
+    .description(
+      'load, fold and lint sessions, and with --integrity check their hash chains; exit code 7 on any violation',
+    )
     .argument('[ids...]')
     .option('--all', 'every session of the store')
+    .option(
+      '--integrity',
+      'check the hash chain: nothing altered, reordered, inserted or removed up to the last checkpoint or anchor',
+    )
+    .option(
+      '--key <pem>',
+      'an Ed25519 key (PEM) whose checkpoint signatures are checked; repeatable',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--anchors <file-or-url>',
+      'chain heads kept outside the store: a JSON-lines file, or a store holding an anchors session',
+    )
     .action(
-      run((context, ids: string[], options: { all?: boolean }) =>
-        verifyCommand(context, ids, options),
+      run((context, ids: string[], options: VerifyOptions) => verifyCommand(context, ids, options)),
+    );
+  root
+    .command('redact')
+    .description(
+      'erase content from sessions, keeping provenance: a log/redaction records what and why, the stored bytes are removed; exit 9 when nothing matched',
+    )
+    .argument('[ids...]')
+    .option('--seq <list>', 'erase everything these events say (5,7,12)')
+    .option(
+      '--match <regex>',
+      'erase every match of this regular expression, wherever content holds one',
+    )
+    .option('-i, --ignore-case', 'match --match without regard to case')
+    .option('--subject <id>', 'erase everything of the sessions whose header tags this subject')
+    .option(
+      '--reason <text>',
+      'why (a ticket, a policy): recorded, never erased, so no personal data',
+    )
+    .option('--all', 'every session of the store (with --match or --subject)')
+    .option('--sign <pem>', 'sign the checkpoint that follows the redaction with this Ed25519 key')
+    .action(
+      run((context, ids: string[], options: RedactCommandOptions) =>
+        redactCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('checkpoint')
+    .description(
+      "append a checkpoint of the session's hash chain now; exit 9 when one ends it already",
+    )
+    .argument('<ids...>')
+    .option('--sign <pem>', 'sign it with this Ed25519 private key')
+    .action(
+      run((context, ids: string[], options: { sign?: string }) =>
+        checkpointCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('anchor')
+    .description(
+      "print each session's chain head (JSON lines) to keep outside the store, or write it to --to",
+    )
+    .argument('[ids...]')
+    .option('--all', 'every session of the store')
+    .option('--to <file-or-url>', 'append to this file, or to the anchors session of this store')
+    .action(
+      run((context, ids: string[], options: { to?: string; all?: boolean }) =>
+        anchorCommand(context, ids, options),
       ),
     );
   root

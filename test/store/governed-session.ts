@@ -4,6 +4,7 @@
  * streamed answer (so in stream chunks too), checkpointed after each turn.
  */
 import { defineTool, runTurn } from '../../src/agent/index.js';
+import type { SessionEvent } from '../../src/core/index.js';
 import type { SessionStore } from '../../src/store/index.js';
 import { type CheckpointSigner, openSession } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
@@ -47,4 +48,21 @@ export async function recordGovernedSession(
   await runTurn({ ...turn, input: 'When does it renew?' });
   await runTurn({ ...turn, input: 'Thanks.' });
   await live.close();
+}
+
+/** `events` with the first tool result's text changed: what one who tampers with a log does. */
+export function withToolResultAltered(events: readonly SessionEvent[]): {
+  readonly events: SessionEvent[];
+  readonly seq: number;
+} {
+  const target = events.find((event) => event.type === 'tool/result') as SessionEvent;
+  const altered = events.map((event) =>
+    event.seq === target.seq
+      ? ({
+          ...event,
+          data: JSON.parse(JSON.stringify(event.data).replace('gold', 'platinum')),
+        } as SessionEvent)
+      : event,
+  );
+  return { events: altered, seq: target.seq };
 }

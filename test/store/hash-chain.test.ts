@@ -14,7 +14,7 @@ import {
   type SessionStore,
   verifyIntegrity,
 } from '../../src/store/index.js';
-import { recordGovernedSession } from './governed-session.js';
+import { recordGovernedSession, withToolResultAltered } from './governed-session.js';
 import { everyBackend } from './store-urls.js';
 
 const keys = generateKeyPairSync('ed25519');
@@ -70,15 +70,8 @@ describe.each(everyBackend('chain'))('the hash chain on %s', (_name, url) => {
 
   it('names an event whose data was altered', async () => {
     const { store, events } = await governed(url());
-    const target = events.find((event) => event.type === 'tool/result') as SessionEvent;
-    const altered = events.map((event) =>
-      event.seq === target.seq
-        ? ({
-            ...event,
-            data: JSON.parse(JSON.stringify(event.data).replace('gold', 'platinum')),
-          } as SessionEvent)
-        : event,
-    );
+    const { events: altered, seq } = withToolResultAltered(events);
+    const target = { seq };
     await overwrite(store, 'audited', altered);
     const loaded = await store.load('audited');
     expect(verifyIntegrity(loaded.header, loaded.events).broken).toMatchObject({

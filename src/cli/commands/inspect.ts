@@ -1,18 +1,12 @@
 /**
- * Read-only commands: ls, show, surface, log, why, verify. They load sessions without taking
+ * Read-only commands: ls, show, surface, log, why (verify is in verify.ts). They load sessions without taking
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
-import {
-  checkRequestDigests,
-  pendingMessages,
-  type SummaryCost,
-  summaryCost,
-} from '../../agent/index.js';
+import { pendingMessages, type SummaryCost, summaryCost } from '../../agent/index.js';
 import { contextTokens } from '../../compaction/context.js';
 import { KNOWN_TYPES } from '../../core/events.js';
 import {
-  checkInvariants,
   deriveEventMessage,
   foldSurface,
   planRepair,
@@ -31,7 +25,7 @@ import {
 } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, parseCount } from '../context.js';
-import { CliError, describeFailure, EXIT } from '../failure.js';
+import { CliError, EXIT } from '../failure.js';
 import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
 import { jsonText, safeLine, table } from '../terminal.js';
 import { money, priceTableOption } from './cost.js';
@@ -42,7 +36,7 @@ export async function allSessions(store: SessionStore): Promise<SessionSummary[]
 }
 
 /** How a damaged session is named when the store cannot tell its id. */
-function damagedId(damaged: DamagedSession): string {
+export function damagedId(damaged: DamagedSession): string {
   return damaged.id ?? '(unknown id)';
 }
 
@@ -468,122 +462,4 @@ function tree(
       if (more > 0) lines.push(`${next}└─ … (${more} more sources)`);
     }
   }
-}
-
-/**
- * How many problems of one session `verify` prints after the table's first: a damaged session
- * can have one per event, and a terminal of 200,000 lines helps nobody. `--json` has them all.
- */
-const PROBLEMS_SHOWN = 20;
-
-/** `palimpsest verify [ID…] [--all]` */
-export async function verifyCommand(
-  context: CliContext,
-  ids: readonly string[],
-  options: { all?: boolean },
-): Promise<number> {
-  if (ids.length === 0 && options.all !== true) {
-    throw new CliError('name sessions to verify, or pass --all', EXIT.usage);
-  }
-  const results = await context.withReader(async (store) => {
-    const listed = options.all === true ? await everySession(store) : undefined;
-    const targets =
-      listed === undefined ? ids : listed.sessions.map((summary) => summary.header.id);
-    const progress = context.terminal.progress('verifying', targets.length);
-    const out: Array<{
-      id: string;
-      events: number;
-      ok: boolean;
-      problems: string[];
-      code?: string;
-      note?: string;
-    }> = [];
-    for (const id of targets) {
-      try {
-        const loaded = await store.load(id);
-        const session = Session.create({ header: loaded.header, seed: loaded.events });
-        // An imported session mirrors its source: a source that ends inside a turn (the harness
-        // stopped mid-turn, or is still writing) is what it holds, not a crash of its writer.
-        const origin = loaded.header.metadata?.imported;
-        const imported = typeof origin === 'object' && origin !== null;
-        const violations = checkInvariants(session.events, { requireClosed: true });
-        const open = violations.filter((violation) => violation.code === 'OPEN_AT_END');
-        const problems = violations
-          .filter((violation) => !imported || violation.code !== 'OPEN_AT_END')
-          .map((violation) => `#${violation.seq} ${violation.code}: ${violation.message}`);
-        if (loaded.tornTail !== undefined)
-          problems.push(
-            `torn final batch (${loaded.tornTail.reason}; a crash) — palimpsest repair drops it`,
-          );
-        if (!imported && planRepair(session.events).length > 0)
-          problems.push(`a turn left open by a crash — palimpsest repair ${id} closes it`);
-        for (const mismatch of checkRequestDigests(session)) {
-          problems.push(
-            `#${mismatch.seq} REQUEST_DIGEST: the writer recorded ${mismatch.recorded} for this answer's request; the request rebuilt from the log has ${mismatch.rebuilt}`,
-          );
-        }
-        out.push({
-          id,
-          events: session.seq,
-          ok: problems.length === 0,
-          problems,
-          ...(imported && open.length > 0
-            ? {
-                note: 'the source ends inside a turn (its harness stopped mid-turn, or is still writing it)',
-              }
-            : {}),
-        });
-      } catch (error) {
-        const failure = describeFailure(error);
-        const code = (error as { code?: unknown }).code;
-        out.push({
-          id,
-          events: 0,
-          ok: false,
-          problems: [failure.message],
-          ...(typeof code === 'string' ? { code } : {}),
-        });
-      }
-      progress.tick();
-    }
-    progress.done();
-    // Found by the listing but unreadable: a failure of verify --all, never a silent omission.
-    for (const entry of listed?.damaged ?? []) {
-      out.push({
-        id: damagedId(entry),
-        events: 0,
-        ok: false,
-        problems: [describeFailure(entry.error).message],
-        code: entry.error.code,
-      });
-    }
-    return out;
-  });
-  if (context.json) context.terminal.json(results);
-  else {
-    context.terminal.line(
-      table(
-        ['ID', 'EVENTS', 'RESULT', 'FIRST PROBLEM'],
-        results.map((result) => [
-          result.id,
-          String(result.events),
-          result.ok
-            ? context.terminal.style('green', 'ok')
-            : context.terminal.style('red', `${result.problems.length} problem(s)`),
-          result.problems[0] ?? (result.note === undefined ? '' : `note: ${result.note}`),
-        ]),
-      ),
-    );
-    for (const result of results) {
-      const shown = result.problems.slice(1, 1 + PROBLEMS_SHOWN);
-      for (const problem of shown) context.terminal.line(safeLine(`${result.id}: ${problem}`, 160));
-      const more = result.problems.length - 1 - shown.length;
-      if (more > 0) {
-        context.terminal.line(
-          safeLine(`${result.id}: … and ${more} more problem(s) (--json lists every one)`, 160),
-        );
-      }
-    }
-  }
-  return results.every((result) => result.ok) ? EXIT.ok : EXIT.invalid;
 }
