@@ -58,6 +58,7 @@ export const SECTIONS = [
   'replay',
   'cost',
   'otel',
+  'integrity',
   'viewer',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
@@ -75,6 +76,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   replay: 'Replay benchmark',
   cost: 'Cost benchmark',
   otel: 'OpenTelemetry export benchmark',
+  integrity: 'Hash chain benchmark',
   viewer: 'Viewer benchmark',
 };
 

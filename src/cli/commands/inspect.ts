@@ -285,6 +285,20 @@ export async function showCommand(
       `${messageBlock(context.terminal, queued.seq, queued.message, maxLines)}\n${' '.repeat(18)}${context.terminal.style('dim', `(queued ${what}, not yet read by the model)`)}`,
     );
   }
+  // What the transcript cannot show, and why: each redaction names what it erased.
+  for (const event of session.events) {
+    if (event.type !== 'log/redaction') continue;
+    const seqs = event.data.erased.map((erased) => erased.seq);
+    context.terminal.line(
+      context.terminal.style(
+        'dim',
+        safeLine(
+          `#${event.seq} redaction (${event.data.reason}): content of ${seqs.length} event(s) erased, shown as [redacted]: ${seqList(seqs)}`,
+          240,
+        ),
+      ),
+    );
+  }
 }
 
 /** `palimpsest surface ID [--at SEQ]` */

@@ -5,7 +5,8 @@
  * seq out (the chain's order binds it), so a verifier can tell a removed or inserted event from
  * an altered one; a redaction records the erased event's leaf, so the chain survives erasure.
  */
-import { createHash, type Hash } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../../core/index.js';
 
 /** The text form of a digest: `sha256:` then the 32 bytes in base64url. */
@@ -38,8 +39,17 @@ export function leafDigest(event: SessionEvent): Buffer {
     event.surfaceOp ?? null,
     event.sourceEventSeqs ?? null,
   ]);
-  return createHash('sha256').update(text).digest();
+  return sha256(text);
 }
+
+/**
+ * SHA-256 of a text: Node's one-shot `crypto.hash` where it exists (Node 20.12 on), which saves
+ * the hash object a leaf would otherwise cost, else a hash object.
+ */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'buffer')
+    : (text) => createHash('sha256').update(text).digest();
 
 /** The first head of a chain: it names the session that started it. */
 export function genesisDigest(session: string): Buffer {
@@ -60,47 +70,48 @@ export function parseDigest(text: string): Buffer | undefined {
 
 /** The short form of a leaf a checkpoint keeps. */
 export function shortLeaf(leaf: Buffer): string {
-  return leaf.toString('base64url').slice(0, SHORT_LEAF_CHARS);
+  // Six bytes are exactly eight base64url characters.
+  return leaf.toString('base64url', 0, (SHORT_LEAF_CHARS / 4) * 3);
 }
 
 /**
  * A chain segment being hashed: the head of the checkpoint before it, then the leaves since.
- * `head()` may be read at any point; more leaves can follow.
+ * The leaves are kept and hashed when a head is asked for (once per checkpoint), so adding one
+ * costs no more than keeping it.
  */
 export class ChainSegment {
-  readonly #hash: Hash;
-  readonly #short: string[] = [];
+  readonly #previous: Buffer;
+  readonly #leaves: Buffer[] = [];
   /** The first seq of the segment. */
   readonly from: number;
 
   constructor(previousHead: Buffer, from: number) {
-    this.#hash = createHash('sha256').update(previousHead);
+    this.#previous = previousHead;
     this.from = from;
   }
 
   /** Adds the next event's leaf. */
   push(leaf: Buffer): void {
-    this.#hash.update(leaf);
-    this.#short.push(shortLeaf(leaf));
+    this.#leaves.push(leaf);
   }
 
   /** Events pushed so far. */
   get length(): number {
-    return this.#short.length;
+    return this.#leaves.length;
   }
 
   /** The head over everything pushed so far. */
   head(): Buffer {
-    return this.#hash.copy().digest();
+    return createHash('sha256').update(this.#previous).update(Buffer.concat(this.#leaves)).digest();
   }
 
   /** The short leaves pushed so far, run together. */
   shortLeaves(): string {
-    return this.#short.join('');
+    return this.#leaves.map(shortLeaf).join('');
   }
 
-  /** The short leaf of the `index`th event pushed. */
-  shortLeafAt(index: number): string | undefined {
-    return this.#short[index];
+  /** The short leaf of each event pushed. */
+  shortLeafList(): string[] {
+    return this.#leaves.map(shortLeaf);
   }
 }

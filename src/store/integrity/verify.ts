@@ -192,11 +192,10 @@ function checkCheckpoint(
 ): IntegrityBreak | undefined {
   const data: CheckpointData = event.data;
   const seq = event.seq;
-  const recorded = splitLeaves(typeof data.leaves === 'string' ? data.leaves : '');
-  const found = Array.from({ length: segment.length }, (_, i) => segment.shortLeafAt(i) as string);
   const head = digestText(segment.head());
   if (head !== data.head || data.count !== seq || data.from !== segment.from) {
-    const located = locateBreak(recorded, found);
+    const recorded = splitLeaves(typeof data.leaves === 'string' ? data.leaves : '');
+    const located = locateBreak(recorded, segment.shortLeafList());
     if (located !== undefined) {
       const at = segment.from + located.index;
       return { seq: at, kind: located.kind, message: describeBreak(located.kind, at, seq) };
