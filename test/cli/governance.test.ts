@@ -86,7 +86,9 @@ describe('palimpsest redact', () => {
     expect(verify.stdout).toContain('the redaction at #');
     const show = cli(['--store', store, 'show', 'support-7']);
     expect(show.stdout).toContain('Hi, I am [redacted]. What plan am I on?');
-    expect(show.stdout).toMatch(/#\d+ redaction \(GDPR request 2026-31\): content of \d+ event\(s\) erased, shown as \[redacted\]/);
+    expect(show.stdout).toMatch(
+      /#\d+ redaction \(GDPR request 2026-31\): content of \d+ event\(s\) erased, shown as \[redacted\]/,
+    );
   });
 
   it('exits 9 when nothing matches, writing nothing', () => {
