@@ -16,6 +16,7 @@ export const slowTests: readonly string[] = [
   // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.
   'test/agent/takeover.test.ts',
   'test/store/append-once-kill.test.ts',
+  'test/store/redaction-kill.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',

@@ -139,6 +139,7 @@ export class JsonlWriter {
   ): Promise<void> {
     this.assertNotPoisoned(id);
     await this.drop(id);
+    await this.#removeStaleTemps(directory, paths);
     const temp = await this.#writeTemp(directory, paths, content, 'replace');
     try {
       await this.#options.fs.rename(temp, paths.log);
@@ -148,6 +149,22 @@ export class JsonlWriter {
     }
     await this.#syncDirectory(directory);
     await this.#failpoint('replace:after-rename');
+  }
+
+  /**
+   * Removes the temp files a process killed while it replaced (or created) this log left: under
+   * the session's lock, no other write of it is under way. They hold a log that never took the
+   * old one's place, and must not outlive it.
+   */
+  async #removeStaleTemps(directory: string, paths: SessionPaths): Promise<void> {
+    const { fs } = this.#options;
+    const prefix = `.${paths.name}.`;
+    const names = await fs.readdir(directory);
+    for (const name of names) {
+      if (name.startsWith(prefix) && /^[0-9a-f]{16}\.tmp$/.test(name.slice(prefix.length))) {
+        await unlinkQuietly(fs, contained(directory, name));
+      }
+    }
   }
 
   /** Writes `content` to a new temp file beside the log, durable (with fsync on), mode 0600. */
