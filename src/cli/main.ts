@@ -238,7 +238,10 @@ function program(): Command {
       'erase every match of this regular expression, wherever content holds one',
     )
     .option('-i, --ignore-case', 'match --match without regard to case')
-    .option('--subject <id>', 'erase everything of the sessions whose header tags this subject')
+    .option(
+      '--subject <id>',
+      'erase everything tagged with this subject (a session header, or events as they were appended)',
+    )
     .option(
       '--reason <text>',
       'why (a ticket, a policy): recorded, never erased, so no personal data',

@@ -265,6 +265,32 @@ describe('erasure by subject', () => {
     expect(JSON.stringify(events[1]?.data)).not.toContain('4111');
     expect(events.at(-1)?.data).toMatchObject({ selector: 'subject', subject: 'customer-42' });
   });
+
+  it('erases the events an application tagged with the subject when it appended them', async () => {
+    const store = await storeAt(everyBackend('subject-events')[0]?.[1]() as string);
+    const live = await openSession(store, 'shared-desk');
+    live.append('turn/start', { turn: 1 });
+    const say = (id: string, text: string, subject?: string) =>
+      live.append(
+        'user/message',
+        {
+          id,
+          role: 'user',
+          content: [{ type: 'text', text }],
+          source: { kind: 'user', ...(subject === undefined ? {} : { subject }) },
+        },
+        { surfaceOp: 'append' },
+      );
+    say('u1', 'I am customer 42, card 4111', 'customer-42');
+    say('u2', 'I am customer 43, card 5500', 'customer-43');
+    live.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+    await live.close();
+    const report = await redact(store, 'shared-desk', { subject: 'customer-42' }, { reason: 'r' });
+    expect(report.erased).toEqual([1]);
+    const text = JSON.stringify((await store.load('shared-desk')).events);
+    expect(text).not.toContain('4111');
+    expect(text).toContain('5500');
+  });
 });
 
 describe('the PostgreSQL check', () => {

@@ -6,8 +6,10 @@
  */
 import {
   contentMatches,
+  dataAsJson,
   type ErasedEvent,
   InvalidArgumentError,
+  type JsonObject,
   type JsonValue,
   jsonEqual,
   type RedactionData,
@@ -28,8 +30,9 @@ export type RedactTarget =
   /** Erase each match (a `g` pattern) wherever content holds one. */
   | { readonly match: RegExp }
   /**
-   * Erase everything of a session whose header tags this subject (`metadata.subject` or one of
-   * `metadata.subjects`); a session without the tag is left alone.
+   * Erase everything tagged with this subject: the whole session when its header tags it
+   * (`metadata.subject` or one of `metadata.subjects`), else each event tagged when it was
+   * appended (`subject` or `subjects` in its data, or in its message's `source`).
    */
   | { readonly subject: string };
 
@@ -185,8 +188,11 @@ function chooseEvents(session: Session, target: RedactTarget): Set<number> {
     return chosen;
   }
   if ('subject' in target) {
-    if (!isTagged(session, target.subject)) return chosen;
-    for (const event of events) if (!RECORD_TYPES.has(event.type)) chosen.add(event.seq);
+    const whole = isTagged(session.header.metadata, target.subject);
+    for (const event of events) {
+      if (RECORD_TYPES.has(event.type)) continue;
+      if (whole || isEventTagged(event, target.subject)) chosen.add(event.seq);
+    }
     return chosen;
   }
   if (!target.match.global) {
@@ -201,12 +207,30 @@ function chooseEvents(session: Session, target: RedactTarget): Set<number> {
   return chosen;
 }
 
-/** Whether the session's header tags `subject`. */
-function isTagged(session: Session, subject: string): boolean {
-  const metadata = session.header.metadata;
-  if (metadata?.subject === subject) return true;
-  const subjects = metadata?.subjects;
+/** Whether `record` tags `subject`: its `subject` is it, or its `subjects` hold it. */
+function isTagged(record: JsonObject | undefined, subject: string): boolean {
+  if (record?.subject === subject) return true;
+  const subjects = record?.subjects;
   return Array.isArray(subjects) && subjects.includes(subject);
+}
+
+/**
+ * Whether an event was tagged with `subject` when it was appended: in its data, or in the
+ * source of the message it holds (`source: {kind: 'user', subject: 'customer-42'}`).
+ */
+function isEventTagged(event: SessionEvent, subject: string): boolean {
+  const data = asRecord(dataAsJson(event));
+  return (
+    isTagged(data, subject) ||
+    isTagged(asRecord(data?.source), subject) ||
+    isTagged(asRecord(asRecord(data?.message)?.source), subject)
+  );
+}
+
+function asRecord(value: JsonValue | undefined): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as JsonObject)
+    : undefined;
 }
 
 /**
