@@ -2,7 +2,13 @@
  * The detail pane: the selected event in full (markdown through the inert renderer, tool output
  * as text), and "why is this here?", the CLI's `why` answered by the same core function.
  */
-import { type ContentBlock, estimateMessageTokens, type SessionEvent } from '../../core/index.js';
+import {
+  type ContentBlock,
+  estimateMessageTokens,
+  REDACTED_TEXT,
+  redactedSeqs,
+  type SessionEvent,
+} from '../../core/index.js';
 import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
 import { type Child, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
@@ -161,6 +167,16 @@ function why(viewed: ViewedSession, seq: number, actions: DetailActions): Child 
   );
 }
 
+/** The last `log/redaction` that erased event `seq`'s content, if one did. */
+function redactionOf(
+  viewed: ViewedSession,
+  seq: number,
+): SessionEvent<'log/redaction'> | undefined {
+  const by = redactedSeqs(viewed.session.events).get(seq);
+  const event = by === undefined ? undefined : viewed.event(by);
+  return event?.type === 'log/redaction' ? (event as SessionEvent<'log/redaction'>) : undefined;
+}
+
 /** The pane's contents for event `seq`. */
 export function detail(viewed: ViewedSession, seq: number, actions: DetailActions): Child[] {
   const event = viewed.event(seq);
@@ -177,6 +193,18 @@ export function detail(viewed: ViewedSession, seq: number, actions: DetailAction
       : el('span', { class: 'tokens' }, `~${count(estimateMessageTokens(message))} tokens`),
   );
   const parts: Child[] = [head];
+  const erasedBy = redactionOf(viewed, seq);
+  if (erasedBy !== undefined) {
+    parts.push(
+      el(
+        'p',
+        { class: 'redacted', 'data-testid': 'redacted' },
+        `Its content was erased (shown as ${REDACTED_TEXT}) by `,
+        link(`#${erasedBy.seq}`, () => actions.select(erasedBy.seq)),
+        `: ${erasedBy.data.reason}`,
+      ),
+    );
+  }
   if (replacement !== undefined) {
     parts.push(
       el(
