@@ -21,6 +21,7 @@ export const slowTests: readonly string[] = [
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',
   'test/viewer/imported.test.ts',
+  'test/viewer/redacted.test.ts',
   // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
   'test/adapters/otel/backend.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).

@@ -116,12 +116,13 @@ export async function redact(
     const events = live.events;
     const pattern = 'match' in target ? target.match : undefined;
     const chosen = chooseEvents(live, target);
-    const erasedSeqs = withCopies(events, chosen);
+    const { all: erasedSeqs, whole } = withCopies(events, chosen);
     const replaced = new Map<number, JsonValue>();
     for (const seq of erasedSeqs) {
       const event = events[seq] as SessionEvent;
-      // A copy erased with its original is erased whole: a match may be split across chunks.
-      const data = redactedData(event.data, chosen.has(seq) ? pattern : undefined);
+      // A stream chunk or a pruned excerpt of what is erased goes whole: a match may be split
+      // across two chunks, or cut by the excerpt, and then no pattern finds its pieces.
+      const data = redactedData(event.data, whole.has(seq) ? undefined : pattern);
       if (!jsonEqual(data, event.data)) replaced.set(seq, data);
     }
     const erasedList = [...replaced.keys()].sort((a, b) => a - b);
@@ -236,14 +237,22 @@ function asRecord(value: JsonValue | undefined): JsonObject | undefined {
 /**
  * The chosen seqs and the events that copy them: the chunks and queued messages they were built
  * from, the tool calls an assistant message made, and the pruned versions of a tool result.
+ * `whole` holds the copies no pattern can be trusted on (chunks, pruned excerpts).
  */
-function withCopies(events: readonly SessionEvent[], chosen: ReadonlySet<number>): Set<number> {
+function withCopies(
+  events: readonly SessionEvent[],
+  chosen: ReadonlySet<number>,
+): { all: Set<number>; whole: Set<number> } {
   const all = new Set(chosen);
+  const whole = new Set<number>();
   const callIds = new Set<string>();
   for (const seq of chosen) {
     const event = events[seq] as SessionEvent;
     for (const source of event.sourceEventSeqs ?? []) {
-      if (COPY_TYPES.has((events[source] as SessionEvent).type)) all.add(source);
+      const type = (events[source] as SessionEvent).type;
+      if (!COPY_TYPES.has(type)) continue;
+      all.add(source);
+      if (type === 'assistant/chunk') whole.add(source);
     }
     if (event.type === 'assistant/message') {
       for (const block of event.data.message.content)
@@ -260,10 +269,11 @@ function withCopies(events: readonly SessionEvent[], chosen: ReadonlySet<number>
         )
       ) {
         all.add(event.seq);
+        whole.add(event.seq);
       }
     }
   }
-  return all;
+  return { all, whole };
 }
 
 /** Events not erased that cite an erased one and hold content of their own. */
