@@ -93,4 +93,5 @@ export {
   type RedactTarget,
   redact,
 } from './session/redact.js';
+export { redactEverywhere, type SessionRedaction } from './session/redact-everywhere.js';
 export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';

@@ -14,6 +14,7 @@ import {
   type RedactReport,
   type RedactTarget,
   redact,
+  redactEverywhere,
 } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, readGivenFile } from '../context.js';
@@ -54,17 +55,19 @@ export async function redactCommand(
   }
   const signer = options.sign === undefined ? undefined : signerFrom(options.sign);
   const reason = options.reason;
+  const redactOptions = { reason, ...(signer === undefined ? {} : { checkpoint: signer }) };
   const outcomes = await context.withStore(async (store) => {
-    const targets =
-      options.all === true ? (await everySession(store)).sessions.map((s) => s.header.id) : ids;
+    if (options.all === true && !('seqs' in target)) {
+      return (await redactEverywhere(store, target, redactOptions)).map((result) =>
+        'report' in result
+          ? { id: result.session, report: result.report }
+          : { id: result.session, error: result.error },
+      );
+    }
     const done: Array<{ id: string; report?: RedactReport; error?: unknown }> = [];
-    for (const id of targets) {
+    for (const id of ids) {
       try {
-        const report = await redact(store, id, target, {
-          reason,
-          ...(signer === undefined ? {} : { checkpoint: signer }),
-        });
-        done.push({ id, report });
+        done.push({ id, report: await redact(store, id, target, redactOptions) });
       } catch (error) {
         done.push({ id, error });
       }
