@@ -47,6 +47,7 @@ export type {
 } from './contract/session-store.js';
 export { MemoryStore } from './memory/store.js';
 export { type AppendOnceResult, appendOnce } from './session/append-once.js';
+export { type MoveOptions, type MoveReport, moveSession } from './session/move.js';
 export {
   type ChunkLoading,
   type InspectSessionOptions,
@@ -70,4 +71,22 @@ export {
   Recorder,
   type RecorderStats,
 } from './session/recorder.js';
+export {
+  type HeldForForks,
+  type PlannedRemoval,
+  planRetention,
+  type RetentionCandidate,
+  type RetentionPlan,
+  type RetentionPolicy,
+  type RetentionReason,
+} from './session/retention.js';
+export {
+  applyRetention,
+  type CandidateOptions,
+  type RetentionAction,
+  type RetentionOutcome,
+  type RetentionSkip,
+  retentionCandidates,
+} from './session/retention-apply.js';
+export { parseByteSize, parseDuration } from './session/retention-units.js';
 export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';

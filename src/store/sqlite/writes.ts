@@ -137,9 +137,24 @@ export class SqliteWrites {
       });
       await context.retry(`delete session '${id}'`, () => remove.immediate());
       this.#recorded.delete(id);
+      this.#scrubWal();
     } catch (error) {
       this.#revive(id, known);
       throw context.storageError(`delete session '${id}'`, error);
+    }
+  }
+
+  /**
+   * Copies the pages a delete zeroed (`secure_delete`) into the database and empties the WAL,
+   * whose older frames still hold the deleted rows. A reader holding an older snapshot keeps
+   * the checkpoint from finishing; the frames it leaves are overwritten as the WAL is reused and
+   * removed when the last connection closes. Best effort: the delete has committed either way.
+   */
+  #scrubWal(): void {
+    try {
+      this.#context.db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
+    } catch {
+      // SQLITE_BUSY or a failed write: the next checkpoint copies the same pages.
     }
   }
 
