@@ -16,6 +16,8 @@ export const slowTests: readonly string[] = [
   // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.
   'test/agent/takeover.test.ts',
   'test/store/append-once-kill.test.ts',
+  // A real process moving a session to an archive, SIGKILLed at each step.
+  'test/store/move-kill.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',

@@ -106,10 +106,10 @@ export function planRetention(
     else list.push(reason);
   };
   ranked.forEach((candidate, rank) => {
-    if (policy.keep !== undefined && rank >= policy.keep) select(candidate.id, 'count');
     if (policy.olderThanMs !== undefined && now - candidate.lastActivity > policy.olderThanMs) {
       select(candidate.id, 'age');
     }
+    if (policy.keep !== undefined && rank >= policy.keep) select(candidate.id, 'count');
   });
   const bytesBefore = ranked.reduce((sum, candidate) => sum + candidate.sizeBytes, 0);
   if (policy.maxSizeBytes !== undefined) {
