@@ -30,6 +30,7 @@ export const slowTests: readonly string[] = [
   'test/cli/damaged.test.ts',
   'test/cli/error-exits.test.ts',
   'test/cli/follow.test.ts',
+  'test/cli/gc.test.ts',
   'test/cli/ls-summary.test.ts',
   'test/cli/postgres.test.ts',
   'test/cli/run-wire.test.ts',

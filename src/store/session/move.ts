@@ -50,16 +50,19 @@ export interface MoveReport {
  *
  * @example
  * ```ts
+ * import { Session } from 'palimpsest';
  * import { MemoryStore, moveSession } from 'palimpsest/store';
  *
  * const store = new MemoryStore();
  * const archive = new MemoryStore();
- * await store.create({ version: 1, id: 'old', createdAt: 0 });
- * await store.append('old', [{ seq: 0, time: 0, type: 'app/note', data: 'kept' }], { expectedSeq: 0 });
+ * const session = Session.create({ id: 'old' });
+ * session.append('turn/start', { turn: 1 });
+ * await store.create(session.header);
+ * await store.append('old', session.events, { expectedSeq: 0 });
  * const report = await moveSession(store, 'old', archive);
  * console.log(report.events); // 1
  * console.log((await store.list()).sessions.length); // 0
- * console.log((await archive.load('old')).events[0]?.data); // 'kept'
+ * console.log((await archive.load('old')).events[0]?.type); // 'turn/start'
  * ```
  */
 export async function moveSession(
