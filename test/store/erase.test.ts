@@ -197,5 +197,31 @@ for (const [name, newUrl] of everyBackend('erase')) {
       expect((await verified(store, 'fork')).seq).toBe(fork.seq + 1);
       await store.close();
     });
+
+    it.runIf(name === 'SQLite')(
+      'commits while another connection holds a read snapshot, and leaves no byte once it ends',
+      async () => {
+        const url = newUrl();
+        const { path } = parseStoreUrl(url);
+        const marker = `erase-me-${randomBytes(8).toString('hex')}`;
+        const store = await openStore(url);
+        await write(store, 'erased', marker);
+        await write(store, 'other', 'kept-content');
+        const needles = [Buffer.from(marker), ...(await storedRuns(url, 'erased'))];
+        const reader = await raw(path, { readonly: true });
+        reader.exec('BEGIN');
+        reader.prepare('SELECT count(*) FROM events').get();
+
+        await store.delete('erased');
+
+        expect((await store.list()).sessions.map((summary) => summary.header.id)).toEqual([
+          'other',
+        ]);
+        reader.exec('COMMIT');
+        reader.close();
+        await store.close();
+        expect(await leftovers(url, needles)).toEqual([]);
+      },
+    );
   });
 }

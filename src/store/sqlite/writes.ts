@@ -146,15 +146,25 @@ export class SqliteWrites {
 
   /**
    * Copies the pages a delete zeroed (`secure_delete`) into the database and empties the WAL,
-   * whose older frames still hold the deleted rows. A reader holding an older snapshot keeps
-   * the checkpoint from finishing; the frames it leaves are overwritten as the WAL is reused and
-   * removed when the last connection closes. Best effort: the delete has committed either way.
+   * whose older frames still hold the deleted rows. Best effort, and without waiting: a reader
+   * in the middle of a read (or another connection's write) makes the checkpoint stop short at
+   * once instead of blocking the thread for the busy timeout; the frames it leaves are
+   * overwritten as the WAL is reused, copied by the next checkpoint, and removed when the last
+   * connection closes. The delete has committed either way.
    */
   #scrubWal(): void {
+    const { db, settings } = this.#context;
     try {
-      this.#context.db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
+      db.pragma('busy_timeout = 0', { simple: true });
+      db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
     } catch {
-      // SQLITE_BUSY or a failed write: the next checkpoint copies the same pages.
+      // A failed checkpoint changes nothing the delete did; the next one copies the same pages.
+    } finally {
+      try {
+        db.pragma(`busy_timeout = ${settings.busyTimeoutMs}`, { simple: true });
+      } catch {
+        // The connection is unusable; the next call reports it.
+      }
     }
   }
 
