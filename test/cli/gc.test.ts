@@ -113,6 +113,13 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest gc on a %s store', (back
         'expected at least one of --older-than DURATION, --keep N or --max-size SIZE, found none',
       ],
     ];
+    if (backend === 'jsonl') {
+      const itself = store.slice('jsonl:'.length);
+      refusals.push([
+        ['gc', '--keep', '0', '--archive', itself],
+        'expected an archive directory other than the store, found jsonl:',
+      ]);
+    }
     for (const [args, message] of refusals) {
       const refused = run(...args);
       expect(refused.code, args.join(' ')).toBe(2);

@@ -58,6 +58,11 @@ export async function gcCommand(context: CliContext, options: GcOptions): Promis
   }
   const applied = async (action: RetentionAction) => {
     const { outcome, planned } = await context.withStore(async (store) => {
+      if (action.kind === 'archive' && action.archive.location === store.location) {
+        throw new InvalidArgumentError(
+          `expected an archive directory other than the store, found ${action.archive.location} as both`,
+        );
+      }
       const planned = await plan(store);
       return { planned, outcome: await applyRetention(store, planned.plan, action) };
     });

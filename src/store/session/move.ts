@@ -4,7 +4,12 @@
  * made durable in the target, read back and compared event by event, and only then is the
  * session deleted from the source. A move a crash interrupted is finished by running it again.
  */
-import { type JsonValue, jsonEqual, type SessionEvent } from '../../core/index.js';
+import {
+  InvalidArgumentError,
+  type JsonValue,
+  jsonEqual,
+  type SessionEvent,
+} from '../../core/index.js';
 import { checkJson } from '../../core/json.js';
 import {
   AlreadyExistsError,
@@ -42,7 +47,7 @@ export interface MoveReport {
  * a whole one only checked). Archive is a move into a `jsonl:` archive store, restore the move
  * back.
  *
- * Rejects with `LockedError` when a live writer holds the session (nothing is copied, or, when
+ * Rejects with `InvalidArgumentError` when `from` and `to` are the same store, `LockedError` when a live writer holds the session (nothing is copied, or, when
  * the writer took it between the copy and the delete, the copy is removed again), `NotFoundError`
  * when `from` has no such session, `AlreadyExistsError` when `to` holds a different session of
  * that id (neither is touched), and `StorageError` when the copy does not read back as written
@@ -72,6 +77,11 @@ export async function moveSession(
   options: MoveOptions = {},
 ): Promise<MoveReport> {
   const batchSize = options.batchSize ?? 1000;
+  if (from.location === to.location) {
+    throw new InvalidArgumentError(
+      `expected a target store other than the source, found ${to.location} as both`,
+    );
+  }
   let report: MoveReport;
   const fromLock = await from.lock(id);
   try {
