@@ -3,6 +3,9 @@
  * `keepForks` keeps, the units policies are written in, and the plan applied on every backend,
  * where a session a live writer holds is skipped and reported, never half removed.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   applyRetention,
@@ -159,3 +162,24 @@ for (const [name, newUrl] of everyBackend('retention')) {
     });
   });
 }
+
+describe('retention candidates', () => {
+  it('leave out a damaged session, reported apart, so that no plan removes it', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'palimpsest-retention-damaged-'));
+    const store = await openStore(`jsonl:${directory}`);
+    await store.create({ version: 1, id: 'fine', createdAt: 1 });
+    writeFileSync(join(directory, 'broken.jsonl'), 'not a header\n');
+
+    const { candidates, damaged } = await retentionCandidates(store);
+
+    expect(candidates.map((candidate) => candidate.id)).toEqual(['fine']);
+    expect(damaged.map(({ id, error }) => ({ id, code: error.code }))).toEqual([
+      { id: 'broken', code: 'CORRUPT_LOG' },
+    ]);
+    expect(planRetention(candidates, { keep: 0 }, NOW).remove.map((entry) => entry.id)).toEqual([
+      'fine',
+    ]);
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+});
