@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Session } from '../../src/core/index.js';
@@ -57,6 +58,10 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest gc on a %s store', (back
     expect(dry.stdout).toMatch(/^ {2}old {2}last active .* \d+ bytes {2}\(count\)$/m);
     expect(dry.stdout).toContain('dry run: nothing was changed; add --delete, or --archive DIR');
     expect(ids()).toEqual(['fork', 'new', 'old']);
+
+    const never = join(stores.dir, `${backend}-never`);
+    expect(run('gc', '--keep', '5', '--archive', never).code).toBe(9);
+    expect(existsSync(never)).toBe(false);
 
     const json = JSON.parse(run('gc', '--keep', '1', '--keep-forks', '--json').stdout);
     expect(json).toMatchObject({ dryRun: true, action: 'delete', kept: 1 });

@@ -56,24 +56,27 @@ export async function gcCommand(context: CliContext, options: GcOptions): Promis
     report(context, planned.plan, planned.damaged, undefined, options);
     return EXIT.ok;
   }
-  const applied = async (action: RetentionAction) => {
-    const { outcome, planned } = await context.withStore(async (store) => {
-      if (action.kind === 'archive' && action.archive.location === store.location) {
-        throw new InvalidArgumentError(
-          `expected an archive directory other than the store, found ${action.archive.location} as both`,
-        );
-      }
-      const planned = await plan(store);
-      return { planned, outcome: await applyRetention(store, planned.plan, action) };
-    });
-    report(context, planned.plan, planned.damaged, outcome, options);
-    if (outcome.failed.length > 0) return EXIT.failure;
-    if (outcome.skipped.some((skip) => skip.code === 'LOCKED')) return EXIT.locked;
-    return outcome.removed.length === 0 ? EXIT.unchanged : EXIT.ok;
-  };
-  return options.archive === undefined
-    ? applied({ kind: 'delete' })
-    : withArchive(options.archive, (archive) => applied({ kind: 'archive', archive }));
+  const { outcome, planned } = await context.withStore(async (store) => {
+    const planned = await plan(store);
+    const apply = (action: RetentionAction) => applyRetention(store, planned.plan, action);
+    // The archive directory is made only once there is something to put in it.
+    const outcome =
+      options.archive === undefined || planned.plan.remove.length === 0
+        ? await apply({ kind: 'delete' })
+        : await withArchive(options.archive, (archive) => {
+            if (archive.location === store.location) {
+              throw new InvalidArgumentError(
+                `expected an archive directory other than the store, found ${archive.location} as both`,
+              );
+            }
+            return apply({ kind: 'archive', archive });
+          });
+    return { planned, outcome };
+  });
+  report(context, planned.plan, planned.damaged, outcome, options);
+  if (outcome.failed.length > 0) return EXIT.failure;
+  if (outcome.skipped.some((skip) => skip.code === 'LOCKED')) return EXIT.locked;
+  return outcome.removed.length === 0 ? EXIT.unchanged : EXIT.ok;
 }
 
 function policyOf(options: GcOptions): RetentionPolicy {
