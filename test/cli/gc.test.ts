@@ -1,7 +1,7 @@
 /**
  * `palimpsest gc`, `archive` and `restore` (issue 37), the built binary run as a process on a
- * JSONL and a SQLite store: a dry run shows what would go and why, changes nothing and says how
- * to apply; `--delete` and `--archive DIR` apply it, and a run with nothing to remove exits 9;
+ * JSONL and a SQLite store, and on PostgreSQL with the slow suite's server: a dry run shows what
+ * would go and why, changes nothing and says how to apply; `--delete` and `--archive DIR` apply it, and a run with nothing to remove exits 9;
  * archived sessions come back with `restore` and verify; a session a live writer holds is left
  * in place (exit 5); bad input is a usage error (exit 2) saying what was expected and found.
  */
@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Session } from '../../src/core/index.js';
 import { openStore } from '../../src/store/index.js';
 import { recordToolTurn } from '../core/builders.js';
+import { describePg, dropSchema, freshSchema, pgUrl } from '../postgres/helpers.js';
 import { untilOutput } from '../store/child-output.js';
 import { cli, tempStores } from './helpers.js';
 
@@ -140,5 +141,28 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest gc on a %s store', (back
     expect(missing.stderr).toContain("session 'nope' does not exist");
     expect(run('restore', 'old', '--from', join(stores.dir, 'no-archive')).code).toBe(3);
     expect(run('restore', 'old', '--from', archive).code).toBe(0);
+  });
+});
+
+describePg('palimpsest gc, archive and restore on a postgres:// store', () => {
+  const schema = freshSchema('cli_gc');
+  const parsed = new URL(pgUrl || 'postgres://unused');
+  parsed.searchParams.set('schema', schema);
+  const store = parsed.toString();
+  const run = (...args: string[]) => cli([...args, '--store', store], { cwd: stores.dir });
+  afterAll(() => dropSchema(schema));
+
+  it('plans, archives, restores and deletes as on a file store', async () => {
+    const setup = await openStore(store, { postgres: { create: true } });
+    await setup.close();
+    await seed(store);
+    expect(run('gc', '--keep', '1', '--max-size', '1GiB').stdout).toMatch(
+      /^would delete 2 of 3 session\(s\)/m,
+    );
+    const archive = join(stores.dir, 'postgres-archive');
+    expect(run('gc', '--keep', '1', '--archive', archive).code).toBe(0);
+    expect(run('restore', 'old', 'fork', '--from', archive).code).toBe(0);
+    expect(run('verify', 'old', 'fork').code).toBe(0);
+    expect(run('gc', '--keep', '0', '--delete').stdout).toMatch(/^deleted 3 of 3 session\(s\)/m);
   });
 });
