@@ -141,6 +141,11 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest gc on a %s store', (back
     expect(missing.stderr).toContain("session 'nope' does not exist");
     expect(run('restore', 'old', '--from', join(stores.dir, 'no-archive')).code).toBe(3);
     expect(run('restore', 'old', '--from', archive).code).toBe(0);
+    if (backend === 'jsonl') {
+      const itself = run('archive', 'old', '--to', store.slice('jsonl:'.length));
+      expect(itself.code).toBe(2);
+      expect(itself.stderr).toContain('expected an archive directory other than the store');
+    }
   });
 });
 

@@ -64,11 +64,7 @@ export async function gcCommand(context: CliContext, options: GcOptions): Promis
       options.archive === undefined || planned.plan.remove.length === 0
         ? await apply({ kind: 'delete' })
         : await withArchive(options.archive, (archive) => {
-            if (archive.location === store.location) {
-              throw new InvalidArgumentError(
-                `expected an archive directory other than the store, found ${archive.location} as both`,
-              );
-            }
+            checkApart(archive, store);
             return apply({ kind: 'archive', archive });
           });
     return { planned, outcome };
@@ -192,6 +188,15 @@ export function restoreCommand(
   );
 }
 
+/** Refuses an archive directory that is the store itself (two handles on one directory). */
+function checkApart(archive: SessionStore, store: SessionStore): void {
+  if (archive.location === store.location) {
+    throw new InvalidArgumentError(
+      `expected an archive directory other than the store, found ${archive.location} as both`,
+    );
+  }
+}
+
 type MoveWork = (from: SessionStore, to: SessionStore) => Promise<number>;
 
 /**
@@ -208,6 +213,7 @@ async function moveCommand(
   const failed: Array<{ id: string; code: number; message: string }> = [];
   return context.withStore((store) =>
     open(store, async (from, to) => {
+      checkApart(from === store ? to : from, store);
       for (const id of ids) {
         try {
           moved.push(await moveSession(from, id, to));

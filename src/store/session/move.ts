@@ -47,7 +47,7 @@ export interface MoveReport {
  * a whole one only checked). Archive is a move into a `jsonl:` archive store, restore the move
  * back.
  *
- * Rejects with `InvalidArgumentError` when `from` and `to` are the same store, `LockedError` when a live writer holds the session (nothing is copied, or, when
+ * Rejects with `InvalidArgumentError` when `to` is `from`, `LockedError` when a live writer holds the session (nothing is copied, or, when
  * the writer took it between the copy and the delete, the copy is removed again), `NotFoundError`
  * when `from` has no such session, `AlreadyExistsError` when `to` holds a different session of
  * that id (neither is touched), and `StorageError` when the copy does not read back as written
@@ -77,7 +77,7 @@ export async function moveSession(
   options: MoveOptions = {},
 ): Promise<MoveReport> {
   const batchSize = options.batchSize ?? 1000;
-  if (from.location === to.location) {
+  if (from === to) {
     throw new InvalidArgumentError(
       `expected a target store other than the source, found ${to.location} as both`,
     );
