@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   applyRetention,
+  MemoryStore,
   openStore,
   parseByteSize,
   parseDuration,
@@ -164,6 +165,22 @@ for (const [name, newUrl] of everyBackend('retention')) {
 }
 
 describe('retention candidates', () => {
+  it('leave out a session deleted between the listing and its measuring', async () => {
+    const store = new MemoryStore();
+    await store.create({ version: 1, id: 'gone', createdAt: 1 });
+    await store.create({ version: 1, id: 'here', createdAt: 2 });
+    const list = store.list.bind(store);
+    store.list = async (options) => {
+      const page = await list(options);
+      await store.delete('gone');
+      return page;
+    };
+
+    const { candidates } = await retentionCandidates(store, { measure: true });
+
+    expect(candidates.map((candidate) => candidate.id)).toEqual(['here']);
+  });
+
   it('leave out a damaged session, reported apart, so that no plan removes it', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'palimpsest-retention-damaged-'));
     const store = await openStore(`jsonl:${directory}`);

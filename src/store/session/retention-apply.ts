@@ -6,6 +6,7 @@
 import { isElidedChunkData } from '../../core/elided.js';
 import { PalimpsestError } from '../../core/index.js';
 import { LockedError, NotFoundError } from '../contract/errors.js';
+import type { LoadedSession } from '../contract/loaded-session.js';
 import type { DamagedSession, SessionStore } from '../contract/session-store.js';
 import { everySession } from './list-all.js';
 import { moveSession } from './move.js';
@@ -30,6 +31,8 @@ export async function retentionCandidates(
   const candidates: RetentionCandidate[] = [];
   for (const { header, updatedAt, sizeBytes } of sessions) {
     const size = sizeBytes ?? (options.measure === true ? await measure(store, header.id) : 0);
+    // Deleted since the listing: nothing left to plan.
+    if (size === undefined) continue;
     candidates.push({
       id: header.id,
       ...(header.parentSession === undefined ? {} : { parentSession: header.parentSession }),
@@ -40,9 +43,18 @@ export async function retentionCandidates(
   return { candidates, damaged };
 }
 
-/** The JSON bytes of a session's header and events, read with finished chunks as stubs. */
-async function measure(store: SessionStore, id: string): Promise<number> {
-  const loaded = await store.load(id, { elideFinishedChunks: true });
+/**
+ * The JSON bytes of a session's header and events, read with finished chunks as stubs;
+ * `undefined` for a session deleted since the listing.
+ */
+async function measure(store: SessionStore, id: string): Promise<number | undefined> {
+  let loaded: LoadedSession;
+  try {
+    loaded = await store.load(id, { elideFinishedChunks: true });
+  } catch (error) {
+    if (NotFoundError.isInstance(error)) return undefined;
+    throw error;
+  }
   let bytes = Buffer.byteLength(JSON.stringify(loaded.header));
   for (const event of loaded.events) {
     bytes += isElidedChunkData(event.data)
