@@ -97,6 +97,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest gc on a %s store', (back
     await untilOutput(child, 'LOCKED');
     const applied = run('gc', '--keep', '0', '--delete');
     expect(applied.code).toBe(5);
+    expect(applied.stdout).toMatch(/^deleted 2 of 3 session\(s\)/m);
     expect(applied.stdout).toMatch(
       /^left in place: old: session 'old' is locked by pid .* \[LOCKED\]$/m,
     );

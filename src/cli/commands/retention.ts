@@ -115,9 +115,9 @@ function report(
   const line = (text: string): void => context.terminal.line(text);
   const total = plan.kept + plan.remove.length;
   const head = outcome === undefined ? `would ${verb}` : `${verb}d`;
-  line(
-    `${head} ${plan.remove.length} of ${total} session(s), ${plan.bytesBefore - plan.bytesAfter} of ${plan.bytesBefore} bytes`,
-  );
+  const gone = outcome?.removed ?? plan.remove;
+  const bytes = gone.reduce((sum, session) => sum + session.sizeBytes, 0);
+  line(`${head} ${gone.length} of ${total} session(s), ${bytes} of ${plan.bytesBefore} bytes`);
   const failedIds = new Set(
     [...(outcome?.skipped ?? []), ...(outcome?.failed ?? [])].map((s) => s.id),
   );
