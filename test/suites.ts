@@ -17,6 +17,8 @@ export const slowTests: readonly string[] = [
   'test/agent/takeover.test.ts',
   'test/store/append-once-kill.test.ts',
   'test/store/redaction-kill.test.ts',
+  // A real process moving a session to an archive, SIGKILLed at each step.
+  'test/store/move-kill.test.ts',
   // Headless Chromium driving the viewer.
   'test/viewer/e2e.test.ts',
   'test/viewer/hostile.test.ts',
@@ -30,6 +32,7 @@ export const slowTests: readonly string[] = [
   'test/cli/damaged.test.ts',
   'test/cli/error-exits.test.ts',
   'test/cli/follow.test.ts',
+  'test/cli/gc.test.ts',
   'test/cli/ls-summary.test.ts',
   'test/cli/postgres.test.ts',
   'test/cli/run-wire.test.ts',

@@ -37,6 +37,7 @@ import {
 import { type OtelCommandOptions, otelCommand } from './commands/otel.js';
 import { replayCommand } from './commands/replay.js';
 import { requestCommand } from './commands/request.js';
+import { archiveCommand, type GcOptions, gcCommand, restoreCommand } from './commands/retention.js';
 import { type RunOptions, runCommand } from './commands/run.js';
 import { type VerifyOptions, verifyCommand } from './commands/verify.js';
 import { viewCommand } from './commands/view.js';
@@ -391,6 +392,52 @@ function program(): Command {
     .action(
       run((context, id: string, options: { force?: boolean }) =>
         unlockCommand(context, id, options),
+      ),
+    );
+  root
+    .command('gc')
+    .description(
+      'show which sessions a retention policy removes (a dry run); --delete or --archive DIR removes them',
+    )
+    .option(
+      '--older-than <duration>',
+      'sessions last active longer ago than this (90d, 12h, 30m, 2w)',
+    )
+    .option('--keep <n>', 'keep only the newest n sessions (by last activity)')
+    .option(
+      '--max-size <size>',
+      'remove the oldest until the rest take this much (10GiB, 500MB, bytes)',
+    )
+    .option(
+      '--keep-forks',
+      'keep a session from which a kept fork descends (its provenance; a fork works without it)',
+    )
+    .option(
+      '--archive <dir>',
+      'move the sessions to this archive directory (restore brings them back)',
+    )
+    .option('--delete', 'delete the sessions, every byte of them, for good')
+    .action(run((context, options: GcOptions) => gcCommand(context, options)));
+  root
+    .command('archive')
+    .description(
+      'move sessions out of the store into an archive directory (a jsonl: store), whole or not at all',
+    )
+    .argument('<ids...>')
+    .requiredOption('--to <dir>', 'the archive directory (created when missing)')
+    .action(
+      run((context, ids: string[], options: { to: string }) =>
+        archiveCommand(context, ids, options),
+      ),
+    );
+  root
+    .command('restore')
+    .description('move archived sessions back into the store, whole or not at all')
+    .argument('<ids...>')
+    .requiredOption('--from <dir>', 'the archive directory')
+    .action(
+      run((context, ids: string[], options: { from: string }) =>
+        restoreCommand(context, ids, options),
       ),
     );
   root

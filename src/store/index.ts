@@ -64,6 +64,7 @@ export {
 export { MemoryStore } from './memory/store.js';
 export { type AppendOnceResult, appendOnce } from './session/append-once.js';
 export type { CheckpointPolicy } from './session/checkpoints.js';
+export { type MoveOptions, type MoveReport, moveSession } from './session/move.js';
 export {
   type ChunkLoading,
   type InspectSessionOptions,
@@ -94,4 +95,22 @@ export {
   redact,
 } from './session/redact.js';
 export { redactEverywhere, type SessionRedaction } from './session/redact-everywhere.js';
+export {
+  type HeldForForks,
+  type PlannedRemoval,
+  planRetention,
+  type RetentionCandidate,
+  type RetentionPlan,
+  type RetentionPolicy,
+  type RetentionReason,
+} from './session/retention.js';
+export {
+  applyRetention,
+  type CandidateOptions,
+  type RetentionAction,
+  type RetentionOutcome,
+  type RetentionSkip,
+  retentionCandidates,
+} from './session/retention-apply.js';
+export { parseByteSize, parseDuration } from './session/retention-units.js';
 export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';

@@ -543,6 +543,9 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
       'compact',
       'prune',
       'unlock',
+      'gc',
+      'archive',
+      'restore',
       'export',
       'convert',
     ]) {

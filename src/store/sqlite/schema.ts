@@ -487,6 +487,9 @@ export function configure(
   db.pragma(`busy_timeout = ${options.busyTimeoutMs}`, { simple: true });
   db.pragma('trusted_schema = OFF', { simple: true });
   db.pragma('foreign_keys = ON', { simple: true });
+  // Deleted rows are overwritten with zeros, not left in free space: a deleted session (and the
+  // chunk rows a run takes in) leaves no byte in the database once its WAL is checkpointed.
+  db.pragma('secure_delete = ON', { simple: true });
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`, {
     simple: true,
   });

@@ -148,6 +148,7 @@ export class SqliteWrites {
       });
       await context.retry(`delete session '${id}'`, () => remove.immediate());
       this.#recorded.delete(id);
+      this.#scrubWal();
     } catch (error) {
       this.#revive(id, known);
       throw context.storageError(`delete session '${id}'`, error);
@@ -156,8 +157,9 @@ export class SqliteWrites {
 
   /**
    * Replaces the session's rows in one transaction: every event row and chunk run deleted and
-   * `events` inserted, with `secure_delete` on so the freed pages are zeroed, then the WAL
-   * checkpointed and truncated, so the old rows' bytes are in neither file.
+   * `events` inserted, with `secure_delete` on (every writable connection has it) so the freed
+   * pages are zeroed, then the WAL scrubbed (`#scrubWal`), so the old rows'
+   * bytes are in neither file.
    */
   async replaceLog(
     id: string,
@@ -183,7 +185,6 @@ export class SqliteWrites {
         const claimed = context.ledger?.committing(position.key, events.length);
         return { key: position.key, learned, claimed };
       });
-      context.db.pragma('secure_delete = ON', { simple: true });
       const { key, learned, claimed } = await context.retry(
         `replace the log of session '${id}'`,
         () => replace.immediate(),
@@ -193,9 +194,33 @@ export class SqliteWrites {
       if (claimed !== undefined) this.#noteRecord(id, claimed);
       context.ledger?.committed(key, events.length);
       context.ledger?.syncSoon();
-      context.db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
+      this.#scrubWal();
     } catch (error) {
       throw context.storageError(`replace the log of session '${id}'`, error);
+    }
+  }
+
+  /**
+   * Copies the pages a delete zeroed (`secure_delete`) into the database and empties the WAL,
+   * whose older frames still hold the deleted rows. Best effort, and without waiting: a reader
+   * in the middle of a read (or another connection's write) makes the checkpoint stop short at
+   * once instead of blocking the thread for the busy timeout; the frames it leaves are
+   * overwritten as the WAL is reused, copied by the next checkpoint, and removed when the last
+   * connection closes. The delete has committed either way.
+   */
+  #scrubWal(): void {
+    const { db, settings } = this.#context;
+    try {
+      db.pragma('busy_timeout = 0', { simple: true });
+      db.pragma('wal_checkpoint(TRUNCATE)', { simple: true });
+    } catch {
+      // A failed checkpoint changes nothing the delete did; the next one copies the same pages.
+    } finally {
+      try {
+        db.pragma(`busy_timeout = ${settings.busyTimeoutMs}`, { simple: true });
+      } catch {
+        // The connection is unusable; the next call reports it.
+      }
     }
   }
 
