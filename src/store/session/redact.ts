@@ -92,12 +92,13 @@ const COPY_TYPES: ReadonlySet<string> = new Set([
  *   { id: 'u1', role: 'user', content: [{ type: 'text', text: 'I am ada@example.com' }], source: { kind: 'user' } },
  *   { surfaceOp: 'append' },
  * );
+ * live.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
  * await live.close();
  * const report = await redact(store, 'support-1', { match: /[\w.]+@[\w.]+/g }, { reason: 'GDPR request 17' });
  * console.log(report.erased); // [1]
  * const { events } = await store.load('support-1');
  * console.log(JSON.stringify(events[1]?.data).includes('ada@')); // false
- * console.log(events[2]?.type); // 'log/redaction'
+ * console.log(events[3]?.type); // 'log/redaction'
  * ```
  */
 export async function redact(
