@@ -23,6 +23,20 @@ export type SessionHeader = {
   readonly seedLength?: number;
   /** Free-form application metadata (title, working directory, tags...). */
   readonly metadata?: JsonObject;
+  /**
+   * Present when the session's event data is stored encrypted (`palimpsest/store`'s
+   * `EncryptedStore`): the envelopes stay readable, each payload is sealed with the session's
+   * own data key, which is kept wrapped in a key vault, never in the session.
+   */
+  readonly encryption?: SessionEncryption;
+};
+
+/** How a session's payloads are encrypted at rest. */
+export type SessionEncryption = {
+  /** The cipher and the sealed-payload form: AES-256-GCM, format 1. */
+  readonly scheme: 'aes-256-gcm/1';
+  /** The key provider that wrapped the session's data key (its `id`). */
+  readonly keyProvider: string;
 };
 
 const HEADER_KEYS: ReadonlySet<string> = new Set([
@@ -32,6 +46,7 @@ const HEADER_KEYS: ReadonlySet<string> = new Set([
   'parentSession',
   'seedLength',
   'metadata',
+  'encryption',
 ]);
 
 /**
@@ -98,7 +113,31 @@ export function validateHeader(value: unknown, expectedId?: string): SessionHead
   ) {
     throw headerError(`expected metadata as an object, found ${kind(metadata)}`);
   }
+  checkEncryption(copy.encryption);
   return copy as SessionHeader;
+}
+
+function checkEncryption(value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw headerError(`expected encryption as an object, found ${kind(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  if (record.scheme !== 'aes-256-gcm/1') {
+    throw headerError(
+      `expected encryption scheme 'aes-256-gcm/1', found ${kind(record.scheme)}; a newer palimpsest may read it`,
+    );
+  }
+  if (typeof record.keyProvider !== 'string' || record.keyProvider === '') {
+    throw headerError(
+      `expected encryption.keyProvider as a non-empty string, found ${kind(record.keyProvider)}`,
+    );
+  }
+  for (const key of Object.keys(record)) {
+    if (key !== 'scheme' && key !== 'keyProvider') {
+      throw headerError(`unknown encryption field '${truncate(key, 40)}'`);
+    }
+  }
 }
 
 function isNonNegativeInteger(value: unknown): value is number {

@@ -71,7 +71,7 @@ export {
   type TurnStartData,
 } from './events.js';
 export { type ForkOptions, forkSession } from './fork.js';
-export { SESSION_FORMAT_VERSION, type SessionHeader } from './header.js';
+export { SESSION_FORMAT_VERSION, type SessionEncryption, type SessionHeader } from './header.js';
 export {
   checkInvariants,
   type InvariantCode,

@@ -10,6 +10,8 @@ export {
   ConflictError,
   type CorruptionSite,
   CorruptLogError,
+  EncryptionError,
+  type EncryptionErrorCode,
   FormatVersionError,
   InvalidSessionIdError,
   type InvalidStoreCode,
@@ -22,6 +24,7 @@ export {
   type LockHolderState,
   type LockOwner,
   NotFoundError,
+  ShreddedKeyError,
   StorageError,
   StoreBusyError,
   StoreNotFoundError,
@@ -46,6 +49,30 @@ export type {
   UnlockOptions,
   UnlockReport,
 } from './contract/session-store.js';
+export {
+  callbackKeyProvider,
+  type KeyCallbacks,
+  type KeyContext,
+  type KeyProvider,
+  type MasterKeyOptions,
+  masterKeyFromEnv,
+  masterKeyFromFile,
+  masterKeyProvider,
+  parseMasterKey,
+} from './encryption/key-provider.js';
+export {
+  FileKeyVault,
+  type KeyVault,
+  MemoryKeyVault,
+  type VaultEntry,
+  type VaultLookup,
+} from './encryption/key-vault.js';
+export { isSealed, type SealedPayload } from './encryption/seal.js';
+export {
+  EncryptedStore,
+  type EncryptedStoreOptions,
+  type ShredReport,
+} from './encryption/store.js';
 export { type Anchor, type DigestText, leafDigest } from './integrity/chain.js';
 export { ChainTracker } from './integrity/checkpoint.js';
 export type { BreakKind } from './integrity/locate.js';

@@ -2,7 +2,7 @@
  * The layers of DESIGN §2 import one way only: store and model each build on core alone; agent on
  * both; compaction on core and model; import and viewer above them, adapters above import (the
  * Claude Agent SDK store writes what the importer reads); cli on top. Inside the store, its own floors do too: contract ← sql ← sqlite,
- * postgres; contract ← jsonl, memory; contract ← integrity (the hash chain); the live session
+ * postgres; contract ← jsonl, memory; contract ← integrity (the hash chain) ← encryption (sealed payloads); the live session
  * (`session/`) above every backend and the chain.
  * Testing depends on core and the provider specification alone. Drivers and framework packages
  * are imported only by the files of their own backend or adapter. Type-only imports count: a
@@ -39,9 +39,10 @@ const STORE_FLOORS: Readonly<Record<string, readonly string[]>> = {
   memory: ['contract'],
   jsonl: ['contract'],
   integrity: ['contract'],
+  encryption: ['contract', 'integrity'],
   sqlite: ['contract', 'sql'],
   postgres: ['contract', 'sql'],
-  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres', 'integrity'],
+  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres', 'integrity', 'encryption'],
 };
 
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */

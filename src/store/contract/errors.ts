@@ -452,6 +452,58 @@ export class StoreUnavailableError extends PalimpsestError {
   }
 }
 
+/**
+ * Codes of {@link EncryptionError}:
+ * - `KEY_REQUIRED`: an encrypted session was read through a store without its keys.
+ * - `KEY_MISSING`: the key vault holds no key for an encrypted session (the wrong vault?).
+ * - `WRONG_KEY`: the key provider could not unwrap the session's data key (another master key).
+ * - `BAD_KEY`: a master key or a key provider's answer is not a 32-byte AES-256 key.
+ * - `SEAL_BROKEN`: a sealed payload does not open with its session's key: it was altered.
+ */
+export type EncryptionErrorCode =
+  | 'KEY_REQUIRED'
+  | 'KEY_MISSING'
+  | 'WRONG_KEY'
+  | 'BAD_KEY'
+  | 'SEAL_BROKEN';
+
+/**
+ * An encrypted session's payloads cannot be read or written: its key is not given, not found,
+ * not the one that sealed them, or a payload was altered. Messages never hold a key.
+ */
+export class EncryptionError extends PalimpsestError {
+  static override readonly kind: string = 'EncryptionError';
+  declare readonly code: EncryptionErrorCode;
+  constructor(
+    code: EncryptionErrorCode,
+    message: string,
+    /** The session concerned, when there is one. */
+    readonly sessionId?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
+/**
+ * The session's data key was shredded (`EncryptedStore.shred`, or its deletion): its payloads
+ * can no longer be read by anyone, in this store or any copy of it. Envelopes stay readable.
+ */
+export class ShreddedKeyError extends PalimpsestError {
+  static override readonly kind: string = 'ShreddedKeyError';
+  declare readonly code: 'KEY_SHREDDED';
+  constructor(
+    readonly sessionId: string,
+    /** When the key was shredded, epoch ms, when the vault recorded it. */
+    readonly shreddedAt: number | undefined,
+  ) {
+    super(
+      'KEY_SHREDDED',
+      `the data key of session '${short(sessionId)}' was shredded${shreddedAt === undefined ? '' : ` at ${new Date(shreddedAt).toISOString()}`}: its payloads can no longer be read`,
+    );
+  }
+}
+
 function short(text: string): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }

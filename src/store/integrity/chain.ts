@@ -1,6 +1,6 @@
 /**
  * The hash chain of a session (see `docs/governance.md`): each event has a **leaf digest**, the
- * SHA-256 of its envelope and its data; checkpoints link the leaves into a chain,
+ * SHA-256 of its envelope and a digest of its data; checkpoints link the leaves into a chain,
  * each head the SHA-256 of the previous head followed by the leaves since. The leaf leaves the
  * seq out (the chain's order binds it), so a verifier can tell a removed or inserted event from
  * an altered one; a redaction records the erased event's leaf, so the chain survives erasure.
@@ -27,15 +27,45 @@ const DIGEST_PREFIX = 'sha256:';
 export const SHORT_LEAF_CHARS = 8;
 
 /**
- * The leaf digest of an event: SHA-256 of the JSON array `[time, type, data, surfaceOp, sources]`
- * (an absent field as `null`), 32 bytes. The data's JSON is its stored text: every store gives
- * back the text it was handed, byte for byte.
+ * The key of a payload stand-in: data stored as `{"~sealed": {"digest": "sha256:…", …}}` is a
+ * payload kept in another form (encrypted), and the digest it carries is the digest of the
+ * payload it stands for, so the chain can be checked without reading the payload.
+ */
+export const SEALED_KEY = '~sealed';
+
+/**
+ * The payload digest of an event's data: SHA-256 of its JSON text (every store gives back the
+ * text it was handed, byte for byte), or, for a stand-in, the digest it carries.
+ */
+export function payloadDigest(data: unknown): Buffer {
+  const carried = standInDigest(data);
+  return carried ?? sha256(JSON.stringify(data));
+}
+
+/** The digest a payload stand-in carries, or `undefined` when `data` is not one. */
+function standInDigest(data: unknown): Buffer | undefined {
+  if (typeof data !== 'object' || data === null || !Object.hasOwn(data, SEALED_KEY)) {
+    return undefined;
+  }
+  const sealed = (data as Record<string, unknown>)[SEALED_KEY];
+  const digest =
+    typeof sealed === 'object' && sealed !== null
+      ? (sealed as Record<string, unknown>).digest
+      : undefined;
+  return typeof digest === 'string' ? parseDigest(digest) : undefined;
+}
+
+/**
+ * The leaf digest of an event: SHA-256 of the JSON array
+ * `[time, type, payload digest, surfaceOp, sources]` (an absent field as `null`, the payload
+ * digest as text), 32 bytes. The envelope is hashed with a digest of the payload, not the
+ * payload, so an encrypted payload (whose stand-in carries that digest) checks without its key.
  */
 export function leafDigest(event: SessionEvent): Buffer {
   const text = JSON.stringify([
     event.time,
     event.type,
-    event.data,
+    digestText(payloadDigest(event.data)),
     event.surfaceOp ?? null,
     event.sourceEventSeqs ?? null,
   ]);

@@ -19,6 +19,7 @@ import { NotFoundError } from '../contract/errors.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type { LoadOptions, SessionLock, SessionStore } from '../contract/session-store.js';
 import { type CheckpointPolicy, keepCheckpoints } from './checkpoints.js';
+import { requireReadable } from './readable.js';
 import { type Durability, Recorder, type RecorderStats } from './recorder.js';
 
 /** Options of {@link openSession}. */
@@ -207,6 +208,7 @@ export async function openSession(
       });
       loaded = LoadedSession.fromEvents(pendingHeader, []);
     }
+    requireReadable(loaded, store.location);
     const created = pendingHeader !== undefined;
     const tornBytesDropped = loaded.tornTail?.bytes?.size ?? 0;
     const loadedLength = loaded.log.length;
@@ -264,6 +266,7 @@ export async function inspectSession(
   options: InspectSessionOptions = {},
 ): Promise<Session> {
   const loaded = await store.load(id, loadOptions(options.chunks));
+  requireReadable(loaded, store.location);
   const closers = options.repair === false ? [] : planRepair(loaded.log);
   return Session.create({
     header: loaded.header,

@@ -1,0 +1,131 @@
+/**
+ * Sealed payloads: an event's data encrypted with its session's data key (AES-256-GCM) and
+ * stored as the stand-in `{"~sealed": {"iv", "data", "digest"}}`. The envelope around it stays
+ * as it was; the stand-in carries the digest of the plaintext, so the hash chain checks without
+ * the key (see `integrity/chain.ts`).
+ */
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { elidedChunk, isElidedChunkData } from '../../core/backend.js';
+import type { JsonValue, SessionEvent } from '../../core/index.js';
+import { EncryptionError } from '../contract/errors.js';
+import { digestText, payloadDigest, SEALED_KEY } from '../integrity/chain.js';
+
+/** What a sealed event's data holds. */
+export interface SealedPayload {
+  readonly [SEALED_KEY]: {
+    /** The 12-byte GCM nonce, base64url. */
+    readonly iv: string;
+    /** The ciphertext followed by the 16-byte tag, base64url. */
+    readonly data: string;
+    /** The digest of the plaintext's JSON text (`sha256:…`), which the chain hashes. */
+    readonly digest: string;
+  };
+}
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Nonces are drawn from the system's generator in blocks: one call per 1,024 payloads. */
+const IV_POOL_BYTES = IV_BYTES * 1024;
+let ivPool = Buffer.alloc(0);
+let ivOffset = 0;
+
+function nextIv(): Buffer {
+  if (ivOffset + IV_BYTES > ivPool.length) {
+    // A fresh block each time: a nonce handed out is never reused, even by a later refill.
+    ivPool = randomFillSync(Buffer.allocUnsafe(IV_POOL_BYTES));
+    ivOffset = 0;
+  }
+  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
+  ivOffset += IV_BYTES;
+  return iv;
+}
+
+/**
+ * The additional data a payload is sealed with: its session, seq and type, so a sealed payload
+ * moved to another event or session does not open.
+ */
+function associatedData(session: string, seq: number, type: string): Buffer {
+  return Buffer.from(`palimpsest sealed 1\0${session}\0${seq}\0${type}`);
+}
+
+/** Whether `data` is a sealed payload's stand-in. */
+export function isSealed(data: unknown): data is SealedPayload {
+  return typeof data === 'object' && data !== null && Object.hasOwn(data, SEALED_KEY);
+}
+
+/** The JSON text of a sealed payload around a ciphertext of `base64Length` characters, less them. */
+const SEALED_OVERHEAD = JSON.stringify({
+  [SEALED_KEY]: { iv: 'x'.repeat(16), data: '', digest: `sha256:${'x'.repeat(43)}` },
+}).length;
+
+/**
+ * The byte length of a payload's JSON text, from the length of its sealed form: a finished
+ * chunk loaded without its body reports its size as the stand-in's, and GCM keeps the length
+ * (the ciphertext is as long as the text, then the tag), so the text's length is exact.
+ */
+export function openedBytes(sealedBytes: number): number {
+  const base64 = sealedBytes - SEALED_OVERHEAD;
+  return Math.max(0, Math.floor((base64 * 3) / 4) - TAG_BYTES);
+}
+
+/** The event with its data sealed under `key`. */
+export function sealEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {
+  const text = JSON.stringify(event.data);
+  const iv = nextIv();
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(associatedData(session, event.seq, event.type));
+  const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  const data: JsonValue = {
+    [SEALED_KEY]: {
+      iv: iv.toString('base64url'),
+      data: sealed.toString('base64url'),
+      digest: digestText(payloadDigest(event.data)),
+    },
+  };
+  return { ...event, data } as SessionEvent;
+}
+
+/**
+ * The event with its sealed data opened; an event that is not sealed (an elided chunk's stub)
+ * comes back as it is. A payload that does not open, or opens to other than its digest, is an
+ * `EncryptionError` (`SEAL_BROKEN`).
+ */
+export function openEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {
+  const stored: unknown = event.data;
+  if (event.type === 'assistant/chunk' && isElidedChunkData(stored)) {
+    return elidedChunk(event.seq, event.time, openedBytes(stored.elided.bytes));
+  }
+  if (!isSealed(stored)) return event;
+  const sealed = stored[SEALED_KEY];
+  const broken = (reason: string) =>
+    new EncryptionError(
+      'SEAL_BROKEN',
+      `the sealed payload of event ${event.seq} of session '${session}' ${reason}: it was altered, or sealed for another event`,
+      session,
+    );
+  const iv = typeof sealed.iv === 'string' ? Buffer.from(sealed.iv, 'base64url') : undefined;
+  const body = typeof sealed.data === 'string' ? Buffer.from(sealed.data, 'base64url') : undefined;
+  if (iv?.length !== IV_BYTES || body === undefined || body.length < TAG_BYTES) {
+    throw broken('is not a nonce and a ciphertext');
+  }
+  let text: string;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAAD(associatedData(session, event.seq, event.type));
+    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+    text = decipher.update(body.subarray(0, body.length - TAG_BYTES), undefined, 'utf8');
+    text += decipher.final('utf8');
+  } catch (error) {
+    throw new EncryptionError(
+      'SEAL_BROKEN',
+      `the sealed payload of event ${event.seq} of session '${session}' does not open with the session's key: it was altered, or sealed for another event`,
+      session,
+      { cause: error },
+    );
+  }
+  const data = JSON.parse(text) as JsonValue;
+  if (digestText(payloadDigest(data)) !== sealed.digest) {
+    throw broken('opens to other than the digest it carries');
+  }
+  return { ...event, data } as SessionEvent;
+}
