@@ -4,9 +4,6 @@
  * PostgreSQL as `pg_dump` shows it), while the session still loads, lints, verifies its chain and
  * rebuilds its requests, with `[redacted]` where the content was.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkRequestDigests, requestAt } from '../../src/agent/index.js';
 import { compact } from '../../src/compaction/index.js';
@@ -32,6 +29,7 @@ import { scriptedModel } from '../../src/testing/index.js';
 import { pgUrl } from '../postgres/helpers.js';
 import { MARKER, MARKER_PATTERN, recordGovernedSession } from './governed-session.js';
 import { everyBackend } from './store-urls.js';
+import { pgDump, storedBytes } from './stored-bytes.js';
 
 let opened: SessionStore[] = [];
 afterEach(async () => {
@@ -43,39 +41,6 @@ async function storeAt(url: string): Promise<SessionStore> {
   const store = await openStore(url);
   opened.push(store);
   return store;
-}
-
-/** Every byte of every file under `directory`, as Latin-1 text (a byte search). */
-function filesUnder(directory: string): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const name of readdirSync(directory)) {
-    const path = join(directory, name);
-    if (statSync(path).isDirectory())
-      for (const [inner, text] of filesUnder(path)) found.set(inner, text);
-    else found.set(path, readFileSync(path).toString('latin1'));
-  }
-  return found;
-}
-
-/** `pg_dump` of the schema a PostgreSQL store URL names. */
-function pgDump(url: string): string {
-  const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema') ?? 'public';
-  parsed.search = '';
-  const binary = ['/usr/lib/postgresql/15/bin/pg_dump', 'pg_dump'].find(
-    (candidate) => !candidate.startsWith('/') || existsSync(candidate),
-  ) as string;
-  return execFileSync(binary, ['--data-only', `--schema=${schema}`, parsed.toString()], {
-    encoding: 'latin1',
-    maxBuffer: 256 * 1024 * 1024,
-  });
-}
-
-/** Everything the store at `url` holds, as bytes: its files, or its rows through `pg_dump`. */
-function storedBytes(url: string): Map<string, string> {
-  if (url.startsWith('jsonl:')) return filesUnder(url.slice('jsonl:'.length));
-  if (url.startsWith('sqlite:')) return filesUnder(dirname(url.slice('sqlite:'.length)));
-  return new Map([['pg_dump', pgDump(url)]]);
 }
 
 function holding(bytes: Map<string, string>, needle: string): string[] {

@@ -68,8 +68,16 @@ export function openedBytes(sealedBytes: number): number {
   return Math.max(0, Math.floor((base64 * 3) / 4) - TAG_BYTES);
 }
 
-/** The event with its data sealed under `key`. */
+/**
+ * Types whose data stays in the clear: the chain's own records (checkpoints, and the
+ * redactions that say which digests an erasure changed), which a verifier without keys reads.
+ * They hold digests, counts, a reason and a subject id, never content.
+ */
+const CLEAR_TYPES: ReadonlySet<string> = new Set(['log/checkpoint', 'log/redaction']);
+
+/** The event with its data sealed under `key` (the chain's records as they are). */
 export function sealEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {
+  if (CLEAR_TYPES.has(event.type)) return event;
   const text = JSON.stringify(event.data);
   const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);

@@ -1,0 +1,242 @@
+/**
+ * Encryption at rest (issue 37 §3) on every backend: an encrypted store holds no byte of any
+ * payload's plaintext, works as a plain one for fork, compaction, repair and watch, checks its
+ * hash chain without keys, and turns the wrong key, a missing key or a shredded one into typed
+ * errors, in every copy of the store.
+ */
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compact } from '../../src/compaction/index.js';
+import { checkInvariants, forkSession, Session, type SessionEvent } from '../../src/core/index.js';
+import {
+  EncryptedStore,
+  EncryptionError,
+  FileKeyVault,
+  type KeyProvider,
+  type KeyVault,
+  MemoryKeyVault,
+  masterKeyProvider,
+  openSession,
+  openStore,
+  redact,
+  type SessionStore,
+  ShreddedKeyError,
+  verifyIntegrity,
+} from '../../src/store/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { MARKER, MARKER_PATTERN, recordGovernedSession } from './governed-session.js';
+import { everyBackend } from './store-urls.js';
+import { storedBytes } from './stored-bytes.js';
+
+let opened: SessionStore[] = [];
+afterEach(async () => {
+  for (const store of opened) await store.close().catch(() => {});
+  opened = [];
+});
+
+async function plainAt(url: string): Promise<SessionStore> {
+  const store = await openStore(url);
+  opened.push(store);
+  return store;
+}
+
+interface Keys {
+  readonly keys: KeyProvider;
+  readonly vault: KeyVault;
+}
+
+function newKeys(): Keys {
+  return { keys: masterKeyProvider(randomBytes(32)), vault: new MemoryKeyVault() };
+}
+
+async function encryptedAt(url: string, keys: Keys = newKeys()): Promise<EncryptedStore> {
+  return new EncryptedStore(await plainAt(url), keys);
+}
+
+/** Texts of the governed session that live only in payloads. */
+const PAYLOAD_TEXTS = [
+  MARKER,
+  'Ada Lovelace',
+  'What plan am I on',
+  'renews on the first',
+  'Be brief',
+];
+
+function holding(bytes: Map<string, string>, needle: string): string[] {
+  return [...bytes].filter(([, text]) => text.includes(needle)).map(([path]) => path);
+}
+
+describe.each(everyBackend('encrypt'))('an encrypted store on %s', (_name, url) => {
+  it('holds no byte of any payload in the clear, while envelopes stay readable', async () => {
+    const at = url();
+    const store = await encryptedAt(at);
+    await recordGovernedSession(store, 'customer');
+    const bytes = storedBytes(at);
+    for (const text of PAYLOAD_TEXTS) expect(holding(bytes, text), text).toEqual([]);
+    // The envelope is not secret: the types are there to fold the surface without keys.
+    expect(holding(bytes, 'assistant/message').length).toBeGreaterThan(0);
+    const opened = await store.load('customer');
+    expect(JSON.stringify(opened.events)).toContain(MARKER);
+  });
+
+  it('forks, compacts, repairs and watches as a plain store does', async () => {
+    const store = await encryptedAt(url());
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+    const loaded = await store.load('customer');
+    const session = Session.create({ header: loaded.header, seed: loaded.events });
+    expect(checkInvariants(session.events, { requireClosed: true })).toEqual([]);
+
+    const child = forkSession(session, undefined, { id: 'child' });
+    await store.create(child.header);
+    await store.append('child', child.events, { expectedSeq: 0 });
+    const forked = await store.load('child');
+    expect(forked.header.parentSession).toBe('customer');
+    expect(forked.header.encryption?.scheme).toBe('aes-256-gcm/1');
+    expect(forked.events.map((event) => event.data)).toEqual(
+      session.events.map((event) => event.data),
+    );
+
+    const live = await openSession(store, 'customer');
+    await compact(live, {
+      model: scriptedModel([{ text: 'Summary: a customer asked about the plan.' }]),
+      keepRecentTokens: 10,
+    });
+    const compacted = live.deriveMessages();
+    await live.close();
+    const reopened = await openSession(store, 'customer');
+    expect(reopened.deriveMessages()).toEqual(compacted);
+
+    // A turn a crash left open is closed on the next open, in sealed form like the rest.
+    const next = reopened.seq;
+    await reopened.close();
+    const open: SessionEvent = { seq: next, time: 1, type: 'turn/start', data: { turn: 9 } };
+    await store.append('customer', [open], { expectedSeq: next });
+    const repaired = await openSession(store, 'customer');
+    expect(repaired.openReport.repairedEvents).toBeGreaterThan(0);
+    await repaired.close();
+    expect((await store.load('customer')).events.at(-1)?.type).toBe('turn/end');
+
+    const watched: SessionEvent[] = [];
+    const stop = new AbortController();
+    for await (const event of store.watch('customer', { signal: stop.signal })) {
+      watched.push(event);
+      if (watched.length === next + 2) stop.abort();
+    }
+    expect(watched).toEqual((await store.load('customer')).events.slice(0, next + 2));
+  });
+
+  it('checks its hash chain without the key, and names a sealed payload moved to another event', async () => {
+    const at = url();
+    const store = await encryptedAt(at);
+    await recordGovernedSession(store, 'customer');
+    const raw = await store.inner.load('customer');
+    const opened = await store.load('customer');
+    const keyless = verifyIntegrity(raw.header, raw.events);
+    expect(keyless.broken).toBeUndefined();
+    expect(keyless).toEqual(verifyIntegrity(opened.header, opened.events));
+
+    const results = raw.events.filter((event) => event.type === 'tool/result');
+    const user = raw.events.find((event) => event.type === 'user/message') as SessionEvent;
+    const swapped = raw.events.map((event) =>
+      event.seq === user.seq ? ({ ...event, data: results[0]?.data } as SessionEvent) : event,
+    );
+    expect(verifyIntegrity(raw.header, swapped).broken?.seq).toBe(user.seq);
+  });
+
+  it('erases with the old ciphertext gone, so the key cannot bring it back', async () => {
+    const at = url();
+    const store = await encryptedAt(at);
+    await recordGovernedSession(store, 'customer');
+    const raw = await store.inner.load('customer');
+    const user = raw.events.find((event) => event.type === 'user/message') as SessionEvent;
+    const ciphertext = (user.data as unknown as { '~sealed': { data: string } })['~sealed'].data;
+    expect(holding(storedBytes(at), ciphertext).length).toBeGreaterThan(0);
+
+    const report = await redact(store, 'customer', { match: MARKER_PATTERN }, { reason: 'r-1' });
+    expect(report.erased).toContain(user.seq);
+    expect(holding(storedBytes(at), ciphertext)).toEqual([]);
+    const after = await store.load('customer');
+    expect(JSON.stringify(after.events)).not.toContain(MARKER);
+    expect(verifyIntegrity(after.header, after.events).broken).toBeUndefined();
+    const keyless = await store.inner.load('customer');
+    expect(verifyIntegrity(keyless.header, keyless.events).redacted).toBe(report.erased.length);
+  });
+
+  it('refuses the wrong master key, a vault without the key, and a reader without keys', async () => {
+    const at = url();
+    const keys = newKeys();
+    const store = await encryptedAt(at, keys);
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+
+    const wrong = await encryptedAt(at, {
+      keys: masterKeyProvider(randomBytes(32)),
+      vault: keys.vault,
+    });
+    const wrongKey = await wrong.load('customer').catch((error: unknown) => error);
+    expect(EncryptionError.isInstance(wrongKey) && wrongKey.code).toBe('WRONG_KEY');
+
+    const elsewhere = await encryptedAt(at, { keys: keys.keys, vault: new MemoryKeyVault() });
+    const missing = await elsewhere.load('customer').catch((error: unknown) => error);
+    expect(EncryptionError.isInstance(missing) && missing.code).toBe('KEY_MISSING');
+
+    const plain = await plainAt(at);
+    const keyless = await openSession(plain, 'customer').catch((error: unknown) => error);
+    expect(EncryptionError.isInstance(keyless) && keyless.code).toBe('KEY_REQUIRED');
+    // Nothing was written by the refusals.
+    expect((await store.load('customer')).events.length).toBe(
+      (await plain.load('customer')).events.length,
+    );
+  });
+
+  it('after shredding, reads the session nowhere: here, in a copy, nor through a new store', async () => {
+    const at = url();
+    const keys = newKeys();
+    const store = await encryptedAt(at, keys);
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+    await recordGovernedSession(store, 'other', { checkpoints: false });
+
+    expect(await store.shred('customer')).toEqual({ shredded: true });
+    const here = await store.load('customer').catch((error: unknown) => error);
+    expect(ShreddedKeyError.isInstance(here) && here.sessionId).toBe('customer');
+    const event: SessionEvent = { seq: 99, time: 1, type: 'turn/start', data: { turn: 1 } };
+    const append = await store
+      .append('customer', [event], { expectedSeq: 99 })
+      .catch((error: unknown) => error);
+    expect(ShreddedKeyError.isInstance(append)).toBe(true);
+    const fresh = await encryptedAt(at, keys);
+    expect(ShreddedKeyError.isInstance(await fresh.load('customer').catch((e: unknown) => e))).toBe(
+      true,
+    );
+    // The other session is untouched; the shredded one's envelopes still verify.
+    expect((await fresh.load('other')).events.length).toBeGreaterThan(0);
+    const raw = await store.inner.load('customer');
+    expect(verifyIntegrity(raw.header, raw.events).broken).toBeUndefined();
+    expect(await store.shred('customer')).toEqual({ shredded: false });
+  });
+});
+
+describe('a backup of an encrypted store', () => {
+  it('cannot be read once the session is deleted from the store, its key shredded with it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'palimpsest-backup-'));
+    const keys = masterKeyProvider(randomBytes(32));
+    const vault = new FileKeyVault(join(root, 'keys'));
+    const at = `sqlite:${join(root, 'live', 'sessions.db')}`;
+    const store = await encryptedAt(at, { keys, vault });
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+    await store.close();
+    cpSync(dirname(at.slice('sqlite:'.length)), join(root, 'backup'), { recursive: true });
+
+    const live = await encryptedAt(at, { keys, vault });
+    await live.delete('customer');
+    const backup = await encryptedAt(`sqlite:${join(root, 'backup', 'sessions.db')}`, {
+      keys,
+      vault,
+    });
+    const read = await backup.load('customer').catch((error: unknown) => error);
+    expect(ShreddedKeyError.isInstance(read) && read.sessionId).toBe('customer');
+    expect(holding(storedBytes(`jsonl:${join(root, 'keys')}`), 'wrapped')).toEqual([]);
+  });
+});
