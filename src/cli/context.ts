@@ -4,7 +4,17 @@
  */
 
 import { existsSync, readFileSync } from 'node:fs';
-import { DEFAULT_STORE_URL, openStore, parseStoreUrl, type SessionStore } from '../store/index.js';
+import {
+  DEFAULT_STORE_URL,
+  EncryptedStore,
+  FileKeyVault,
+  type KeyProvider,
+  masterKeyFromEnv,
+  masterKeyFromFile,
+  openStore,
+  parseStoreUrl,
+  type SessionStore,
+} from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
 import { printableStoreUrl } from './store-url.js';
 import { Terminal } from './terminal.js';
@@ -15,6 +25,10 @@ export interface GlobalOptions {
   readonly json?: boolean;
   readonly color?: boolean;
   readonly debug?: boolean;
+  /** A file holding the master key of an encrypted store (else `PALIMPSEST_MASTER_KEY_FILE`). */
+  readonly keyFile?: string;
+  /** The key vault of an encrypted store (else `PALIMPSEST_KEY_VAULT`). */
+  readonly keyVault?: string;
 }
 
 /** The context of one CLI invocation. */
@@ -24,6 +38,12 @@ export class CliContext {
   /** `storeUrl` without its credentials: the only form of it any output holds. */
   readonly printableStoreUrl: string;
   readonly json: boolean;
+  /**
+   * The key vault directory, when the store is encrypted: sessions are created encrypted and
+   * read with their keys. Absent: the store is opened as it is.
+   */
+  readonly keyVault: string | undefined;
+  readonly #keyFile: string | undefined;
 
   constructor(options: GlobalOptions) {
     this.terminal = new Terminal(process.stdout, process.stderr, {
@@ -32,6 +52,15 @@ export class CliContext {
     this.storeUrl = options.store ?? nonEmpty(process.env.PALIMPSEST_STORE) ?? DEFAULT_STORE_URL;
     this.printableStoreUrl = printableStoreUrl(this.storeUrl);
     this.json = options.json === true;
+    this.keyVault = options.keyVault ?? nonEmpty(process.env.PALIMPSEST_KEY_VAULT);
+    this.#keyFile = options.keyFile ?? nonEmpty(process.env.PALIMPSEST_MASTER_KEY_FILE);
+    const keyGiven = this.#keyFile !== undefined || nonEmpty(process.env.PALIMPSEST_MASTER_KEY);
+    if (keyGiven !== undefined && this.keyVault === undefined) {
+      throw new CliError(
+        'a master key was given without the key vault that keeps the session keys it wraps: add --key-vault DIR (or PALIMPSEST_KEY_VAULT)',
+        EXIT.usage,
+      );
+    }
   }
 
   /**
@@ -53,15 +82,59 @@ export class CliContext {
     options: { readonly create?: boolean; readonly readOnly?: boolean } = {},
   ): Promise<T> {
     if (options.create !== true) assertStoreExists(url);
-    const store = await openStore(url, {
-      ...(options.readOnly === true ? { readOnly: true } : {}),
-      postgres: { create: options.create === true },
-    });
+    const store = await this.open(url, options);
     try {
       return await work(store);
     } finally {
       await store.close();
     }
+  }
+
+  /**
+   * Opens a store (creating it), encrypted when a key vault was given: sessions are then
+   * created encrypted and read with their keys.
+   */
+  async open(
+    url: string,
+    options: { readonly create?: boolean; readonly readOnly?: boolean } = {},
+  ): Promise<SessionStore> {
+    const opened = await openStore(url, {
+      ...(options.readOnly === true ? { readOnly: true } : {}),
+      postgres: { create: options.create === true },
+    });
+    if (this.keyVault === undefined) return opened;
+    try {
+      return new EncryptedStore(opened, {
+        keys: await this.#masterKey(),
+        vault: new FileKeyVault(this.keyVault),
+      });
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+  }
+
+  /** The key options a child process of this command needs to open the store as it does. */
+  keyArguments(): string[] {
+    return [
+      ...(this.keyVault === undefined ? [] : ['--key-vault', this.keyVault]),
+      ...(this.#keyFile === undefined ? [] : ['--key-file', this.#keyFile]),
+    ];
+  }
+
+  /** The master key of an encrypted store: from `--key-file`, else the environment. */
+  async #masterKey(): Promise<KeyProvider> {
+    if (this.#keyFile !== undefined) {
+      readGivenFile(this.#keyFile, 'the master key file');
+      return masterKeyFromFile(this.#keyFile);
+    }
+    if (nonEmpty(process.env.PALIMPSEST_MASTER_KEY) === undefined) {
+      throw new CliError(
+        'the key vault was given without the master key that unwraps its keys: add --key-file FILE (or PALIMPSEST_MASTER_KEY_FILE, or PALIMPSEST_MASTER_KEY)',
+        EXIT.usage,
+      );
+    }
+    return masterKeyFromEnv();
   }
 }
 

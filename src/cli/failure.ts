@@ -16,6 +16,7 @@ export const EXIT = {
   invalid: 7,
   model: 8,
   unchanged: 9,
+  key: 10,
   interrupted: 130,
 } as const;
 
@@ -35,6 +36,19 @@ export function describeFailure(error: unknown): { code: number; message: string
   if (error instanceof CliError) return { code: error.exitCode, message: error.message };
   if (PalimpsestError.isInstance(error)) {
     switch (error.code) {
+      case 'KEY_REQUIRED':
+        return {
+          code: EXIT.key,
+          message: `${error.message} (--key-vault DIR with --key-file FILE, or PALIMPSEST_KEY_VAULT with PALIMPSEST_MASTER_KEY)`,
+        };
+      case 'KEY_MISSING':
+      case 'WRONG_KEY':
+      case 'KEY_SHREDDED':
+        return { code: EXIT.key, message: error.message };
+      case 'BAD_KEY':
+        return { code: EXIT.usage, message: error.message };
+      case 'SEAL_BROKEN':
+        return { code: EXIT.corrupt, message: error.message };
       case 'NOT_FOUND':
         return {
           code: EXIT.notFound,

@@ -17,6 +17,7 @@ import {
   checkpointCommand,
   type RedactCommandOptions,
   redactCommand,
+  shredCommand,
 } from './commands/governance.js';
 import { type ImportCommandOptions, importCommand } from './commands/import.js';
 import {
@@ -64,6 +65,14 @@ function program(): Command {
     .option(
       '--store <url>',
       'the session store: jsonl:DIR, sqlite:FILE or memory: (default jsonl:./.palimpsest/sessions, or $PALIMPSEST_STORE)',
+    )
+    .option(
+      '--key-vault <dir>',
+      'an encrypted store: the directory keeping its session keys (or $PALIMPSEST_KEY_VAULT); new sessions are encrypted',
+    )
+    .option(
+      '--key-file <file>',
+      'the master key wrapping those keys (or $PALIMPSEST_MASTER_KEY_FILE, or the key itself in $PALIMPSEST_MASTER_KEY)',
     )
     .option('--json', 'print JSON instead of tables and text')
     .option('--no-color', 'never colour the output (also NO_COLOR=1)')
@@ -279,6 +288,13 @@ function program(): Command {
         anchorCommand(context, ids, options),
       ),
     );
+  root
+    .command('shred')
+    .description(
+      'destroy the data keys of encrypted sessions: their payloads become unreadable in this store and every copy of it; needs --key-vault; exit 9 when no key was there',
+    )
+    .argument('<ids...>')
+    .action(run((context, ids: string[]) => shredCommand(context, ids)));
   root
     .command('request')
     .description(

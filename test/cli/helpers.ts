@@ -43,6 +43,9 @@ function cliEnv(overrides: Record<string, string> | undefined): Record<string, s
     'OPENAI_BASE_URL',
     'ANTHROPIC_API_KEY',
     'PALIMPSEST_STORE',
+    'PALIMPSEST_KEY_VAULT',
+    'PALIMPSEST_MASTER_KEY',
+    'PALIMPSEST_MASTER_KEY_FILE',
   ]) {
     if (overrides?.[key] === undefined) delete env[key];
   }

@@ -19,6 +19,7 @@ import {
   type KeyVault,
   MemoryKeyVault,
   masterKeyProvider,
+  moveSession,
   openSession,
   openStore,
   redact,
@@ -215,6 +216,20 @@ describe.each(everyBackend('encrypt'))('an encrypted store on %s', (_name, url) 
     const raw = await store.inner.load('customer');
     expect(verifyIntegrity(raw.header, raw.events).broken).toBeUndefined();
     expect(await store.shred('customer')).toEqual({ shredded: false });
+  });
+});
+
+describe('an encrypted session archived and restored', () => {
+  it('moves as ciphertext, keeps its key, and reads as before once back', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'palimpsest-archive-'));
+    const store = await encryptedAt(`jsonl:${join(root, 'live')}`);
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+    const before = (await store.load('customer')).events;
+    const archive = await plainAt(`jsonl:${join(root, 'archive')}`);
+    await moveSession(store, 'customer', archive);
+    expect(holding(storedBytes(`jsonl:${join(root, 'archive')}`), MARKER)).toEqual([]);
+    await moveSession(archive, 'customer', store);
+    expect((await store.load('customer')).events).toEqual(before);
   });
 });
 

@@ -15,7 +15,7 @@ import { compact } from '../../compaction/compact.js';
 import { pruneToolResults } from '../../compaction/prune.js';
 import { isElidedChunkData } from '../../core/elided.js';
 import { checkInvariants, type SessionEvent } from '../../core/index.js';
-import { type LiveSession, openSession, openStore } from '../../store/index.js';
+import { type LiveSession, openSession } from '../../store/index.js';
 import { builtinTools } from '../builtin-tools.js';
 import type { CliContext } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
@@ -54,7 +54,7 @@ export async function demoCommand(
   terminal.line(terminal.style('bold', `palimpsest demo — ${picked.description}`));
   terminal.line(`store ${context.printableStoreUrl}, session ${id}, project files in ${workspace}`);
   try {
-    const store = await openStore(context.storeUrl);
+    const store = await context.open(context.storeUrl, { create: true });
     let session: LiveSession;
     try {
       session = await openSession(store, id, { header: { metadata: { demo: true } } });
@@ -88,10 +88,10 @@ export async function demoCommand(
     step(
       `Crash: a child process starts turn 4 ("${PROMPTS[3]}") and is killed with SIGKILL while its tool runs`,
     );
-    const crash = await crashChild(context.storeUrl, id, workspace, options.model);
+    const crash = await crashChild(context, id, workspace, options.model);
     terminal.line(`   ${crash}`);
 
-    const reopenedStore = await openStore(context.storeUrl);
+    const reopenedStore = await context.open(context.storeUrl, { create: true });
     try {
       const reopened = await openSession(reopenedStore, id);
       const repaired = reopened.events.slice(reopened.seq - reopened.openReport.repairedEvents);
@@ -198,7 +198,7 @@ function describeRepair(event: SessionEvent): string {
  * tool has started — after the loop made the tool call durable, before any result exists.
  */
 function crashChild(
-  storeUrl: string,
+  context: CliContext,
   id: string,
   workspace: string,
   model: string | undefined,
@@ -213,7 +213,8 @@ function crashChild(
     id,
     workspace,
     '--store',
-    storeUrl,
+    context.storeUrl,
+    ...context.keyArguments(),
     ...(model === undefined ? [] : ['--model', model]),
   ];
   return new Promise((resolve, reject) => {
@@ -255,7 +256,7 @@ export async function demoWriterCommand(
   options: { model?: string },
 ): Promise<number> {
   const model = (await resolveModel(options.model, DEMO_SCRIPT)).model;
-  const store = await openStore(context.storeUrl);
+  const store = await context.open(context.storeUrl, { create: true });
   const session = await openSession(store, id);
   const tools = [
     ...builtinTools(workspace),

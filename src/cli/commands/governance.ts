@@ -10,6 +10,7 @@ import {
   ChainTracker,
   type CheckpointSigner,
   ed25519Signer,
+  FileKeyVault,
   openSession,
   type RedactReport,
   type RedactTarget,
@@ -193,6 +194,38 @@ export async function checkpointCommand(
     }
   }
   return made.some((entry) => entry.seq !== undefined) ? EXIT.ok : EXIT.unchanged;
+}
+
+/**
+ * `palimpsest shred ID…`: destroys the data keys of encrypted sessions in the key vault. Only
+ * the vault is touched (no master key needed): the sessions stay in the store, envelopes and
+ * chain readable, payloads unreadable in every copy.
+ */
+export async function shredCommand(context: CliContext, ids: readonly string[]): Promise<number> {
+  const dir = context.keyVault;
+  if (dir === undefined) {
+    throw new CliError(
+      'shred destroys keys in a key vault: name it with --key-vault DIR (or PALIMPSEST_KEY_VAULT)',
+      EXIT.usage,
+    );
+  }
+  const vault = new FileKeyVault(dir);
+  const done: Array<{ id: string; shredded: boolean }> = [];
+  for (const id of ids) done.push({ id, shredded: await vault.shred(id, Date.now()) });
+  if (context.json) context.terminal.json(done);
+  else {
+    for (const { id, shredded } of done) {
+      context.terminal.line(
+        safeLine(
+          shredded
+            ? `${id}: key shredded; its payloads can no longer be read, here or in any copy of the store`
+            : `${id}: no key in the vault (shredded before, or never encrypted with it); nothing changed`,
+          240,
+        ),
+      );
+    }
+  }
+  return done.some((entry) => entry.shredded) ? EXIT.ok : EXIT.unchanged;
 }
 
 /** `palimpsest anchor ID… [--to FILE|URL]`: each session's chain head, to keep elsewhere. */

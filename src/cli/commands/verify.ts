@@ -6,7 +6,9 @@ import { checkRequestDigests } from '../../agent/index.js';
 import { checkInvariants, planRepair, Session } from '../../core/index.js';
 import {
   type Anchor,
+  holdsSealedPayloads,
   type IntegrityReport,
+  type LoadedSession,
   type SessionStore,
   verifyIntegrity,
 } from '../../store/index.js';
@@ -97,6 +99,7 @@ async function verifyOne(
 ): Promise<VerifyResult> {
   try {
     const loaded = await store.load(id);
+    if (holdsSealedPayloads(loaded)) return keyless(loaded, integrity, keys, anchors);
     const session = Session.create({ header: loaded.header, seed: loaded.events });
     // An imported session mirrors its source: a source that ends inside a turn (the harness
     // stopped mid-turn, or is still writing) is what it holds, not a crash of its writer.
@@ -160,6 +163,42 @@ async function verifyOne(
       notes: [],
     };
   }
+}
+
+/**
+ * An encrypted session read without its keys: its envelopes hold the hash chain (each sealed
+ * payload carries its digest), so `--integrity` checks it; its content cannot be checked.
+ */
+function keyless(
+  loaded: LoadedSession,
+  integrity: boolean,
+  keys: readonly string[],
+  anchors: readonly Anchor[],
+): VerifyResult {
+  const id = loaded.header.id;
+  const events = loaded.events.length;
+  if (!integrity) {
+    return {
+      id,
+      events,
+      ok: false,
+      problems: [
+        'KEY_REQUIRED: the session is encrypted and no key was given: its content cannot be checked (--key-vault with the master key); its hash chain can (--integrity)',
+      ],
+      code: 'KEY_REQUIRED',
+      notes: [],
+    };
+  }
+  const report = verifyIntegrity(loaded.header, loaded.events, {
+    publicKeys: keys,
+    anchors: anchors.filter((anchor) => anchor.session === id),
+  });
+  const problems: string[] = [];
+  const notes = [
+    'encrypted, no key given: the hash chain was checked, the content was not (--key-vault with the master key checks both)',
+  ];
+  integrityFindings(report, problems, notes);
+  return { id, events, ok: problems.length === 0, problems, notes, integrity: report };
 }
 
 /** The problems and notes an integrity report adds. */

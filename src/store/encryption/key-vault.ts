@@ -36,7 +36,7 @@ export interface KeyVault {
   get(session: string): Promise<VaultLookup>;
   /**
    * Destroys a session's key and leaves a tombstone, so a later read says the key was shredded
-   * rather than never there. True when a key was there.
+   * rather than never there. True when a key was there; else nothing changes.
    */
   shred(session: string, at: number): Promise<boolean>;
 }
@@ -58,9 +58,9 @@ export class MemoryKeyVault implements KeyVault {
   }
 
   async shred(session: string, at: number): Promise<boolean> {
-    const had = this.#entries.get(session)?.state === 'key';
+    if (this.#entries.get(session)?.state !== 'key') return false;
     this.#entries.set(session, { state: 'shredded', at });
-    return had;
+    return true;
   }
 }
 
@@ -126,32 +126,30 @@ export class FileKeyVault implements KeyVault {
   }
 
   async shred(session: string, at: number): Promise<boolean> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await this.#writeAtomically(
-      this.#file(session, 'shredded'),
-      `${JSON.stringify({ session, shreddedAt: at })}\n`,
-    );
     const file = this.#file(session, 'key');
-    let had = false;
     const handle = await open(file, 'r+').catch((error: unknown) => {
       if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
       throw error;
     });
-    if (handle !== undefined) {
-      had = true;
-      try {
-        // Overwritten in place first: on a file system that updates blocks in place, the
-        // wrapped key's bytes are gone, not only unlinked.
-        const { size } = await handle.stat();
-        await handle.write(Buffer.alloc(size), 0, size, 0);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rm(file, { force: true });
+    if (handle === undefined) return false;
+    try {
+      // The tombstone first: a crash after it leaves the key to shred again, never a key gone
+      // without a record that it was shredded.
+      await this.#writeAtomically(
+        this.#file(session, 'shredded'),
+        `${JSON.stringify({ session, shreddedAt: at })}\n`,
+      );
+      // Overwritten in place before the unlink: on a file system that updates blocks in place,
+      // the wrapped key's bytes are gone, not only unlinked.
+      const { size } = await handle.stat();
+      await handle.write(Buffer.alloc(size), 0, size, 0);
+      await handle.sync();
+    } finally {
+      await handle.close();
     }
+    await rm(file, { force: true });
     await syncDirectory(this.#dir);
-    return had;
+    return true;
   }
 
   #file(session: string, kind: 'key' | 'shredded'): string {

@@ -73,7 +73,7 @@ export function openedBytes(sealedBytes: number): number {
  * redactions that say which digests an erasure changed), which a verifier without keys reads.
  * They hold digests, counts, a reason and a subject id, never content.
  */
-const CLEAR_TYPES: ReadonlySet<string> = new Set(['log/checkpoint', 'log/redaction']);
+export const CLEAR_TYPES: ReadonlySet<string> = new Set(['log/checkpoint', 'log/redaction']);
 
 /** The event with its data sealed under `key` (the chain's records as they are). */
 export function sealEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {

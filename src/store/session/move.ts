@@ -19,6 +19,7 @@ import {
 } from '../contract/errors.js';
 import type { LoadedSession } from '../contract/loaded-session.js';
 import type { SessionLock, SessionStore } from '../contract/session-store.js';
+import { EncryptedStore } from '../encryption/store.js';
 
 /** Options of {@link moveSession}. */
 export interface MoveOptions {
@@ -46,6 +47,10 @@ export interface MoveReport {
  * in `to`, or in both; running the move again finishes it (a partial copy in `to` is completed,
  * a whole one only checked). Archive is a move into a `jsonl:` archive store, restore the move
  * back.
+ *
+ * An `EncryptedStore` on either side is moved through the store it wraps: the sealed payloads
+ * move as they are and the session's key stays in its vault, so the archived copy reads with the
+ * same keys (deleting through the encrypted store would shred the key the copy needs).
  *
  * Rejects with `InvalidArgumentError` when `to` is `from`, `LockedError` when a live writer holds the session (nothing is copied, or, when
  * the writer took it between the copy and the delete, the copy is removed again), `NotFoundError`
@@ -76,6 +81,8 @@ export async function moveSession(
   to: SessionStore,
   options: MoveOptions = {},
 ): Promise<MoveReport> {
+  if (from instanceof EncryptedStore) return moveSession(from.inner, id, to, options);
+  if (to instanceof EncryptedStore) return moveSession(from, id, to.inner, options);
   const batchSize = options.batchSize ?? 1000;
   if (from === to) {
     throw new InvalidArgumentError(
