@@ -1,23 +1,29 @@
 /**
- * The hash chain benchmark (issue 37 §4): what keeping checkpoints costs a writer and a reader.
+ * The governance benchmark (issue 37 §3–4): what the hash chain and encryption at rest cost a
+ * writer and a reader.
  * The side-by-side benchmark's turn (a user message, 200 stream chunks, an assistant message
  * with a tool call, the call and its result: 204 events) is appended to a live JSONL session
  * and made durable, turn after turn, with a checkpoint after each turn and without; then the
- * session is loaded, and loaded and verified. Floor: SHA-256 over the same bytes a turn writes.
- * Goal: the chain ≤ 1.15× per turn.
+ * session is loaded, and loaded and verified. The same turns are recorded through an
+ * `EncryptedStore` over the same JSONL store, and loaded through it. Floors: SHA-256 and
+ * AES-256-GCM over the same bytes a turn writes. Goals: the chain ≤ 1.15×, encryption ≤ 1.5×
+ * per turn.
  *
  *   npm run bench:integrity
  *
  * Prints the table and rewrites the integrity section of docs/benchmarks.md. Not a test.
  */
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SessionEvent } from '../src/core/index.js';
 import {
+  EncryptedStore,
   type LiveSession,
+  MemoryKeyVault,
+  masterKeyProvider,
   openSession,
   openStore,
   type SessionStore,
@@ -140,18 +146,46 @@ async function record(store: SessionStore, id: string, chained: boolean): Promis
  * hash a turn: the least that hashing what was written can cost.
  */
 function hashFloor(events: readonly SessionEvent[]): number {
+  const turns = turnTexts(events, 205);
+  const start = process.hrtime.bigint();
+  for (const bytes of turns) createHash('sha256').update(bytes).digest();
+  return Number(process.hrtime.bigint() - start);
+}
+
+/** The turns of `events` as the JSON lines a store writes, one text a turn. */
+function turnTexts(events: readonly SessionEvent[], perTurn: number): string[] {
   const turns: string[] = [];
-  for (let from = 0; from < events.length; from += 205) {
+  for (let from = 0; from < events.length; from += perTurn) {
     turns.push(
       events
-        .slice(from, from + 205)
+        .slice(from, from + perTurn)
         .map((event) => `${JSON.stringify(event)}\n`)
         .join(''),
     );
   }
+  return turns;
+}
+
+/** AES-256-GCM over the bytes of every turn, one cipher a turn: the floor of encrypting them. */
+function cipherFloor(events: readonly SessionEvent[]): number {
+  const turns = turnTexts(events, 204);
+  const key = randomBytes(32);
   const start = process.hrtime.bigint();
-  for (const bytes of turns) createHash('sha256').update(bytes).digest();
+  for (const bytes of turns) {
+    const cipher = createCipheriv('aes-256-gcm', key, randomBytes(12));
+    cipher.update(bytes, 'utf8');
+    cipher.final();
+    cipher.getAuthTag();
+  }
   return Number(process.hrtime.bigint() - start);
+}
+
+/** `inner` with every new session's payloads sealed, keys in memory. */
+function encrypting(inner: SessionStore): EncryptedStore {
+  return new EncryptedStore(inner, {
+    keys: masterKeyProvider(randomBytes(32)),
+    vault: new MemoryKeyVault(),
+  });
 }
 
 async function main(): Promise<void> {
@@ -174,9 +208,37 @@ async function main(): Promise<void> {
       () => record(unsynced, `chained-${round++}`, true),
       () => record(unsynced, `plain-${round++}`, false),
     );
+    log(`append without fsync ${formatRatio(cpu.ratio)}`);
+    const sealedUnsynced = encrypting(unsynced);
+    const sealedCpu = await pairedRounds(
+      REPS,
+      () => record(sealedUnsynced, `sealed-${round++}`, false),
+      () => record(unsynced, `plain-${round++}`, false),
+    );
     await unsynced.close();
     rmSync(memoryDir, { recursive: true, force: true });
-    log(`append without fsync ${formatRatio(cpu.ratio)}`);
+    log(`encrypted append without fsync ${formatRatio(sealedCpu.ratio)}`);
+    const sealing = encrypting(store);
+    const sealedAppend = await pairedRounds(
+      REPS,
+      () => record(sealing, `sealed-${round++}`, false),
+      () => record(store, `plain-${round++}`, false),
+    );
+    log(`encrypted append ${formatRatio(sealedAppend.ratio)}`);
+    const sealedId = `sealed-${round - 2}`;
+    const plainId = `plain-${round - 1}`;
+    const sealedLoad = await pairedRounds(
+      REPS,
+      () =>
+        timeNsAsync(async () => {
+          await sealing.load(sealedId);
+        }),
+      () =>
+        timeNsAsync(async () => {
+          await store.load(plainId);
+        }),
+    );
+    log(`encrypted load ${formatRatio(sealedLoad.ratio)}`);
     const chained = (await store.list()).sessions.find((summary) =>
       summary.header.id.startsWith('chained-'),
     );
@@ -197,15 +259,19 @@ async function main(): Promise<void> {
     );
     log(`load ${formatRatio(load.ratio)}`);
     const floorNs = hashFloor(chainedEvents);
+    const plainEvents = (await store.load(plainId)).events;
+    const cipherFloorNs = cipherFloor(plainEvents);
+    const sealedPerTurn = (sealedCpu.ours - sealedCpu.floor) / TURNS;
     await store.close();
     const perTurn = (ns: number) => formatDuration(ns / TURNS);
     const chainPerTurn = (cpu.ours - cpu.floor) / TURNS;
     const report: Report = {
       section: 'integrity',
       intro: [
-        'What the hash chain costs: a live JSONL session appending the side-by-side turn (204 events) and',
-        'making it durable, with a checkpoint after each turn and without; and a load with `verifyIntegrity`',
-        'beside a plain load. The floor is SHA-256 over the bytes a turn writes.',
+        'What the hash chain and encryption at rest cost: a live JSONL session appending the side-by-side turn',
+        '(204 events) and making it durable, with a checkpoint after each turn and without, and through an',
+        '`EncryptedStore` and without; loads beside plain loads. The floors are SHA-256 and AES-256-GCM over the',
+        'bytes a turn writes.',
       ],
       runtime: 'about 3 minutes',
       reproduce: ['Ratios move by some percent between runs on a shared VM.'],
@@ -247,10 +313,46 @@ async function main(): Promise<void> {
           goal: '—',
           verdict: 'info',
         },
+        {
+          id: '4',
+          what: `append per turn through an EncryptedStore vs the same JSONL store, durable, ${TURNS} turns`,
+          ours: perTurn(sealedAppend.ours),
+          floor: perTurn(sealedAppend.floor),
+          ratio: formatRatio(sealedAppend.ratio),
+          goal: '≤ 1.5×',
+          verdict: sealedAppend.ratio <= 1.5 ? 'pass' : 'miss',
+        },
+        {
+          id: '4b',
+          what: 'the same with fsync off (the CPU cost of sealing 204 payloads a turn)',
+          ours: perTurn(sealedCpu.ours),
+          floor: perTurn(sealedCpu.floor),
+          ratio: formatRatio(sealedCpu.ratio),
+          goal: '≤ 1.5×',
+          verdict: sealedCpu.ratio <= 1.5 ? 'pass' : 'miss',
+        },
+        {
+          id: '5',
+          what: `load through the EncryptedStore vs a plain load, ${TURNS} turns (${plainEvents.length.toLocaleString('en-US')} events)`,
+          ours: formatDuration(sealedLoad.ours),
+          floor: formatDuration(sealedLoad.floor),
+          ratio: formatRatio(sealedLoad.ratio),
+          goal: '—',
+          verdict: 'info',
+        },
+        {
+          id: '6',
+          what: 'what sealing adds per turn vs AES-256-GCM over the bytes of a turn (the floor of encrypting them)',
+          ours: formatDuration(sealedPerTurn),
+          floor: formatDuration(cipherFloorNs / TURNS),
+          ratio: formatRatio(sealedPerTurn / (cipherFloorNs / TURNS)),
+          goal: '—',
+          verdict: 'info',
+        },
       ],
       details: [],
       method: [
-        `Each round records a fresh session of ${TURNS} turns in one JSONL store (fsync on, \`durability: {mode: 'each'}\`, \`flush()\` after each turn), chained and plain in alternating order after one warm-up round, ${REPS} rounds; the ratio is the median of the rounds' ratios. A checkpoint hashes each event's leaf (its JSON, then SHA-256) and the segment since the last checkpoint. The load row loads the chained session and checks every leaf and head.`,
+        `Each round records a fresh session of ${TURNS} turns in one JSONL store (fsync on, \`durability: {mode: 'each'}\`, \`flush()\` after each turn), chained and plain in alternating order after one warm-up round, ${REPS} rounds; the ratio is the median of the rounds' ratios. A checkpoint hashes each event's leaf (its JSON, then SHA-256) and the segment since the last checkpoint. The load row loads the chained session and checks every leaf and head. The encrypted rows record the same turns through an \`EncryptedStore\` (keys in a memory vault) over the same store, plain and encrypted alternating; sealing is one AES-256-GCM call per event with a fresh nonce, plus the SHA-256 digest of its payload the chain reads without keys.`,
         'Source: `bench/integrity.ts`.',
       ],
       notes: [],

@@ -76,7 +76,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   replay: 'Replay benchmark',
   cost: 'Cost benchmark',
   otel: 'OpenTelemetry export benchmark',
-  integrity: 'Hash chain benchmark',
+  integrity: 'Hash chain and encryption benchmark',
   viewer: 'Viewer benchmark',
 };
 

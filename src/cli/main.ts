@@ -12,13 +12,6 @@ import { costCommand } from './commands/cost.js';
 import { demoCommand, demoWriterCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { exportEvalsCommand } from './commands/export-evals.js';
-import {
-  anchorCommand,
-  checkpointCommand,
-  type RedactCommandOptions,
-  redactCommand,
-  shredCommand,
-} from './commands/governance.js';
 import { type ImportCommandOptions, importCommand } from './commands/import.js';
 import {
   listCommand,
@@ -44,6 +37,7 @@ import { type VerifyOptions, verifyCommand } from './commands/verify.js';
 import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
+import { addGovernanceCommands } from './governance-commands.js';
 import { safe, safeLine } from './terminal.js';
 
 // Both src/cli/main.ts and the built dist/cli/main.js sit two levels below package.json, which
@@ -236,65 +230,7 @@ function program(): Command {
     .action(
       run((context, ids: string[], options: VerifyOptions) => verifyCommand(context, ids, options)),
     );
-  root
-    .command('redact')
-    .description(
-      'erase content from sessions, keeping provenance: a log/redaction records what and why, the stored bytes are removed; exit 9 when nothing matched',
-    )
-    .argument('[ids...]')
-    .option('--seq <list>', 'erase everything these events say (5,7,12)')
-    .option(
-      '--match <regex>',
-      'erase every match of this regular expression, wherever content holds one',
-    )
-    .option('-i, --ignore-case', 'match --match without regard to case')
-    .option(
-      '--subject <id>',
-      'erase everything tagged with this subject (a session header, or events as they were appended)',
-    )
-    .option(
-      '--reason <text>',
-      'why (a ticket, a policy): recorded, never erased, so no personal data',
-    )
-    .option('--all', 'every session of the store (with --match or --subject)')
-    .option('--sign <pem>', 'sign the checkpoint that follows the redaction with this Ed25519 key')
-    .action(
-      run((context, ids: string[], options: RedactCommandOptions) =>
-        redactCommand(context, ids, options),
-      ),
-    );
-  root
-    .command('checkpoint')
-    .description(
-      "append a checkpoint of the session's hash chain now; exit 9 when one ends it already",
-    )
-    .argument('<ids...>')
-    .option('--sign <pem>', 'sign it with this Ed25519 private key')
-    .action(
-      run((context, ids: string[], options: { sign?: string }) =>
-        checkpointCommand(context, ids, options),
-      ),
-    );
-  root
-    .command('anchor')
-    .description(
-      "print each session's chain head (JSON lines) to keep outside the store, or write it to --to",
-    )
-    .argument('[ids...]')
-    .option('--all', 'every session of the store')
-    .option('--to <file-or-url>', 'append to this file, or to the anchors session of this store')
-    .action(
-      run((context, ids: string[], options: { to?: string; all?: boolean }) =>
-        anchorCommand(context, ids, options),
-      ),
-    );
-  root
-    .command('shred')
-    .description(
-      'destroy the data keys of encrypted sessions: their payloads become unreadable in this store and every copy of it; needs --key-vault; exit 9 when no key was there',
-    )
-    .argument('<ids...>')
-    .action(run((context, ids: string[]) => shredCommand(context, ids)));
+  addGovernanceCommands(root, run);
   root
     .command('request')
     .description(

@@ -71,6 +71,8 @@ const samples = {
   UnsafeFileError: (m: Samples) => new m.UnsafeFileError('s.jsonl', 'a FIFO'),
   StoreNotFoundError: (m: Samples) => new m.StoreNotFoundError('postgres://h/db', 'no tables'),
   LeaseLostError: (m: Samples) => new m.LeaseLostError('s', owner),
+  EncryptionError: (m: Samples) => new m.EncryptionError('WRONG_KEY', 'wrong key', 's'),
+  ShreddedKeyError: (m: Samples) => new m.ShreddedKeyError('s', 1),
   LedgerError: (m: Samples) =>
     new m.LedgerError('LEDGER_MISSING', '/x.db', '/x.db-lengths', 'no ledger'),
   StoreUnavailableError: (m: Samples) =>
