@@ -2,7 +2,7 @@
  * The keys of encrypted stores: master keys as users give them, key providers, the file vault,
  * and sealed payloads that were tampered with.
  */
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,22 @@ describe('a file key vault', () => {
     expect(await vault.get('never')).toEqual({ state: 'none' });
   });
 
+  it("gives a session's key to exactly one of two writers storing it at once", async () => {
+    const vault = new FileKeyVault(join(mkdtempSync(join(tmpdir(), 'palimpsest-vault-')), 'k'));
+    const attempts = await Promise.allSettled(
+      ['first', 'second', 'third'].map((wrapped) =>
+        vault.put('s', { provider: 'p', wrapped, createdAt: 1 }),
+      ),
+    );
+    const won = attempts.filter((attempt) => attempt.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const attempt of attempts) {
+      if (attempt.status === 'rejected') expect(attempt.reason).toBeInstanceOf(AlreadyExistsError);
+    }
+    const kept = await vault.get('s');
+    expect(kept.state).toBe('key');
+  });
+
   it('reports a damaged key file as a storage error, not as a missing key', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'palimpsest-vault-')), 'keys');
     const vault = new FileKeyVault(dir);
@@ -130,7 +146,7 @@ describe('a file key vault', () => {
 });
 
 describe('a sealed payload', () => {
-  const key = randomBytes(32);
+  const key = createSecretKey(randomBytes(32));
   const event: SessionEvent = {
     seq: 4,
     time: 10,
@@ -151,7 +167,7 @@ describe('a sealed payload', () => {
     expect(openedBytes(bytes)).toBe(Buffer.byteLength(JSON.stringify(event.data)));
   });
 
-  it('does not open when altered, moved to another seq, or sealed for another session', () => {
+  it('does not open when altered, its digest changed, moved to another seq, or sealed for another session', () => {
     const sealed = sealEvent(event, 's', key);
     const inner = (sealed.data as unknown as { '~sealed': { data: string } })['~sealed'];
     const flipped = `${inner.data.slice(0, 5)}${inner.data[5] === 'A' ? 'B' : 'A'}${inner.data.slice(6)}`;
@@ -160,6 +176,11 @@ describe('a sealed payload', () => {
       data: { '~sealed': { ...inner, data: flipped } },
     } as SessionEvent;
     expect(codeOf(() => openEvent(altered, 's', key))).toBe('SEAL_BROKEN');
+    const otherDigest = {
+      ...sealed,
+      data: { '~sealed': { ...inner, digest: `sha256:${'A'.repeat(43)}` } },
+    } as SessionEvent;
+    expect(codeOf(() => openEvent(otherDigest, 's', key))).toBe('SEAL_BROKEN');
     expect(codeOf(() => openEvent({ ...sealed, seq: 5 }, 's', key))).toBe('SEAL_BROKEN');
     expect(codeOf(() => openEvent(sealed, 'other', key))).toBe('SEAL_BROKEN');
   });

@@ -3,7 +3,7 @@
  * that shredding a key here leaves every copy of the session (backups included) unreadable.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AlreadyExistsError, StorageError } from '../contract/errors.js';
 
@@ -94,9 +94,18 @@ export class FileKeyVault implements KeyVault {
   async put(session: string, entry: VaultEntry): Promise<void> {
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     const file = this.#file(session, 'key');
-    if (await exists(file)) throw new AlreadyExistsError(session, this.location);
-    const text = `${JSON.stringify({ session, ...entry })}\n`;
-    await this.#writeAtomically(file, text);
+    const temp = await this.#writeTemp(file, `${JSON.stringify({ session, ...entry })}\n`);
+    try {
+      // A hard link is created only where no file is: of two writers, one gets the name.
+      await link(temp, file);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'EEXIST') {
+        throw new AlreadyExistsError(session, this.location);
+      }
+      throw error;
+    } finally {
+      await rm(temp, { force: true });
+    }
     await rm(this.#file(session, 'shredded'), { force: true });
     await syncDirectory(this.#dir);
   }
@@ -158,6 +167,11 @@ export class FileKeyVault implements KeyVault {
   }
 
   async #writeAtomically(file: string, text: string): Promise<void> {
+    await rename(await this.#writeTemp(file, text), file);
+  }
+
+  /** A durable temporary file beside `file` holding `text`, readable by its owner only. */
+  async #writeTemp(file: string, text: string): Promise<string> {
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     const handle = await open(temp, 'wx', 0o600);
     try {
@@ -166,7 +180,7 @@ export class FileKeyVault implements KeyVault {
     } finally {
       await handle.close();
     }
-    await rename(temp, file);
+    return temp;
   }
 }
 
@@ -200,16 +214,6 @@ async function readIfPresent(file: string): Promise<string | undefined> {
     return await readFile(file, 'utf8');
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return false;
     throw error;
   }
 }

@@ -4,11 +4,11 @@
  * as it was; the stand-in carries the digest of the plaintext, so the hash chain checks without
  * the key (see `integrity/chain.ts`).
  */
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject, randomFillSync } from 'node:crypto';
 import { elidedChunk, isElidedChunkData } from '../../core/backend.js';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
-import { digestText, payloadDigest, SEALED_KEY } from '../integrity/chain.js';
+import { SEALED_KEY, textDigest } from '../integrity/chain.js';
 
 /** What a sealed event's data holds. */
 export interface SealedPayload {
@@ -42,10 +42,11 @@ function nextIv(): Buffer {
 
 /**
  * The additional data a payload is sealed with: its session, seq and type, so a sealed payload
- * moved to another event or session does not open.
+ * moved to another event or session does not open, and the digest it carries, so a digest
+ * changed in the clear does not either.
  */
-function associatedData(session: string, seq: number, type: string): Buffer {
-  return Buffer.from(`palimpsest sealed 1\0${session}\0${seq}\0${type}`);
+function associatedData(session: string, seq: number, type: string, digest: string): Buffer {
+  return Buffer.from(`palimpsest sealed 1\0${session}\0${seq}\0${type}\0${digest}`);
 }
 
 /** Whether `data` is a sealed payload's stand-in. */
@@ -76,29 +77,30 @@ export function openedBytes(sealedBytes: number): number {
 export const CLEAR_TYPES: ReadonlySet<string> = new Set(['log/checkpoint', 'log/redaction']);
 
 /** The event with its data sealed under `key` (the chain's records as they are). */
-export function sealEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {
+export function sealEvent(event: SessionEvent, session: string, key: KeyObject): SessionEvent {
   if (CLEAR_TYPES.has(event.type)) return event;
   const text = JSON.stringify(event.data);
+  const digest = textDigest(text);
   const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(associatedData(session, event.seq, event.type));
+  cipher.setAAD(associatedData(session, event.seq, event.type, digest));
   const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   const data: JsonValue = {
     [SEALED_KEY]: {
       iv: iv.toString('base64url'),
       data: sealed.toString('base64url'),
-      digest: digestText(payloadDigest(event.data)),
+      digest,
     },
   };
   return { ...event, data } as SessionEvent;
 }
 
 /**
- * The event with its sealed data opened; an event that is not sealed (an elided chunk's stub)
- * comes back as it is. A payload that does not open, or opens to other than its digest, is an
- * `EncryptionError` (`SEAL_BROKEN`).
+ * The event with its sealed data opened; an event that is not sealed comes back as it is, and
+ * an elided chunk's stub with the size of its opened data. A payload that does not open (altered,
+ * its digest changed, or moved to another event) is an `EncryptionError` (`SEAL_BROKEN`).
  */
-export function openEvent(event: SessionEvent, session: string, key: Buffer): SessionEvent {
+export function openEvent(event: SessionEvent, session: string, key: KeyObject): SessionEvent {
   const stored: unknown = event.data;
   if (event.type === 'assistant/chunk' && isElidedChunkData(stored)) {
     return elidedChunk(event.seq, event.time, openedBytes(stored.elided.bytes));
@@ -113,13 +115,18 @@ export function openEvent(event: SessionEvent, session: string, key: Buffer): Se
     );
   const iv = typeof sealed.iv === 'string' ? Buffer.from(sealed.iv, 'base64url') : undefined;
   const body = typeof sealed.data === 'string' ? Buffer.from(sealed.data, 'base64url') : undefined;
-  if (iv?.length !== IV_BYTES || body === undefined || body.length < TAG_BYTES) {
-    throw broken('is not a nonce and a ciphertext');
+  if (
+    iv?.length !== IV_BYTES ||
+    body === undefined ||
+    body.length < TAG_BYTES ||
+    typeof sealed.digest !== 'string'
+  ) {
+    throw broken('is not a nonce, a ciphertext and a digest');
   }
   let text: string;
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv);
-    decipher.setAAD(associatedData(session, event.seq, event.type));
+    decipher.setAAD(associatedData(session, event.seq, event.type, sealed.digest));
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
     text = decipher.update(body.subarray(0, body.length - TAG_BYTES), undefined, 'utf8');
     text += decipher.final('utf8');
@@ -131,9 +138,7 @@ export function openEvent(event: SessionEvent, session: string, key: Buffer): Se
       { cause: error },
     );
   }
+  // Authenticated with its digest: the text is the one the digest was taken of.
   const data = JSON.parse(text) as JsonValue;
-  if (digestText(payloadDigest(data)) !== sealed.digest) {
-    throw broken('opens to other than the digest it carries');
-  }
   return { ...event, data } as SessionEvent;
 }

@@ -4,9 +4,9 @@
  * listings, locks, the surface's shape and the hash chain work without keys; payloads need the
  * session's key, which the key vault keeps wrapped by the key provider.
  */
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { AlreadyExistsError, EncryptionError, ShreddedKeyError } from '../contract/errors.js';
+import { EncryptionError, ShreddedKeyError } from '../contract/errors.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type {
   AppendOptions,
@@ -44,7 +44,7 @@ export interface ShredReport {
 }
 
 /** The key a session's payloads are sealed with; `null` for a session stored in the clear. */
-type SessionKey = Buffer | null;
+type SessionKey = KeyObject | null;
 
 /**
  * A store whose new sessions are encrypted at rest: each gets a random 256-bit data key,
@@ -56,7 +56,7 @@ type SessionKey = Buffer | null;
  *
  * @example
  * ```ts
- * import { randomBytes } from 'node:crypto';
+ * import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
  * import {
  *   EncryptedStore,
  *   MemoryKeyVault,
@@ -118,10 +118,12 @@ export class EncryptedStore implements SessionStore {
     try {
       await this.#inner.create(encrypted);
     } catch (error) {
-      if (!AlreadyExistsError.isInstance(error)) await this.#forget(header.id);
+      // The vault took the key, so no other writer created this session encrypted: the key
+      // is this call's alone and goes with it.
+      await this.#forget(header.id);
       throw error;
     }
-    this.#sessionKeys.set(header.id, Promise.resolve(dataKey));
+    this.#sessionKeys.set(header.id, Promise.resolve(createSecretKey(dataKey)));
   }
 
   async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
@@ -209,7 +211,7 @@ export class EncryptedStore implements SessionStore {
     return this.#inner.close();
   }
 
-  #seal(id: string, key: Buffer, events: readonly SessionEvent[]): SessionEvent[] {
+  #seal(id: string, key: KeyObject, events: readonly SessionEvent[]): SessionEvent[] {
     return events.map((event) => sealEvent(event, id, key));
   }
 
@@ -240,7 +242,7 @@ export class EncryptedStore implements SessionStore {
     try {
       const key = await this.#keys.unwrapKey(found.entry.wrapped, { session: id });
       if (key.length !== KEY_BYTES) throw new Error(`unwrapped to ${key.length} bytes`);
-      return Buffer.from(key);
+      return createSecretKey(Buffer.from(key));
     } catch (error) {
       if (EncryptionError.isInstance(error)) throw error;
       throw new EncryptionError(

@@ -34,16 +34,29 @@ export const SHORT_LEAF_CHARS = 8;
 export const SEALED_KEY = '~sealed';
 
 /**
+ * SHA-256 of a text, as digest text. Node's one-shot `crypto.hash` where it exists (Node 20.12
+ * on) straight to base64url: a `Buffer` per digest costs more than the hash of a short text.
+ */
+const sha256Text: (text: string) => DigestText =
+  typeof crypto.hash === 'function'
+    ? (text) => DIGEST_PREFIX + crypto.hash('sha256', text, 'base64url')
+    : (text) => DIGEST_PREFIX + createHash('sha256').update(text).digest('base64url');
+
+/**
  * The payload digest of an event's data: SHA-256 of its JSON text (every store gives back the
  * text it was handed, byte for byte), or, for a stand-in, the digest it carries.
  */
-export function payloadDigest(data: unknown): Buffer {
-  const carried = standInDigest(data);
-  return carried ?? sha256(JSON.stringify(data));
+export function payloadDigest(data: unknown): DigestText {
+  return standInDigest(data) ?? sha256Text(JSON.stringify(data));
+}
+
+/** The payload digest of data whose JSON text is `text` (for a caller that has the text). */
+export function textDigest(text: string): DigestText {
+  return sha256Text(text);
 }
 
 /** The digest a payload stand-in carries, or `undefined` when `data` is not one. */
-function standInDigest(data: unknown): Buffer | undefined {
+function standInDigest(data: unknown): DigestText | undefined {
   if (typeof data !== 'object' || data === null || !Object.hasOwn(data, SEALED_KEY)) {
     return undefined;
   }
@@ -52,76 +65,70 @@ function standInDigest(data: unknown): Buffer | undefined {
     typeof sealed === 'object' && sealed !== null
       ? (sealed as Record<string, unknown>).digest
       : undefined;
-  return typeof digest === 'string' ? parseDigest(digest) : undefined;
+  return typeof digest === 'string' && isDigestText(digest) ? digest : undefined;
 }
 
 /**
  * The leaf digest of an event: SHA-256 of the JSON array
  * `[time, type, payload digest, surfaceOp, sources]` (an absent field as `null`, the payload
- * digest as text), 32 bytes. The envelope is hashed with a digest of the payload, not the
- * payload, so an encrypted payload (whose stand-in carries that digest) checks without its key.
+ * digest as text). The envelope is hashed with a digest of the payload, not the payload, so an
+ * encrypted payload (whose stand-in carries that digest) checks without its key.
  */
-export function leafDigest(event: SessionEvent): Buffer {
-  const text = JSON.stringify([
-    event.time,
-    event.type,
-    digestText(payloadDigest(event.data)),
-    event.surfaceOp ?? null,
-    event.sourceEventSeqs ?? null,
-  ]);
-  return sha256(text);
+export function leafDigest(event: SessionEvent): DigestText {
+  return sha256Text(
+    JSON.stringify([
+      event.time,
+      event.type,
+      payloadDigest(event.data),
+      event.surfaceOp ?? null,
+      event.sourceEventSeqs ?? null,
+    ]),
+  );
 }
-
-/**
- * SHA-256 of a text: Node's one-shot `crypto.hash` where it exists (Node 20.12 on), which saves
- * the hash object a leaf would otherwise cost, else a hash object.
- */
-const sha256: (text: string) => Buffer =
-  typeof crypto.hash === 'function'
-    ? (text) => crypto.hash('sha256', text, 'buffer')
-    : (text) => createHash('sha256').update(text).digest();
 
 /** The first head of a chain: it names the session that started it. */
-export function genesisDigest(session: string): Buffer {
-  return createHash('sha256').update(`palimpsest chain 1\0${session}`).digest();
+export function genesisDigest(session: string): DigestText {
+  return sha256Text(`palimpsest chain 1\0${session}`);
 }
 
-/** A digest as text (`sha256:` + base64url). */
-export function digestText(digest: Buffer): DigestText {
-  return `${DIGEST_PREFIX}${digest.toString('base64url')}`;
+/** Whether `text` is the text of a SHA-256 digest (`sha256:` and 43 base64url characters). */
+export function isDigestText(text: string): boolean {
+  return parseDigest(text) !== undefined;
 }
 
 /** The digest a text names, or `undefined` when it is not the text of a SHA-256 digest. */
 export function parseDigest(text: string): Buffer | undefined {
   if (!text.startsWith(DIGEST_PREFIX)) return undefined;
   const bytes = Buffer.from(text.slice(DIGEST_PREFIX.length), 'base64url');
-  return bytes.length === 32 && digestText(bytes) === text ? bytes : undefined;
+  return bytes.length === 32 && `${DIGEST_PREFIX}${bytes.toString('base64url')}` === text
+    ? bytes
+    : undefined;
 }
 
-/** The short form of a leaf a checkpoint keeps. */
-export function shortLeaf(leaf: Buffer): string {
-  // Six bytes are exactly eight base64url characters.
-  return leaf.toString('base64url', 0, (SHORT_LEAF_CHARS / 4) * 3);
+/** The short form of a leaf a checkpoint keeps: its first six bytes, in base64url. */
+export function shortLeaf(leaf: DigestText): string {
+  return leaf.slice(DIGEST_PREFIX.length, DIGEST_PREFIX.length + SHORT_LEAF_CHARS);
 }
 
 /**
  * A chain segment being hashed: the head of the checkpoint before it, then the leaves since.
  * The leaves are kept and hashed when a head is asked for (once per checkpoint), so adding one
- * costs no more than keeping it.
+ * costs no more than keeping it. A head is the SHA-256 of the previous head's text followed by
+ * the text of each leaf.
  */
 export class ChainSegment {
-  readonly #previous: Buffer;
-  readonly #leaves: Buffer[] = [];
+  readonly #previous: DigestText;
+  readonly #leaves: DigestText[] = [];
   /** The first seq of the segment. */
   readonly from: number;
 
-  constructor(previousHead: Buffer, from: number) {
+  constructor(previousHead: DigestText, from: number) {
     this.#previous = previousHead;
     this.from = from;
   }
 
   /** Adds the next event's leaf. */
-  push(leaf: Buffer): void {
+  push(leaf: DigestText): void {
     this.#leaves.push(leaf);
   }
 
@@ -131,8 +138,8 @@ export class ChainSegment {
   }
 
   /** The head over everything pushed so far. */
-  head(): Buffer {
-    return createHash('sha256').update(this.#previous).update(Buffer.concat(this.#leaves)).digest();
+  head(): DigestText {
+    return sha256Text(this.#previous + this.#leaves.join(''));
   }
 
   /** The short leaves pushed so far, run together. */

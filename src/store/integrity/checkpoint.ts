@@ -13,10 +13,10 @@ import {
 import {
   type Anchor,
   ChainSegment,
-  digestText,
+  type DigestText,
   genesisDigest,
+  isDigestText,
   leafDigest,
-  parseDigest,
 } from './chain.js';
 import { indexRedactions, originalLeaf } from './original-leaves.js';
 import { type CheckpointSigner, signedMessage } from './signature.js';
@@ -71,8 +71,8 @@ export class ChainTracker {
       const event = events[seq] as SessionEvent;
       if (event.type === 'log/checkpoint') last = event as SessionEvent<'log/checkpoint'>;
     }
-    const head = last === undefined ? genesisDigest(header.id) : parseDigest(last.data.head);
-    if (head === undefined) {
+    const head = last === undefined ? genesisDigest(header.id) : last.data.head;
+    if (!isDigestText(head)) {
       throw new InvalidArgumentError(
         `expected the checkpoint at seq ${last?.seq} of session '${header.id}' to hold a sha256 head, found ${JSON.stringify(last?.data.head)}`,
       );
@@ -99,7 +99,7 @@ export class ChainTracker {
 
   /** The head over every event fed so far, to keep outside the store. */
   anchor(): Anchor {
-    return { session: this.#session, count: this.#next, head: digestText(this.#segment.head()) };
+    return { session: this.#session, count: this.#next, head: this.#segment.head() };
   }
 
   /** Hashes events appended since; each must be the next seq. */
@@ -111,10 +111,10 @@ export class ChainTracker {
     }
     const head =
       event.type === 'log/checkpoint'
-        ? parseDigest((event as SessionEvent<'log/checkpoint'>).data.head)
+        ? (event as SessionEvent<'log/checkpoint'>).data.head
         : undefined;
     // A checkpoint starts the next segment, which holds its own leaf first.
-    if (head !== undefined) this.#segment = new ChainSegment(head, event.seq);
+    if (head !== undefined && isDigestText(head)) this.#segment = new ChainSegment(head, event.seq);
     this.#push(leafDigest(event));
   }
 
@@ -123,7 +123,7 @@ export class ChainTracker {
    * (its seq must equal `count`).
    */
   checkpoint(): CheckpointData {
-    const head = digestText(this.#segment.head());
+    const head = this.#segment.head();
     const signature =
       this.#signer === undefined
         ? undefined
@@ -143,7 +143,7 @@ export class ChainTracker {
     };
   }
 
-  #push(leaf: Buffer): void {
+  #push(leaf: DigestText): void {
     this.#segment.push(leaf);
     this.#next++;
   }

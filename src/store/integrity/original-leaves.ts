@@ -4,15 +4,15 @@
  * breaks it, while an event altered after its redaction still shows.
  */
 import type { ErasedEvent, SessionEvent } from '../../core/index.js';
-import { digestText, leafDigest, parseDigest } from './chain.js';
+import { type DigestText, isDigestText, leafDigest } from './chain.js';
 
 /** How an event's original leaf was found. */
 export type OriginalLeaf =
-  | { readonly kind: 'own'; readonly leaf: Buffer }
+  | { readonly kind: 'own'; readonly leaf: DigestText }
   /** Erased: the leaf is the one the first redaction recorded as `before`. */
-  | { readonly kind: 'redacted'; readonly leaf: Buffer }
+  | { readonly kind: 'redacted'; readonly leaf: DigestText }
   /** Named by a redaction whose erasure has not reached the stored bytes yet (a crash). */
-  | { readonly kind: 'pending'; readonly leaf: Buffer; readonly redaction: number }
+  | { readonly kind: 'pending'; readonly leaf: DigestText; readonly redaction: number }
   /** Neither what the redactions recorded before nor after: altered since. */
   | { readonly kind: 'mismatch'; readonly redaction: number };
 
@@ -43,7 +43,7 @@ export function originalLeaf(event: SessionEvent, index: RedactionIndex): Origin
   const own = leafDigest(event);
   const redactions = index.get(event.seq);
   if (redactions === undefined) return { kind: 'own', leaf: own };
-  let current = digestText(own);
+  let current = own;
   let pending: number | undefined;
   for (let i = redactions.length - 1; i >= 0; i--) {
     const [at, erased] = redactions[i] as readonly [number, ErasedEvent];
@@ -51,8 +51,8 @@ export function originalLeaf(event: SessionEvent, index: RedactionIndex): Origin
     else if (current === erased.before) pending ??= at;
     else return { kind: 'mismatch', redaction: at };
   }
-  const leaf = parseDigest(current);
-  if (leaf === undefined) {
+  const leaf = current;
+  if (!isDigestText(leaf)) {
     return { kind: 'mismatch', redaction: (redactions[0] as readonly [number, ErasedEvent])[0] };
   }
   return pending === undefined

@@ -12,7 +12,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from '../../core/index.js';
-import { type Anchor, ChainSegment, digestText, genesisDigest, parseDigest } from './chain.js';
+import { type Anchor, ChainSegment, genesisDigest, isDigestText } from './chain.js';
 import { type BreakKind, locateBreak, splitLeaves } from './locate.js';
 import { indexRedactions, originalLeaf } from './original-leaves.js';
 import { ed25519PublicKey, publicKeyId, signedMessage, verifySignature } from './signature.js';
@@ -115,7 +115,7 @@ export function verifyIntegrity(
   for (let seq = 0; seq <= events.length && broken === undefined; seq++) {
     while (broken === undefined && anchors[anchorAt]?.count === seq) {
       const anchor = anchors[anchorAt++] as Anchor;
-      if (digestText(segment.head()) === anchor.head) anchoredThrough = anchor.count;
+      if (segment.head() === anchor.head) anchoredThrough = anchor.count;
       else
         broken = {
           seq: segment.from,
@@ -136,7 +136,7 @@ export function verifyIntegrity(
       if (broken !== undefined) break;
       checkpoints++;
       covered = checkpoint.data.count;
-      segment = new ChainSegment(parseDigest(checkpoint.data.head) as Buffer, seq);
+      segment = new ChainSegment(checkpoint.data.head, seq);
     }
     const found = originalLeaf(event, index);
     if (found.kind === 'mismatch') {
@@ -170,11 +170,7 @@ function checkAnchor(header: SessionHeader, anchor: Anchor): void {
       `expected an anchor of session '${header.id}', found one of session '${anchor.session}'`,
     );
   }
-  if (
-    !Number.isSafeInteger(anchor.count) ||
-    anchor.count < 0 ||
-    parseDigest(anchor.head) === undefined
-  ) {
+  if (!Number.isSafeInteger(anchor.count) || anchor.count < 0 || !isDigestText(anchor.head)) {
     throw new InvalidArgumentError(
       `expected an anchor with a count and a sha256 head, found count ${anchor.count} and head ${JSON.stringify(anchor.head)}`,
     );
@@ -192,7 +188,7 @@ function checkCheckpoint(
 ): IntegrityBreak | undefined {
   const data: CheckpointData = event.data;
   const seq = event.seq;
-  const head = digestText(segment.head());
+  const head = segment.head();
   if (head !== data.head || data.count !== seq || data.from !== segment.from) {
     const recorded = splitLeaves(typeof data.leaves === 'string' ? data.leaves : '');
     const located = locateBreak(recorded, segment.shortLeafList());

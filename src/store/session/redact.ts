@@ -18,7 +18,7 @@ import {
   type SessionEvent,
 } from '../../core/index.js';
 import type { SessionStore } from '../contract/session-store.js';
-import { digestText, leafDigest } from '../integrity/chain.js';
+import { leafDigest } from '../integrity/chain.js';
 import { ChainTracker } from '../integrity/checkpoint.js';
 import type { CheckpointSigner } from '../integrity/signature.js';
 import { openSession } from './open-session.js';
@@ -140,8 +140,8 @@ export async function redact(
       const after = { ...event, data } as SessionEvent;
       erased.push({
         seq: event.seq,
-        before: digestText(leafDigest(event)),
-        after: digestText(leafDigest(after)),
+        before: leafDigest(event),
+        after: leafDigest(after),
       });
       return after;
     });
