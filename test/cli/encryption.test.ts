@@ -91,6 +91,27 @@ describe('an encrypted store', () => {
     expect(bad.stderr).not.toContain('hunter2');
   });
 
+  it('converts to another backend sealed as it was, readable there with the same keys', () => {
+    const target = stores.urls.sqlite;
+    const run = cli([...withKeys, 'convert', 'support-9', '--to', target]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect([...storedBytes(target).values()].some((text) => text.includes(MARKER))).toBe(false);
+    const shown = cli([
+      '--store',
+      target,
+      '--key-vault',
+      vault,
+      '--key-file',
+      keyFile,
+      'show',
+      'support-9',
+    ]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(MARKER);
+    expect(cli(['--store', target, 'show', 'support-9']).code).toBe(10);
+  });
+
   it('shreds a key so the session can no longer be read, and says when there was none', () => {
     const shred = cli(['--store', store, '--key-vault', vault, 'shred', 'support-10']);
     expect(shred.code).toBe(0);

@@ -12,7 +12,7 @@ import {
   Session,
   type SessionEvent,
 } from '../../core/index.js';
-import { NotFoundError, type SessionStore } from '../../store/index.js';
+import { EncryptedStore, NotFoundError, type SessionStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
 import { safeLine, table } from '../terminal.js';
@@ -86,6 +86,28 @@ export async function convertCommand(
   return outcomes.every((outcome) => outcome.result !== 'failed') ? EXIT.ok : EXIT.failure;
 }
 
+/**
+ * The stores to copy session `id`'s stored events between: with keys on both sides, an
+ * encrypted session is copied sealed, between the stores the encrypted ones wrap, and keeps its
+ * one key in the vault (sealing it anew would need a second key under the same id); any other
+ * goes through the encrypted target and is sealed on the way in. The copy is read back through
+ * the stores as given.
+ */
+async function copyPair(
+  source: SessionStore,
+  target: SessionStore,
+  id: string,
+): Promise<[SessionStore, SessionStore]> {
+  if (!(source instanceof EncryptedStore) || !(target instanceof EncryptedStore)) {
+    return [source, target];
+  }
+  const header = await source.inner.summarize(id).then(
+    (stats) => stats.header,
+    () => undefined,
+  );
+  return header?.encryption === undefined ? [source, target] : [source.inner, target.inner];
+}
+
 async function convertOne(
   source: SessionStore,
   target: SessionStore,
@@ -93,20 +115,21 @@ async function convertOne(
 ): Promise<Outcome> {
   let events = 0;
   try {
-    const loaded = await source.load(id);
-    events = loaded.events.length;
+    const [from, to] = await copyPair(source, target, id);
+    const stored = await from.load(id);
+    events = stored.events.length;
     let existing: readonly SessionEvent[] = [];
     try {
-      const copy = await target.load(id);
-      if (!jsonEqual(copy.header, loaded.header)) {
+      const copy = await to.load(id);
+      if (!jsonEqual(copy.header, stored.header)) {
         return failed(id, events, 'the target holds a different session under this id');
       }
       existing = copy.events;
     } catch (error) {
       if (!NotFoundError.isInstance(error)) throw error;
-      await target.create(loaded.header);
+      await to.create(stored.header);
     }
-    if (existing.length > events || !samePrefix(existing, loaded.events)) {
+    if (existing.length > events || !samePrefix(existing, stored.events)) {
       return failed(
         id,
         events,
@@ -114,8 +137,9 @@ async function convertOne(
       );
     }
     for (let start = existing.length; start < events; start += BATCH) {
-      await target.append(id, loaded.events.slice(start, start + BATCH), { expectedSeq: start });
+      await to.append(id, stored.events.slice(start, start + BATCH), { expectedSeq: start });
     }
+    const loaded = from === source ? stored : await source.load(id);
     const check = await target.load(id);
     const reloaded = Session.create({ header: check.header, seed: check.events });
     const same =
