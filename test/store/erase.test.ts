@@ -150,22 +150,25 @@ async function leftovers(url: string, needles: readonly Buffer[]): Promise<strin
 
 for (const [name, newUrl] of everyBackend('erase')) {
   describe(`a deleted session on ${name}`, () => {
-    it('leaves no byte of its content, chunk runs included, in any file the store owns', async () => {
+    it('leaves no byte of its content or its id, chunk runs and ledger included, in any file the store owns', async () => {
       const url = newUrl();
       const marker = `erase-me-${randomBytes(8).toString('hex')}`;
+      // The id names a person, as an application's ids may: it must go too.
+      const erased = `customer-${randomBytes(8).toString('hex')}`;
       const store = await openStore(url);
-      await write(store, 'erased', marker);
+      await write(store, erased, marker);
       await write(store, 'other', 'kept-content');
-      const runs = await storedRuns(url, 'erased');
+      const runs = await storedRuns(url, erased);
       if (!url.startsWith('jsonl:')) expect(runs.length).toBeGreaterThan(0);
-      const needles = [Buffer.from(marker), ...runs];
-      // The search finds what is there: the marker before the delete.
+      const needles = [Buffer.from(marker), Buffer.from(erased), ...runs];
+      // The search finds what is there: the marker and the id before the delete.
       expect(await leftovers(url, [Buffer.from(marker)])).not.toEqual([]);
+      expect(await leftovers(url, [Buffer.from(erased)])).not.toEqual([]);
 
       const reader = await openStore(url, { readOnly: true });
-      await verified(reader, 'erased');
+      await verified(reader, erased);
 
-      await store.delete('erased');
+      await store.delete(erased);
 
       // Searched with the writer and a reader still open (SQLite: the WAL checkpointed by the
       // delete, not by a close), and again once both closed.

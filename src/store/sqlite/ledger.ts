@@ -262,6 +262,51 @@ export class Ledger {
   }
 
   /**
+   * Erases the id of a deleted session from the ledger, in place: each of its create records is
+   * overwritten by one of the same length that names no id (its id blanked, JSON spaces in its
+   * place, its checksum recomputed), then the file is fsynced. Other writers only ever append, so
+   * nothing of theirs is touched; a reader that meets a line mid-write skips it by its checksum,
+   * which can hide a record, never invent one. Call after the delete committed.
+   */
+  eraseId(key: number): void {
+    if (this.#fd === undefined || !this.#writable) return;
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) delete entry.id;
+    // A descriptor of its own: ours appends (O_APPEND), and Linux appends a positioned write
+    // made through one instead of writing where it was asked.
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.path, 'r+');
+      const size = fstatSync(fd).size;
+      const bytes = Buffer.alloc(size);
+      let read = 0;
+      while (read < size) {
+        const got = readSync(fd, bytes, read, size - read, read);
+        if (got === 0) break;
+        read += got;
+      }
+      let start = 0;
+      while (start < read) {
+        let end = bytes.indexOf(0x0a, start);
+        if (end === -1) end = read;
+        const blank = blankedCreate(bytes.toString('utf8', start, end), key);
+        if (blank !== undefined && Buffer.byteLength(blank) === end - start) {
+          writeSync(fd, blank, start, 'utf8');
+        }
+        start = end + 1;
+      }
+      fdatasyncSync(fd);
+    } catch (error) {
+      throw new StorageError(
+        `the session was deleted, but its id could not be erased from the ledger ${this.path}`,
+        { cause: error },
+      );
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+
+  /**
    * Fsyncs the file: every record written so far, by any process, is then on disk (`fdatasync`:
    * the data and the size that reaches it, as SQLite syncs its WAL).
    */
@@ -385,7 +430,8 @@ export class Ledger {
     let length: number | undefined;
     switch (record[0]) {
       case 'c':
-        if (typeof record[3] === 'string') entry.id = record[3];
+        // An empty id is one erased after its session was deleted (`eraseId`).
+        if (typeof record[3] === 'string' && record[3] !== '') entry.id = record[3];
         length = 0;
         break;
       case 'p':
@@ -409,6 +455,29 @@ export class Ledger {
     if (end <= this.#synced) entry.durable = Math.max(entry.durable, length);
     else this.#pending.push({ key, length, end });
   }
+}
+
+/**
+ * The line that replaces a create record of session `key` to forget its id: the same record with
+ * an empty id, padded with JSON whitespace to the original's length; `undefined` for any other
+ * line (or one already blank).
+ */
+function blankedCreate(line: string, key: number): string | undefined {
+  const space = line.lastIndexOf(' ');
+  if (space === -1) return undefined;
+  const json = line.slice(0, space);
+  if (line.slice(space + 1) !== crc32Text(json).toString(16).padStart(8, '0')) return undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(record) || record[0] !== 'c' || record[1] !== key) return undefined;
+  if (typeof record[3] !== 'string' || record[3] === '') return undefined;
+  const bare = JSON.stringify(['c', key, record[2], '']);
+  const padded = `${bare.slice(0, -1)}${' '.repeat(Buffer.byteLength(json) - Buffer.byteLength(bare))}]`;
+  return `${padded} ${crc32Text(padded).toString(16).padStart(8, '0')}`;
 }
 
 /** Makes the entries of `directory` durable (a ledger just created in it). */

@@ -153,6 +153,9 @@ export class SqliteWrites {
       this.#revive(id, known);
       throw context.storageError(`delete session '${id}'`, error);
     }
+    // Gone from the database, so its id goes from the ledger too (its `d` record stays). After
+    // the try: the delete has committed, and a failure here must not revive the session.
+    if (known !== undefined) context.ledger?.eraseId(known.key);
   }
 
   /**
