@@ -35,6 +35,7 @@ runStoreContract('encrypted (over memory)', async () => {
     reopen: async () => new EncryptedStore(new MemoryStore({ sharedWith: inner }), { keys, vault }),
     cleanup: async () => {},
     storedHeader: storedHeader(keys),
+    stubBytesAsStored: true,
   };
 });
 
@@ -51,5 +52,6 @@ runStoreContract('encrypted (over JSONL, keys in a file vault)', async () => {
     reopen: open,
     cleanup: async () => rmSync(root, { recursive: true, force: true }),
     storedHeader: storedHeader(keys),
+    stubBytesAsStored: true,
   };
 });

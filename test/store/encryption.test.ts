@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compact } from '../../src/compaction/index.js';
-import { checkInvariants, forkSession, Session, type SessionEvent } from '../../src/core/index.js';
+import {
+  checkInvariants,
+  forkSession,
+  isElidedChunk,
+  Session,
+  type SessionEvent,
+} from '../../src/core/index.js';
 import {
   EncryptedStore,
   EncryptionError,
@@ -18,6 +24,7 @@ import {
   type KeyProvider,
   type KeyVault,
   MemoryKeyVault,
+  MemoryStore,
   masterKeyProvider,
   moveSession,
   openSession,
@@ -216,6 +223,119 @@ describe.each(everyBackend('encrypt'))('an encrypted store on %s', (_name, url) 
     const raw = await store.inner.load('customer');
     expect(verifyIntegrity(raw.header, raw.events).broken).toBeUndefined();
     expect(await store.shred('customer')).toEqual({ shredded: false });
+  });
+});
+
+describe('stream chunks sealed together', () => {
+  /** A turn's stream written in one batch: turn/start, step/start, five chunks. */
+  function stream(): SessionEvent[] {
+    const session = Session.create({ id: 'streamed', clock: () => 1 });
+    session.append('turn/start', { turn: 1 });
+    session.append('step/start', { turn: 1, step: 1 });
+    for (let i = 0; i < 5; i++) {
+      session.append('assistant/chunk', {
+        turn: 1,
+        step: 1,
+        chunk: { type: 'text-delta', id: 't', delta: `part ${i} of ${MARKER}\n` },
+      });
+    }
+    return [...session.events];
+  }
+
+  async function written(): Promise<{ store: EncryptedStore; inner: MemoryStore; keys: Keys }> {
+    const inner = new MemoryStore();
+    const keys = newKeys();
+    const store = new EncryptedStore(inner, keys);
+    await store.create({ version: 1, id: 'streamed', createdAt: 1 });
+    await store.append('streamed', stream(), { expectedSeq: 0 });
+    return { store, inner, keys };
+  }
+
+  /** The load of a copy of `inner`'s session with `change` made to its stored events. */
+  async function loadAltered(
+    inner: MemoryStore,
+    keys: Keys,
+    change: (events: SessionEvent[]) => SessionEvent[],
+  ): Promise<unknown> {
+    const raw = await inner.load('streamed');
+    const copy = new MemoryStore();
+    await copy.create(raw.header);
+    await copy.append('streamed', change([...raw.events]), { expectedSeq: 0 });
+    return new EncryptedStore(copy, keys).load('streamed').catch((error: unknown) => error);
+  }
+
+  function sealedFields(event: SessionEvent): Record<string, unknown> {
+    return (event.data as unknown as Record<string, Record<string, unknown>>)['~sealed'] ?? {};
+  }
+
+  it("keep one sealed record for a write's chunks, each chunk its own event and digest", async () => {
+    const { store, inner } = await written();
+    const raw = (await inner.load('streamed')).events;
+    const sealed = raw.slice(2).map(sealedFields);
+    expect(sealed[0]?.n).toBe(5);
+    expect(sealed.slice(1).map((fields) => fields.in)).toEqual([2, 2, 2, 2]);
+    expect(JSON.stringify(raw)).not.toContain('part 1');
+    expect((await store.load('streamed')).events).toEqual(stream());
+    expect(verifyIntegrity((await inner.load('streamed')).header, raw).broken).toBeUndefined();
+  });
+
+  it('are watched from the middle of a stretch', async () => {
+    const { store } = await written();
+    const watched: SessionEvent[] = [];
+    const stop = new AbortController();
+    for await (const event of store.watch('streamed', { fromSeq: 4, signal: stop.signal })) {
+      watched.push(event);
+      if (watched.length === 3) stop.abort();
+    }
+    expect(watched).toEqual(stream().slice(4));
+  });
+
+  it('open when the head was loaded as a stub and a later chunk in full', async () => {
+    const { store } = await written();
+    // A message that cites only the first chunk finishes it alone.
+    const session = Session.create({ id: 'streamed', seed: stream(), clock: () => 2 });
+    const message = session.append(
+      'assistant/message',
+      {
+        turn: 1,
+        step: 1,
+        message: {
+          id: 'a',
+          role: 'assistant',
+          content: [{ type: 'text', text: 'part 0' }],
+          source: { kind: 'model', provider: 'p', model: 'm' },
+        },
+        finishReason: 'stop',
+      },
+      { surfaceOp: 'append', sourceEventSeqs: [2] },
+    );
+    await store.append('streamed', [message], { expectedSeq: 7 });
+    const loaded = (await store.load('streamed', { elideFinishedChunks: true })).events;
+    expect(isElidedChunk(loaded[2] as SessionEvent)).toBe(true);
+    expect(loaded.slice(3, 7)).toEqual(stream().slice(3, 7));
+  });
+
+  it('refuse a chunk whose digest was changed, or a stretch moved to another place', async () => {
+    const { inner, keys } = await written();
+    const digest = await loadAltered(inner, keys, (events) =>
+      events.map((event) =>
+        event.seq === 4
+          ? ({
+              ...event,
+              data: { '~sealed': { ...sealedFields(event), digest: `sha256:${'A'.repeat(43)}` } },
+            } as SessionEvent)
+          : event,
+      ),
+    );
+    expect(EncryptionError.isInstance(digest) && digest.code).toBe('SEAL_BROKEN');
+    // The head's record put on another chunk: the stretch is bound to where it was sealed.
+    const moved = await loadAltered(inner, keys, (events) => {
+      const head = events[2] as SessionEvent;
+      return events.map((event) =>
+        event.seq === 3 ? ({ ...event, data: head.data } as SessionEvent) : event,
+      );
+    });
+    expect(EncryptionError.isInstance(moved) && moved.code).toBe('SEAL_BROKEN');
   });
 });
 

@@ -5,7 +5,6 @@
  * the key (see `integrity/chain.ts`).
  */
 import { createCipheriv, createDecipheriv, type KeyObject, randomFillSync } from 'node:crypto';
-import { elidedChunk, isElidedChunkData } from '../../core/backend.js';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
 import { SEALED_KEY, textDigest } from '../integrity/chain.js';
@@ -29,7 +28,8 @@ const IV_POOL_BYTES = IV_BYTES * 1024;
 let ivPool = Buffer.alloc(0);
 let ivOffset = 0;
 
-function nextIv(): Buffer {
+/** A fresh GCM nonce, drawn from a pool the system's generator fills. */
+export function nextIv(): Buffer {
   if (ivOffset + IV_BYTES > ivPool.length) {
     // A fresh block each time: a nonce handed out is never reused, even by a later refill.
     ivPool = randomFillSync(Buffer.allocUnsafe(IV_POOL_BYTES));
@@ -52,21 +52,6 @@ function associatedData(session: string, seq: number, type: string, digest: stri
 /** Whether `data` is a sealed payload's stand-in. */
 export function isSealed(data: unknown): data is SealedPayload {
   return typeof data === 'object' && data !== null && Object.hasOwn(data, SEALED_KEY);
-}
-
-/** The JSON text of a sealed payload around a ciphertext of `base64Length` characters, less them. */
-const SEALED_OVERHEAD = JSON.stringify({
-  [SEALED_KEY]: { iv: 'x'.repeat(16), data: '', digest: `sha256:${'x'.repeat(43)}` },
-}).length;
-
-/**
- * The byte length of a payload's JSON text, from the length of its sealed form: a finished
- * chunk loaded without its body reports its size as the stand-in's, and GCM keeps the length
- * (the ciphertext is as long as the text, then the tag), so the text's length is exact.
- */
-export function openedBytes(sealedBytes: number): number {
-  const base64 = sealedBytes - SEALED_OVERHEAD;
-  return Math.max(0, Math.floor((base64 * 3) / 4) - TAG_BYTES);
 }
 
 /**
@@ -96,15 +81,12 @@ export function sealEvent(event: SessionEvent, session: string, key: KeyObject):
 }
 
 /**
- * The event with its sealed data opened; an event that is not sealed comes back as it is, and
- * an elided chunk's stub with the size of its opened data. A payload that does not open (altered,
- * its digest changed, or moved to another event) is an `EncryptionError` (`SEAL_BROKEN`).
+ * The event with its sealed data opened; an event that is not sealed (an elided chunk's stub, a
+ * chain record) comes back as it is. A payload that does not open (altered, its digest changed,
+ * or moved to another event) is an `EncryptionError` (`SEAL_BROKEN`).
  */
 export function openEvent(event: SessionEvent, session: string, key: KeyObject): SessionEvent {
   const stored: unknown = event.data;
-  if (event.type === 'assistant/chunk' && isElidedChunkData(stored)) {
-    return elidedChunk(event.seq, event.time, openedBytes(stored.elided.bytes));
-  }
   if (!isSealed(stored)) return event;
   const sealed = stored[SEALED_KEY];
   const broken = (reason: string) =>

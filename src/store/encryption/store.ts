@@ -25,7 +25,8 @@ import type {
 import { checkBatch, statsOf } from '../contract/store-rules.js';
 import { KEY_BYTES, type KeyProvider } from './key-provider.js';
 import type { KeyVault } from './key-vault.js';
-import { openEvent, sealEvent } from './seal.js';
+import { openEvent } from './seal.js';
+import { headOf, StretchOpener, sealEvents } from './stretch.js';
 
 /** Options of {@link EncryptedStore}. */
 export interface EncryptedStoreOptions {
@@ -137,7 +138,11 @@ export class EncryptedStore implements SessionStore {
     const loaded = await this.#inner.load(id, options);
     const key = await this.#key(id, loaded.header);
     if (key === null) return loaded;
-    const events = loaded.events.map((event) => openEvent(event, id, key));
+    const stored = loaded.events;
+    const stretches = new StretchOpener(id, key);
+    for (const event of stored) stretches.note(event);
+    await this.#noteMissingHeads(id, stored, stretches);
+    const events = stored.map((event) => stretches.open(event) ?? openEvent(event, id, key));
     return LoadedSession.fromEvents(loaded.header, events, {
       tornTail: loaded.tornTail,
       damage: loaded.damage,
@@ -200,9 +205,17 @@ export class EncryptedStore implements SessionStore {
 
   async *watch(id: string, options?: WatchOptions): AsyncIterable<SessionEvent> {
     let key: SessionKey | undefined;
+    let stretches: StretchOpener | undefined;
     for await (const event of this.#inner.watch(id, options)) {
       key ??= await this.#key(id);
-      yield key === null ? event : openEvent(event, id, key);
+      if (key === null) {
+        yield event;
+        continue;
+      }
+      stretches ??= new StretchOpener(id, key);
+      stretches.note(event);
+      await this.#noteMissingHeads(id, [event], stretches);
+      yield stretches.open(event) ?? openEvent(event, id, key);
     }
   }
 
@@ -212,7 +225,30 @@ export class EncryptedStore implements SessionStore {
   }
 
   #seal(id: string, key: KeyObject, events: readonly SessionEvent[]): SessionEvent[] {
-    return events.map((event) => sealEvent(event, id, key));
+    return sealEvents(events, id, key);
+  }
+
+  /**
+   * Notes the stretch heads that chunks of `events` need and `stretches` lacks: a watch that
+   * starts inside a stretch, or a load that elided a head and kept a chunk after it in full.
+   * Read from a full load of the wrapped store (rare: a stretch is one write's chunks).
+   */
+  async #noteMissingHeads(
+    id: string,
+    events: readonly SessionEvent[],
+    stretches: StretchOpener,
+  ): Promise<void> {
+    const missing = new Set<number>();
+    for (const event of events) {
+      const head = headOf(event);
+      if (head !== undefined && !stretches.has(head)) missing.add(head);
+    }
+    if (missing.size === 0) return;
+    const full = await this.#inner.load(id);
+    for (const seq of missing) {
+      const head = full.events[seq];
+      if (head !== undefined) stretches.note(head);
+    }
   }
 
   /** The session's key, unwrapped once per store; `header` spares looking it up. */
