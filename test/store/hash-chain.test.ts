@@ -4,7 +4,7 @@
  * store's write access would), is caught on every backend and named; a forged chain fails its
  * signatures; a log cut at a checkpoint is caught by an anchor kept outside the store.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forkSession, Session, type SessionEvent } from '../../src/core/index.js';
 import {
@@ -14,6 +14,7 @@ import {
   type SessionStore,
   verifyIntegrity,
 } from '../../src/store/index.js';
+import { leafDigest, payloadDigest } from '../../src/store/integrity/chain.js';
 import { recordGovernedSession, withToolResultAltered } from './governed-session.js';
 import { everyBackend } from './store-urls.js';
 
@@ -213,5 +214,28 @@ describe('completeness', () => {
     const report = verifyIntegrity(child.header, child.events);
     expect(report.broken).toBeUndefined();
     expect(report.checkpoints).toBe(3);
+  });
+});
+
+describe('a leaf digest', () => {
+  it('is the SHA-256 of the JSON array of the envelope and the payload digest, as documented', () => {
+    const event = {
+      seq: 3,
+      time: 1_700_000_000_123,
+      type: 'tool/result',
+      data: { turn: 1, step: 1, note: 'é "quoted" \n' },
+      surfaceOp: { replace: [1, 2] },
+      sourceEventSeqs: [1, 2],
+    } as unknown as SessionEvent;
+    const payload = `sha256:${createHash('sha256').update(JSON.stringify(event.data)).digest('base64url')}`;
+    const text = JSON.stringify([event.time, event.type, payload, event.surfaceOp, [1, 2]]);
+    expect(leafDigest(event)).toBe(
+      `sha256:${createHash('sha256').update(text).digest('base64url')}`,
+    );
+    const bare = { seq: 0, time: 5, type: 'turn/start', data: { turn: 1 } } as SessionEvent;
+    const bareText = JSON.stringify([5, 'turn/start', payloadDigest(bare.data), null, null]);
+    expect(leafDigest(bare)).toBe(
+      `sha256:${createHash('sha256').update(bareText).digest('base64url')}`,
+    );
   });
 });
