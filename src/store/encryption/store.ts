@@ -53,7 +53,9 @@ type SessionKey = KeyObject | null;
  * bound to the session, seq and type) before the wrapped store sees it, and opened on load and
  * watch. Sessions the wrapped store already held in the clear are read and written as they are.
  * Shredding a session's key (or deleting the session) makes its payloads unreadable in every
- * copy of the store: reading one is a `ShreddedKeyError`.
+ * copy of the store: reading one is a `ShreddedKeyError`. A write's stream chunks are sealed as
+ * one record (see `docs/format.md`); a finished chunk loaded without its body
+ * (`elideFinishedChunks`) reports the size of its sealed form.
  *
  * @example
  * ```ts
