@@ -59,13 +59,14 @@ type SessionKey = KeyObject | null;
  *
  * @example
  * ```ts
- * import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+ * import { randomBytes } from 'node:crypto';
  * import {
  *   EncryptedStore,
  *   MemoryKeyVault,
  *   MemoryStore,
  *   masterKeyProvider,
  *   openSession,
+ *   ShreddedKeyError,
  * } from 'palimpsest/store';
  *
  * const inner = new MemoryStore();
@@ -78,9 +79,10 @@ type SessionKey = KeyObject | null;
  * await live.close();
  * const raw = await inner.load('secret');
  * console.log(JSON.stringify(raw.events[0]?.data).includes('turn')); // false
- * console.log((await store.load('secret')).events[0]?.data); // { turn: 1 }
+ * console.log(JSON.stringify((await store.load('secret')).events[0]?.data)); // '{"turn":1}'
  * await store.shred('secret');
- * await store.load('secret').catch((error) => console.log(error.code)); // 'KEY_SHREDDED'
+ * const refused = await store.load('secret').catch((error: unknown) => error);
+ * console.log(ShreddedKeyError.isInstance(refused)); // true
  * ```
  */
 export class EncryptedStore implements SessionStore {
