@@ -18,6 +18,7 @@ import {
   type SessionEvent,
 } from '../../src/core/index.js';
 import {
+  AlreadyExistsError,
   EncryptedStore,
   EncryptionError,
   FileKeyVault,
@@ -223,6 +224,39 @@ describe.each(everyBackend('encrypt'))('an encrypted store on %s', (_name, url) 
     const raw = await store.inner.load('customer');
     expect(verifyIntegrity(raw.header, raw.events).broken).toBeUndefined();
     expect(await store.shred('customer')).toEqual({ shredded: false });
+  });
+});
+
+describe('creating an encrypted session', () => {
+  it('after a create cut short between the vault and the store, succeeds with the key kept', async () => {
+    const keys = newKeys();
+    const inner = new MemoryStore();
+    const failing = Object.create(inner) as MemoryStore;
+    failing.create = async () => {
+      throw new Error('the disk went away');
+    };
+    const cut = new EncryptedStore(failing, keys);
+    await expect(cut.create({ version: 1, id: 'x', createdAt: 1 })).rejects.toThrow('disk');
+    expect((await keys.vault.get('x')).state).toBe('key');
+
+    const store = new EncryptedStore(inner, keys);
+    const live = await openSession(store, 'x');
+    live.append('turn/start', { turn: 1 });
+    await live.close();
+    const reader = new EncryptedStore(new MemoryStore({ sharedWith: inner }), keys);
+    expect((await reader.load('x')).events[0]?.data).toEqual({ turn: 1 });
+  });
+
+  it('of an id the store holds is AlreadyExistsError, and the session keeps its key', async () => {
+    const keys = newKeys();
+    const store = new EncryptedStore(new MemoryStore(), keys);
+    await recordGovernedSession(store, 'customer', { checkpoints: false });
+    const again = await store
+      .create({ version: 1, id: 'customer', createdAt: 2 })
+      .catch((error: unknown) => error);
+    expect(again).toBeInstanceOf(AlreadyExistsError);
+    const fresh = new EncryptedStore(store.inner, keys);
+    expect((await fresh.load('customer')).events.length).toBeGreaterThan(0);
   });
 });
 

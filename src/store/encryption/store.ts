@@ -6,7 +6,12 @@
  */
 import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
-import { EncryptionError, ShreddedKeyError } from '../contract/errors.js';
+import {
+  AlreadyExistsError,
+  EncryptionError,
+  NotFoundError,
+  ShreddedKeyError,
+} from '../contract/errors.js';
 import { LoadedSession } from '../contract/loaded-session.js';
 import type {
   AppendOptions,
@@ -111,24 +116,24 @@ export class EncryptedStore implements SessionStore {
       ...header,
       encryption: { scheme: 'aes-256-gcm/1', keyProvider: this.#keys.id },
     };
-    const dataKey = randomBytes(KEY_BYTES);
-    const wrapped = await this.#keys.wrapKey(dataKey, { session: header.id });
-    // The key is kept before the session exists: a crash between the two leaves an unused key,
-    // never a session whose key is lost.
-    await this.#vault.put(header.id, {
-      provider: this.#keys.id,
-      wrapped,
-      createdAt: this.#clock(),
-    });
+    let key = createSecretKey(randomBytes(KEY_BYTES));
     try {
-      await this.#inner.create(encrypted);
+      // The key is kept before the session exists: a crash between the two leaves an unused
+      // key, never a session whose key is lost.
+      await this.#vault.put(header.id, {
+        provider: this.#keys.id,
+        wrapped: await this.#keys.wrapKey(key.export(), { session: header.id }),
+        createdAt: this.#clock(),
+      });
     } catch (error) {
-      // The vault took the key, so no other writer created this session encrypted: the key
-      // is this call's alone and goes with it.
-      await this.#forget(header.id);
-      throw error;
+      if (!AlreadyExistsError.isInstance(error)) throw error;
+      if (await this.#holds(header.id)) throw new AlreadyExistsError(header.id, this.location);
+      // A key a create left when it was cut short, or is still using: the session will be
+      // sealed with it, whichever create stores the session. Never removed here, for that one.
+      key = await this.#unwrap(header.id);
     }
-    this.#sessionKeys.set(header.id, Promise.resolve(createSecretKey(dataKey)));
+    await this.#inner.create(encrypted);
+    this.#sessionKeys.set(header.id, Promise.resolve(key));
   }
 
   async append(id: string, events: readonly SessionEvent[], options: AppendOptions): Promise<void> {
@@ -269,7 +274,11 @@ export class EncryptedStore implements SessionStore {
 
   async #resolveKey(id: string, known: SessionHeader | undefined): Promise<SessionKey> {
     const header = known ?? (await this.#header(id));
-    if (header.encryption === undefined) return null;
+    return header.encryption === undefined ? null : this.#unwrap(id);
+  }
+
+  /** The session's data key, from the vault, unwrapped. */
+  async #unwrap(id: string): Promise<KeyObject> {
     const found = await this.#vault.get(id);
     if (found.state === 'shredded') throw new ShreddedKeyError(id, found.at);
     if (found.state === 'none') {
@@ -294,6 +303,17 @@ export class EncryptedStore implements SessionStore {
     }
   }
 
+  /** Whether the wrapped store holds session `id`. */
+  async #holds(id: string): Promise<boolean> {
+    try {
+      await this.#header(id);
+      return true;
+    } catch (error) {
+      if (NotFoundError.isInstance(error)) return false;
+      throw error;
+    }
+  }
+
   /** The header of a session this store has not loaded yet. */
   async #header(id: string): Promise<SessionHeader> {
     let cursor: string | undefined;
@@ -308,9 +328,5 @@ export class EncryptedStore implements SessionStore {
     } while (cursor !== undefined);
     // Unlisted (damaged, or gone): a load says which, with the store's own error.
     return (await this.#inner.load(id)).header;
-  }
-
-  async #forget(id: string): Promise<void> {
-    await this.#vault.shred(id, this.#clock()).catch(() => undefined);
   }
 }
