@@ -42,6 +42,7 @@ export type {
   ReplaceLogOptions,
   SessionLock,
   SessionPage,
+  SessionStats,
   SessionStore,
   SessionSummary,
   TornBytes,

@@ -123,6 +123,10 @@ describe('an encrypted store', () => {
     expect(show.stderr).toContain('was shredded');
     // The other session still reads, and the shredded one's chain still checks.
     expect(cli([...withKeys, 'show', 'support-9']).code).toBe(0);
+    const ls = cli([...withKeys, 'ls']);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(/UNREADABLE support-10: .*shredded/);
+    expect(ls.stdout).toMatch(/support-9 +\S+ \S+ +3 /);
     expect(cli(['--store', store, 'verify', 'support-10', '--integrity']).code).toBe(0);
     expect(cli(['--store', store, 'shred', 'support-9']).code).toBe(2);
   });

@@ -18,10 +18,14 @@ import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
 import {
   CorruptLogError,
   type DamagedSession,
+  EncryptedStore,
+  EncryptionError,
   FormatVersionError,
   inspectSession,
+  type SessionStats,
   type SessionStore,
   type SessionSummary,
+  ShreddedKeyError,
 } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, parseCount } from '../context.js';
@@ -53,6 +57,8 @@ interface ListRow {
   readonly cost: SummaryCost;
   readonly lastActivity: number;
   readonly parent: string | null;
+  /** Why an encrypted session's content could not be read (shredded key...): counted from its envelopes. */
+  readonly unreadable?: string;
 }
 
 /**
@@ -77,8 +83,9 @@ export async function listCommand(
     for (const summary of shown) {
       const id = summary.header.id;
       try {
-        const stats = await store.summarize(id);
-        const surface = withSurface ? await surfaceColumns(store, id) : {};
+        const { stats, unreadable } = await statsOf(store, id);
+        const surface =
+          withSurface && unreadable === undefined ? await surfaceColumns(store, id) : {};
         const lastActivity = stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt;
         out.push({
           id,
@@ -90,6 +97,7 @@ export async function listCommand(
           cost: summaryCost(stats.usageByModel, prices, lastActivity),
           lastActivity,
           parent: stats.header.parentSession ?? null,
+          ...(unreadable === undefined ? {} : { unreadable }),
         });
       } catch (error) {
         // Damage the listing could not see (it reads headers only) is listed, not fatal.
@@ -118,6 +126,15 @@ export async function listCommand(
     context.terminal.line(
       safeLine(
         `${context.terminal.style('red', 'DAMAGED')} ${damagedId(entry)}: ${entry.error.message}`,
+        200,
+      ),
+    );
+  }
+  for (const row of rows) {
+    if (row.unreadable === undefined) continue;
+    context.terminal.line(
+      safeLine(
+        `${context.terminal.style('yellow', 'UNREADABLE')} ${row.id}: ${row.unreadable}`,
         200,
       ),
     );
@@ -157,6 +174,23 @@ export async function listCommand(
       ]),
     ),
   );
+}
+
+/**
+ * A session's stats; for an encrypted session whose key cannot be had (shredded, missing, not
+ * this master key's), those its envelopes give, and why its content could not be read.
+ */
+async function statsOf(
+  store: SessionStore,
+  id: string,
+): Promise<{ stats: SessionStats; unreadable?: string }> {
+  try {
+    return { stats: await store.summarize(id) };
+  } catch (error) {
+    const keyless = EncryptionError.isInstance(error) || ShreddedKeyError.isInstance(error);
+    if (!keyless || !(store instanceof EncryptedStore)) throw error;
+    return { stats: await store.inner.summarize(id), unreadable: error.message };
+  }
 }
 
 /** What the model sees now, for `ls --surface`: the surface size and its estimated tokens. */
