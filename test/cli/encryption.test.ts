@@ -128,6 +128,10 @@ describe('an encrypted store', () => {
     expect(ls.stdout).toMatch(/UNREADABLE support-10: .*shredded/);
     expect(ls.stdout).toMatch(/support-9 +\S+ \S+ +3 /);
     expect(cli(['--store', store, 'verify', 'support-10', '--integrity']).code).toBe(0);
+    const shredded = cli([...withKeys, 'verify', 'support-10', '--integrity']);
+    expect(shredded.code).toBe(0);
+    expect(shredded.stdout).toContain('its key was shredded: the hash chain was checked');
+    expect(cli([...withKeys, 'verify', 'support-10']).code).toBe(7);
     expect(cli(['--store', store, 'shred', 'support-9']).code).toBe(2);
   });
 });

@@ -6,10 +6,13 @@ import { checkRequestDigests } from '../../agent/index.js';
 import { checkInvariants, planRepair, Session } from '../../core/index.js';
 import {
   type Anchor,
+  EncryptedStore,
+  EncryptionError,
   holdsSealedPayloads,
   type IntegrityReport,
-  type LoadedSession,
+  LoadedSession,
   type SessionStore,
+  ShreddedKeyError,
   verifyIntegrity,
 } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
@@ -98,8 +101,19 @@ async function verifyOne(
   anchors: readonly Anchor[],
 ): Promise<VerifyResult> {
   try {
-    const loaded = await store.load(id);
-    if (holdsSealedPayloads(loaded)) return keyless(loaded, integrity, keys, anchors);
+    const loaded = await loadOrKeyless(store, id);
+    if (!(loaded instanceof LoadedSession)) {
+      return keyless(loaded.sealed, loaded.why, integrity, keys, anchors);
+    }
+    if (holdsSealedPayloads(loaded)) {
+      return keyless(
+        loaded,
+        'no key was given (--key-vault with the master key)',
+        integrity,
+        keys,
+        anchors,
+      );
+    }
     const session = Session.create({ header: loaded.header, seed: loaded.events });
     // An imported session mirrors its source: a source that ends inside a turn (the harness
     // stopped mid-turn, or is still writing) is what it holds, not a crash of its writer.
@@ -166,11 +180,34 @@ async function verifyOne(
 }
 
 /**
+ * The session opened, or, when it is encrypted and its key cannot be had (shredded, not in the
+ * vault, another master key's), its sealed form and why.
+ */
+async function loadOrKeyless(
+  store: SessionStore,
+  id: string,
+): Promise<LoadedSession | { sealed: LoadedSession; why: string }> {
+  try {
+    return await store.load(id);
+  } catch (error) {
+    const unavailable =
+      ShreddedKeyError.isInstance(error) ||
+      (EncryptionError.isInstance(error) && error.code !== 'SEAL_BROKEN');
+    if (!unavailable || !(store instanceof EncryptedStore)) throw error;
+    const why = ShreddedKeyError.isInstance(error)
+      ? 'its key was shredded'
+      : `its key is unavailable (${error.code})`;
+    return { sealed: await store.inner.load(id), why };
+  }
+}
+
+/**
  * An encrypted session read without its keys: its envelopes hold the hash chain (each sealed
  * payload carries its digest), so `--integrity` checks it; its content cannot be checked.
  */
 function keyless(
   loaded: LoadedSession,
+  why: string,
   integrity: boolean,
   keys: readonly string[],
   anchors: readonly Anchor[],
@@ -183,7 +220,7 @@ function keyless(
       events,
       ok: false,
       problems: [
-        'KEY_REQUIRED: the session is encrypted and no key was given: its content cannot be checked (--key-vault with the master key); its hash chain can (--integrity)',
+        `KEY_REQUIRED: the session is encrypted and ${why}: its content cannot be checked; its hash chain can (--integrity)`,
       ],
       code: 'KEY_REQUIRED',
       notes: [],
@@ -194,9 +231,7 @@ function keyless(
     anchors: anchors.filter((anchor) => anchor.session === id),
   });
   const problems: string[] = [];
-  const notes = [
-    'encrypted, no key given: the hash chain was checked, the content was not (--key-vault with the master key checks both)',
-  ];
+  const notes = [`encrypted, and ${why}: the hash chain was checked, the content was not`];
   integrityFindings(report, problems, notes);
   return { id, events, ok: problems.length === 0, problems, notes, integrity: report };
 }
