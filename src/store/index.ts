@@ -110,7 +110,7 @@ export {
   type StoreScheme,
   type StoreUrl,
 } from './session/open-store.js';
-export { holdsSealedPayloads } from './session/readable.js';
+export { holdsSealedPayloads, requireReadable } from './session/readable.js';
 export {
   DEFAULT_WINDOW_MS,
   type Durability,

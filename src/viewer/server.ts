@@ -13,7 +13,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { PalimpsestError, type SessionEvent } from '../core/index.js';
 import { checkSessionId } from '../store/contract/store-rules.js';
-import { CorruptLogError, FormatVersionError, type SessionStore } from '../store/index.js';
+import {
+  CorruptLogError,
+  EncryptionError,
+  FormatVersionError,
+  requireReadable,
+  type SessionStore,
+  ShreddedKeyError,
+} from '../store/index.js';
 import { everySession } from '../store/session/list-all.js';
 import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
@@ -222,6 +229,7 @@ async function sessionList(store: SessionStore, query: string): Promise<SessionL
   const { sessions, damaged } = await everySession(store);
   const needle = query.toLowerCase();
   const listed: SessionListing[] = [];
+  const unreadable: Array<{ id: string; reason: string }> = [];
   for (const summary of sessions) {
     const id = summary.header.id;
     if (needle !== '' && !id.toLowerCase().includes(needle) && !(await mentions(store, id, needle)))
@@ -237,14 +245,22 @@ async function sessionList(store: SessionStore, query: string): Promise<SessionL
         parent: stats.header.parentSession ?? null,
       });
     } catch (error) {
-      // Damage the list could not see (it reads headers) is listed, not fatal, as in `ls`.
+      // Damage the list could not see (it reads headers) is listed, not fatal, as in `ls`; so
+      // is an encrypted session whose key cannot be had (shredded, or another vault's).
+      if (EncryptionError.isInstance(error) || ShreddedKeyError.isInstance(error)) {
+        unreadable.push({ id, reason: error.message });
+        continue;
+      }
       if (!CorruptLogError.isInstance(error) && !FormatVersionError.isInstance(error)) throw error;
       damaged.push({ id, error });
     }
   }
   return {
     sessions: listed,
-    damaged: damaged.map((entry) => ({ id: entry.id ?? null, reason: entry.error.message })),
+    damaged: [
+      ...damaged.map((entry) => ({ id: entry.id ?? null, reason: entry.error.message })),
+      ...unreadable,
+    ],
   };
 }
 
@@ -260,7 +276,9 @@ async function mentions(store: SessionStore, id: string, needle: string): Promis
 
 /** The stream chunks of session `id` in full: the bodies its snapshot left out. */
 async function chunkBodies(store: SessionStore, id: string): Promise<ChunkBodies> {
-  const { events } = await store.load(id);
+  const loaded = await store.load(id);
+  requireReadable(loaded, store.location);
+  const { events } = loaded;
   return { chunks: events.filter((event) => event.type === 'assistant/chunk') };
 }
 
@@ -274,6 +292,9 @@ async function streamSession(
   // Finished chunks leave as stubs: the first render does not need their bodies (the page
   // fetches them from /chunks afterwards), and on a streamed session they are most of the log.
   const loaded = await store.load(id, { elideFinishedChunks: true });
+  // Sealed payloads are refused here, with the reason, rather than sent to a page that cannot
+  // read them.
+  requireReadable(loaded, store.location);
   const children = (await everySession(store, { parentSession: id })).sessions.map(
     (s) => s.header.id,
   );
@@ -379,7 +400,13 @@ function failureOf(error: unknown): { status: number; text: string } {
   if (error instanceof Refusal) return { status: error.status, text: error.reason };
   if (PalimpsestError.isInstance(error)) {
     const status =
-      error.code === 'NOT_FOUND' ? 404 : error.code === 'INVALID_SESSION_ID' ? 400 : 500;
+      error.code === 'NOT_FOUND'
+        ? 404
+        : error.code === 'INVALID_SESSION_ID'
+          ? 400
+          : EncryptionError.isInstance(error) || ShreddedKeyError.isInstance(error)
+            ? 403
+            : 500;
     return { status, text: `${error.code}: ${error.message}` };
   }
   return { status: 500, text: 'the viewer server failed' };

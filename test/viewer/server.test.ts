@@ -3,12 +3,20 @@
  * token or with another one, a foreign Host header (DNS rebinding), path and id escapes; it
  * listens on 127.0.0.1 only, sends a strict CSP, and streams a session's committed batches.
  */
+import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isElidedChunkData } from '../../src/core/backend.js';
 import { Session, type SessionEvent } from '../../src/core/index.js';
-import { openStore, type SessionStore } from '../../src/store/index.js';
+import {
+  EncryptedStore,
+  MemoryKeyVault,
+  MemoryStore,
+  masterKeyProvider,
+  openStore,
+  type SessionStore,
+} from '../../src/store/index.js';
 import { startViewerServer, ViewerError, type ViewerServer } from '../../src/viewer/index.js';
 import {
   SNAPSHOT_PART_CHARS,
@@ -341,5 +349,43 @@ describe('the viewer server', () => {
       (caught: unknown) => caught,
     );
     expect((error as ViewerError).code).toBe('PORT_UNAVAILABLE');
+  });
+});
+
+describe('the viewer server over an encrypted store', () => {
+  const token = 'test-token-encrypted-0123456789';
+  const api = (path: string): string => `${path}?token=${token}`;
+
+  it('lists a session whose key was shredded with the reason, and refuses sealed content with 403', async () => {
+    const inner = new MemoryStore();
+    const keys = { keys: masterKeyProvider(randomBytes(32)), vault: new MemoryKeyVault() };
+    const store = new EncryptedStore(inner, keys);
+    await record(store, 'kept', (session) => {
+      session.append('user/message', user('u0', 'still readable'), { surfaceOp: 'append' });
+    });
+    await record(store, 'erased', (session) => {
+      session.append('user/message', user('u0', 'gone for good'), { surfaceOp: 'append' });
+    });
+    await store.shred('erased');
+    const withKeys = await startViewerServer({ store, token });
+    const keyless = await startViewerServer({ store: inner, token });
+    try {
+      const list = JSON.parse((await get(withKeys.port, api('/api/sessions'))).body);
+      expect(list.sessions.map((s: { id: string }) => s.id)).toEqual(['kept']);
+      expect(list.damaged).toEqual([{ id: 'erased', reason: expect.stringContaining('shredded') }]);
+      const shredded = await get(withKeys.port, api('/api/sessions/erased/events'));
+      expect(shredded.status).toBe(403);
+      expect(shredded.body).toContain('KEY_SHREDDED');
+      const sealed = await get(keyless.port, api('/api/sessions/kept/events'));
+      expect(sealed.status).toBe(403);
+      expect(sealed.body).toContain('KEY_REQUIRED');
+      expect(sealed.body).not.toContain('still readable');
+      // The chunk bodies (not a live stream) answer with the keys, and are refused without.
+      expect((await get(withKeys.port, api('/api/sessions/kept/chunks'))).status).toBe(200);
+      expect((await get(keyless.port, api('/api/sessions/kept/chunks'))).status).toBe(403);
+    } finally {
+      await withKeys.close();
+      await keyless.close();
+    }
   });
 });
