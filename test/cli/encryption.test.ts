@@ -132,6 +132,10 @@ describe('an encrypted store', () => {
     expect(shredded.code).toBe(0);
     expect(shredded.stdout).toContain('its key was shredded: the hash chain was checked');
     expect(cli([...withKeys, 'verify', 'support-10']).code).toBe(7);
+    // Retention measures what is stored, so a shredded session is planned like any other.
+    const plan = cli([...withKeys, 'gc', '--keep', '1']);
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(0);
     expect(cli(['--store', store, 'shred', 'support-9']).code).toBe(2);
   });
 });

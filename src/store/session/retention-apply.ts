@@ -8,6 +8,7 @@ import { PalimpsestError } from '../../core/index.js';
 import { LockedError, NotFoundError } from '../contract/errors.js';
 import type { LoadedSession } from '../contract/loaded-session.js';
 import type { DamagedSession, SessionStore } from '../contract/session-store.js';
+import { EncryptedStore } from '../encryption/store.js';
 import { everySession } from './list-all.js';
 import { moveSession } from './move.js';
 import type { PlannedRemoval, RetentionCandidate, RetentionPlan } from './retention.js';
@@ -44,13 +45,15 @@ export async function retentionCandidates(
 }
 
 /**
- * The JSON bytes of a session's header and events, read with finished chunks as stubs;
- * `undefined` for a session deleted since the listing.
+ * The JSON bytes of a session's header and events as stored (an encrypted session's sealed
+ * form, read without its key, so a shredded one is measured too), with finished chunks as
+ * stubs; `undefined` for a session deleted since the listing.
  */
 async function measure(store: SessionStore, id: string): Promise<number | undefined> {
+  const stored = store instanceof EncryptedStore ? store.inner : store;
   let loaded: LoadedSession;
   try {
-    loaded = await store.load(id, { elideFinishedChunks: true });
+    loaded = await stored.load(id, { elideFinishedChunks: true });
   } catch (error) {
     if (NotFoundError.isInstance(error)) return undefined;
     throw error;
