@@ -3,9 +3,10 @@
  * memory unwrapped; a provider holds (or reaches) the key that wraps it: a master key from the
  * environment or a file, or a KMS through callbacks.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { EncryptionError } from '../contract/errors.js';
+import { gcmOpen, gcmSeal, joinedParts, nextIv } from './gcm.js';
 
 /** What a data key is wrapped for: the session it belongs to. */
 export interface KeyContext {
@@ -33,8 +34,6 @@ export interface KeyProvider {
 
 /** The byte length of every key here: AES-256. */
 export const KEY_BYTES = 32;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /**
  * A master key given as text: 64 hex digits, or 32 bytes in base64 or base64url (surrounding
@@ -103,21 +102,12 @@ export function masterKeyProvider(
   return {
     id,
     async wrapKey(dataKey, context) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(aad(context));
-      const body = Buffer.concat([cipher.update(dataKey), cipher.final(), cipher.getAuthTag()]);
-      return Buffer.concat([iv, body]).toString('base64url');
+      const iv = nextIv();
+      return Buffer.concat([iv, gcmSeal(key, iv, aad(context), dataKey)]).toString('base64url');
     },
     async unwrapKey(wrapped, context) {
-      const bytes = Buffer.from(wrapped, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
-      decipher.setAAD(aad(context));
-      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-      return Buffer.concat([
-        decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-        decipher.final(),
-      ]);
+      const { iv, body } = joinedParts(wrapped);
+      return gcmOpen(key, iv, aad(context), body);
     },
   };
 }

@@ -4,10 +4,11 @@
  * as it was; the stand-in carries the digest of the plaintext, so the hash chain checks without
  * the key (see `integrity/chain.ts`).
  */
-import { createCipheriv, createDecipheriv, type KeyObject, randomFillSync } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
 import { SEALED_KEY, textDigest } from '../integrity/chain.js';
+import { gcmOpen, gcmSeal, nextIv, sealedParts } from './gcm.js';
 
 /** What a sealed event's data holds. */
 export interface SealedPayload {
@@ -19,25 +20,6 @@ export interface SealedPayload {
     /** The digest of the plaintext's JSON text (`sha256:…`), which the chain hashes. */
     readonly digest: string;
   };
-}
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-/** Nonces are drawn from the system's generator in blocks: one call per 1,024 payloads. */
-const IV_POOL_BYTES = IV_BYTES * 1024;
-let ivPool = Buffer.alloc(0);
-let ivOffset = 0;
-
-/** A fresh GCM nonce, drawn from a pool the system's generator fills. */
-export function nextIv(): Buffer {
-  if (ivOffset + IV_BYTES > ivPool.length) {
-    // A fresh block each time: a nonce handed out is never reused, even by a later refill.
-    ivPool = randomFillSync(Buffer.allocUnsafe(IV_POOL_BYTES));
-    ivOffset = 0;
-  }
-  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
-  ivOffset += IV_BYTES;
-  return iv;
 }
 
 /**
@@ -67,9 +49,7 @@ export function sealEvent(event: SessionEvent, session: string, key: KeyObject):
   const text = JSON.stringify(event.data);
   const digest = textDigest(text);
   const iv = nextIv();
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(associatedData(session, event.seq, event.type, digest));
-  const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  const sealed = gcmSeal(key, iv, associatedData(session, event.seq, event.type, digest), text);
   const data: JsonValue = {
     [SEALED_KEY]: {
       iv: iv.toString('base64url'),
@@ -95,23 +75,14 @@ export function openEvent(event: SessionEvent, session: string, key: KeyObject):
       `the sealed payload of event ${event.seq} of session '${session}' ${reason}: it was altered, or sealed for another event`,
       session,
     );
-  const iv = typeof sealed.iv === 'string' ? Buffer.from(sealed.iv, 'base64url') : undefined;
-  const body = typeof sealed.data === 'string' ? Buffer.from(sealed.data, 'base64url') : undefined;
-  if (
-    iv?.length !== IV_BYTES ||
-    body === undefined ||
-    body.length < TAG_BYTES ||
-    typeof sealed.digest !== 'string'
-  ) {
+  const parts = sealedParts(sealed.iv, sealed.data);
+  if (parts === undefined || typeof sealed.digest !== 'string') {
     throw broken('is not a nonce, a ciphertext and a digest');
   }
   let text: string;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv);
-    decipher.setAAD(associatedData(session, event.seq, event.type, sealed.digest));
-    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    text = decipher.update(body.subarray(0, body.length - TAG_BYTES), undefined, 'utf8');
-    text += decipher.final('utf8');
+    const aad = associatedData(session, event.seq, event.type, sealed.digest);
+    text = gcmOpen(key, parts.iv, aad, parts.body).toString('utf8');
   } catch (error) {
     throw new EncryptionError(
       'SEAL_BROKEN',

@@ -9,14 +9,12 @@
  * Head: `{"~sealed": {"iv", "data", "digest", "n"}}` (`data`: the chunks' JSON texts joined by
  * `\n`, which JSON text never holds raw, then the tag). Member: `{"~sealed": {"digest", "in"}}`.
  */
-import { createCipheriv, createDecipheriv, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
 import { SEALED_KEY, textDigest } from '../integrity/chain.js';
-import { isSealed, nextIv, sealEvent } from './seal.js';
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+import { gcmOpen, gcmSeal, nextIv, sealedParts } from './gcm.js';
+import { isSealed, sealEvent } from './seal.js';
 
 /** Whether an event may join a stretch: a chunk as streams write it (no sources, no surface op). */
 function stretchable(event: SessionEvent): boolean {
@@ -65,13 +63,7 @@ function sealStretch(
   const head = (chunks[0] as SessionEvent).seq;
   const texts = chunks.map((chunk) => JSON.stringify(chunk.data));
   const iv = nextIv();
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(associatedData(session, head, chunks.length));
-  const body = Buffer.concat([
-    cipher.update(texts.join('\n'), 'utf8'),
-    cipher.final(),
-    cipher.getAuthTag(),
-  ]);
+  const body = gcmSeal(key, iv, associatedData(session, head, chunks.length), texts.join('\n'));
   chunks.forEach((chunk, i) => {
     const digest = textDigest(texts[i] as string);
     const data: JsonValue =
@@ -167,25 +159,15 @@ export class StretchOpener {
     if (fields === undefined) {
       throw this.#broken(seq, `names the stretch at seq ${head}, which is not there`);
     }
-    const iv = typeof fields.iv === 'string' ? Buffer.from(fields.iv, 'base64url') : undefined;
-    const body =
-      typeof fields.data === 'string' ? Buffer.from(fields.data, 'base64url') : undefined;
+    const parts = sealedParts(fields.iv, fields.data);
     const count = fields.n;
-    if (
-      iv?.length !== IV_BYTES ||
-      body === undefined ||
-      body.length < TAG_BYTES ||
-      typeof count !== 'number'
-    ) {
+    if (parts === undefined || typeof count !== 'number') {
       throw this.#broken(head, 'is not a nonce, a ciphertext and a count');
     }
     let plain: string;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, iv);
-      decipher.setAAD(associatedData(this.#session, head, count));
-      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-      plain = decipher.update(body.subarray(0, body.length - TAG_BYTES), undefined, 'utf8');
-      plain += decipher.final('utf8');
+      const aad = associatedData(this.#session, head, count);
+      plain = gcmOpen(this.#key, parts.iv, aad, parts.body).toString('utf8');
     } catch (error) {
       throw new EncryptionError(
         'SEAL_BROKEN',
