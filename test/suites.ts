@@ -38,6 +38,7 @@ export const slowTests: readonly string[] = [
   'test/cli/run-wire.test.ts',
   'test/cli/salvage.test.ts',
   'test/cli/unlock.test.ts',
+  'test/cli/session-ids.test.ts',
   'test/cli/otel.test.ts',
   'test/cli/governance.test.ts',
   'test/cli/encryption.test.ts',

@@ -16,7 +16,7 @@ import {
   type SessionStore,
 } from '../store/index.js';
 import { CliError, EXIT } from './failure.js';
-import { printableStoreUrl } from './store-url.js';
+import { printableStoreUrl, storeUrlOf } from './store-url.js';
 import { Terminal } from './terminal.js';
 
 /** Options every command accepts. */
@@ -49,7 +49,9 @@ export class CliContext {
     this.terminal = new Terminal(process.stdout, process.stderr, {
       ...(options.color === undefined ? {} : { color: options.color }),
     });
-    this.storeUrl = options.store ?? nonEmpty(process.env.PALIMPSEST_STORE) ?? DEFAULT_STORE_URL;
+    this.storeUrl = storeUrlOf(
+      options.store ?? nonEmpty(process.env.PALIMPSEST_STORE) ?? DEFAULT_STORE_URL,
+    );
     this.printableStoreUrl = printableStoreUrl(this.storeUrl);
     this.json = options.json === true;
     this.keyVault = options.keyVault ?? nonEmpty(process.env.PALIMPSEST_KEY_VAULT);
@@ -114,6 +116,39 @@ export class CliContext {
     }
   }
 
+  /**
+   * The session a command names: `given` itself when the store holds a session of that id, else
+   * the one session whose id starts with it (`show demo-77`). A prefix several ids share is a
+   * usage error listing them; one no id starts with is passed on as it is, so the command says
+   * the session was not found in its own words.
+   */
+  async sessionId(given: string, url = this.storeUrl): Promise<string> {
+    const [id] = await this.sessionIds([given], url);
+    return id ?? given;
+  }
+
+  /** {@link CliContext.sessionId} of each id given, with the store opened once. */
+  async sessionIds(given: readonly string[], url = this.storeUrl): Promise<string[]> {
+    if (given.length === 0) return [];
+    let matches: Map<string, PrefixMatches>;
+    try {
+      // Ids are listed without keys: a listing reads headers, which an encrypted store keeps clear.
+      assertStoreExists(url);
+      const store = await openStore(url, { readOnly: true, postgres: { create: false } });
+      try {
+        matches = new Map();
+        for (const id of given) matches.set(id, await prefixMatches(store, id));
+      } finally {
+        await store.close();
+      }
+    } catch {
+      // A store that cannot be listed (missing, damaged, a ledger to adopt) is the command's to
+      // report, in its own words: the ids go to it as they were given.
+      return [...given];
+    }
+    return given.map((id) => resolvePrefix(id, matches.get(id)));
+  }
+
   /** The key options a child process of this command needs to open the store as it does. */
   keyArguments(): string[] {
     return [
@@ -136,6 +171,62 @@ export class CliContext {
     }
     return masterKeyFromEnv();
   }
+}
+
+/** Candidates an ambiguous prefix lists; more are counted, not named. */
+const CANDIDATES_SHOWN = 10;
+
+/** The sessions whose ids start with a given prefix, as far as naming them needs. */
+interface PrefixMatches {
+  /** Whether a session has exactly the prefix as its id. */
+  readonly exact: boolean;
+  /** Ids that start with it, up to one more than {@link CANDIDATES_SHOWN}. */
+  readonly ids: readonly string[];
+  /** Whether more ids start with it than `ids` holds. */
+  readonly more: boolean;
+}
+
+async function prefixMatches(store: SessionStore, given: string): Promise<PrefixMatches> {
+  const page = await store.list({ idPrefix: given, limit: CANDIDATES_SHOWN + 1 });
+  const ids = [
+    ...new Set([
+      ...page.sessions.map((summary) => summary.header.id),
+      ...(page.damaged ?? []).flatMap((damaged) =>
+        damaged.id?.startsWith(given) === true ? [damaged.id] : [],
+      ),
+    ]),
+  ];
+  const more = page.nextCursor !== undefined;
+  const exact =
+    ids.includes(given) || (more && (await holdsExactly(store, given, page.nextCursor)));
+  return { exact, ids, more };
+}
+
+function resolvePrefix(given: string, matches: PrefixMatches | undefined): string {
+  if (matches === undefined || matches.exact || matches.ids.length === 0) return given;
+  if (!matches.more && matches.ids.length === 1) return matches.ids[0] ?? given;
+  const count = matches.more ? `more than ${CANDIDATES_SHOWN}` : `${matches.ids.length}`;
+  const named = matches.ids.slice(0, CANDIDATES_SHOWN).join(', ');
+  throw new CliError(
+    `session id prefix '${given}' matches ${count} sessions: ${named}${matches.more ? ', …' : ''}; give more of the id`,
+    EXIT.usage,
+  );
+}
+
+/** Whether a session of exactly this id is on the pages after `cursor` (many ids share it). */
+async function holdsExactly(
+  store: SessionStore,
+  id: string,
+  cursor: string | undefined,
+): Promise<boolean> {
+  let next: string | undefined = cursor;
+  while (next !== undefined) {
+    const page = await store.list({ idPrefix: id, cursor: next, limit: 500 });
+    if (page.sessions.some((summary) => summary.header.id === id)) return true;
+    if (page.damaged?.some((damaged) => damaged.id === id) === true) return true;
+    next = page.nextCursor;
+  }
+  return false;
 }
 
 function assertStoreExists(url: string): void {

@@ -42,8 +42,8 @@ export function addGovernanceCommands(root: Command, run: ActionRunner): void {
     .option('--all', 'every session of the store (with --match or --subject)')
     .option('--sign <pem>', 'sign the checkpoint that follows the redaction with this Ed25519 key')
     .action(
-      run((context, ids: string[], options: RedactCommandOptions) =>
-        redactCommand(context, ids, options),
+      run(async (context, ids: string[], options: RedactCommandOptions) =>
+        redactCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -54,8 +54,8 @@ export function addGovernanceCommands(root: Command, run: ActionRunner): void {
     .argument('<ids...>')
     .option('--sign <pem>', 'sign it with this Ed25519 private key')
     .action(
-      run((context, ids: string[], options: { sign?: string }) =>
-        checkpointCommand(context, ids, options),
+      run(async (context, ids: string[], options: { sign?: string }) =>
+        checkpointCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -67,8 +67,8 @@ export function addGovernanceCommands(root: Command, run: ActionRunner): void {
     .option('--all', 'every session of the store')
     .option('--to <file-or-url>', 'append to this file, or to the anchors session of this store')
     .action(
-      run((context, ids: string[], options: { to?: string; all?: boolean }) =>
-        anchorCommand(context, ids, options),
+      run(async (context, ids: string[], options: { to?: string; all?: boolean }) =>
+        anchorCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -77,5 +77,7 @@ export function addGovernanceCommands(root: Command, run: ActionRunner): void {
       'destroy the data keys of encrypted sessions: their payloads become unreadable in this store and every copy of it; needs --key-vault; exit 9 when no key was there',
     )
     .argument('<ids...>')
-    .action(run((context, ids: string[]) => shredCommand(context, ids)));
+    .action(
+      run(async (context, ids: string[]) => shredCommand(context, await context.sessionIds(ids))),
+    );
 }

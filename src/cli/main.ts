@@ -38,6 +38,7 @@ import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { describeFailure, EXIT } from './failure.js';
 import { addGovernanceCommands } from './governance-commands.js';
+import { storeUrlOf } from './store-url.js';
 import { safe, safeLine } from './terminal.js';
 
 // Both src/cli/main.ts and the built dist/cli/main.js sit two levels below package.json, which
@@ -58,7 +59,7 @@ function program(): Command {
     .version(VERSION)
     .option(
       '--store <url>',
-      'the session store: jsonl:DIR, sqlite:FILE or memory: (default jsonl:./.palimpsest/sessions, or $PALIMPSEST_STORE)',
+      'the session store: jsonl:DIR, sqlite:FILE, postgres://…, memory:, or a store directory or SQLite file path (default jsonl:./.palimpsest/sessions, or $PALIMPSEST_STORE)',
     )
     .option(
       '--key-vault <dir>',
@@ -96,14 +97,14 @@ function program(): Command {
       '--model <provider:name>',
       'use this model instead of the environment’s (deepseek, openai, openai-compatible, anthropic, scripted)',
     )
-    .action(run((context, options: { model?: string }) => demoCommand(context, options)));
+    .action(run(async (context, options: { model?: string }) => demoCommand(context, options)));
   root
     .command('__demo-writer', { hidden: true })
     .argument('<id>')
     .argument('<workspace>')
     .option('--model <provider:name>')
     .action(
-      run((context, id: string, workspace: string, options: { model?: string }) =>
+      run(async (context, id: string, workspace: string, options: { model?: string }) =>
         demoWriterCommand(context, id, workspace, options),
       ),
     );
@@ -131,7 +132,7 @@ function program(): Command {
       'first continue what the session left unfinished (an interrupted turn, queued messages), then PROMPT or the conversation',
     )
     .action(
-      run((context, prompt: string | undefined, options: RunOptions) =>
+      run(async (context, prompt: string | undefined, options: RunOptions) =>
         runCommand(context, prompt, options),
       ),
     );
@@ -147,7 +148,7 @@ function program(): Command {
     )
     .option('--prices <file>', 'a JSON price table for the COST column instead of the shipped one')
     .action(
-      run((context, options: { limit?: string; surface?: boolean; prices?: string }) =>
+      run(async (context, options: { limit?: string; surface?: boolean; prices?: string }) =>
         listCommand(context, options),
       ),
     );
@@ -163,8 +164,8 @@ function program(): Command {
     )
     .option('--salvage', 'of a damaged session, show the acknowledged events before the damage')
     .action(
-      run((context, id: string, options: { full?: boolean; salvage?: boolean }) =>
-        showCommand(context, id, options),
+      run(async (context, id: string, options: { full?: boolean; salvage?: boolean }) =>
+        showCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -173,7 +174,9 @@ function program(): Command {
     .argument('<id>')
     .option('--at <seq>', 'as of this event')
     .action(
-      run((context, id: string, options: { at?: string }) => surfaceCommand(context, id, options)),
+      run(async (context, id: string, options: { at?: string }) =>
+        surfaceCommand(context, await context.sessionId(id), options),
+      ),
     );
   root
     .command('log')
@@ -186,7 +189,7 @@ function program(): Command {
     .option('-f, --follow', 'then print each event as it is committed, until Ctrl-C')
     .action(
       run(
-        (
+        async (
           context,
           id: string,
           options: {
@@ -196,7 +199,7 @@ function program(): Command {
             salvage?: boolean;
             follow?: boolean;
           },
-        ) => logCommand(context, id, options),
+        ) => logCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -206,7 +209,11 @@ function program(): Command {
     )
     .argument('<id>')
     .argument('<seq>')
-    .action(run((context, id: string, seq: string) => whyCommand(context, id, seq)));
+    .action(
+      run(async (context, id: string, seq: string) =>
+        whyCommand(context, await context.sessionId(id), seq),
+      ),
+    );
   root
     .command('verify')
     .description(
@@ -228,7 +235,9 @@ function program(): Command {
       'chain heads kept outside the store: a JSON-lines file, or a store holding an anchors session',
     )
     .action(
-      run((context, ids: string[], options: VerifyOptions) => verifyCommand(context, ids, options)),
+      run(async (context, ids: string[], options: VerifyOptions) =>
+        verifyCommand(context, await context.sessionIds(ids), options),
+      ),
     );
   addGovernanceCommands(root, run);
   root
@@ -245,8 +254,8 @@ function program(): Command {
       ]),
     )
     .action(
-      run((context, id: string, seq: string | undefined, options: { wire?: string }) =>
-        requestCommand(context, id, seq, options),
+      run(async (context, id: string, seq: string | undefined, options: { wire?: string }) =>
+        requestCommand(context, await context.sessionId(id), seq, options),
       ),
     );
   root
@@ -261,12 +270,12 @@ function program(): Command {
     .option('--id <new>', "the fork's id (default: a random UUID)")
     .action(
       run(
-        (
+        async (
           context,
           id: string,
           seq: string | undefined,
           options: { at?: string; model?: string; id?: string },
-        ) => replayCommand(context, id, seq, options),
+        ) => replayCommand(context, await context.sessionId(id), seq, options),
       ),
     );
   root
@@ -275,7 +284,7 @@ function program(): Command {
       "for each model call, the prefix its request shared with the previous call's (what a prompt cache can serve) beside the cached tokens the provider reported, and the event that broke the prefix where it broke",
     )
     .argument('<id>')
-    .action(run((context, id: string) => cacheCommand(context, id)));
+    .action(run(async (context, id: string) => cacheCommand(context, await context.sessionId(id))));
   root
     .command('cost')
     .description(
@@ -285,8 +294,8 @@ function program(): Command {
     .option('--by <view>', 'session (default), turn, model or entry')
     .option('--prices <file>', 'a JSON price table instead of the shipped one (docs/cost.md)')
     .action(
-      run((context, ids: string[], options: { by?: string; prices?: string }) =>
-        costCommand(context, ids, options),
+      run(async (context, ids: string[], options: { by?: string; prices?: string }) =>
+        costCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -312,8 +321,8 @@ function program(): Command {
     .option('--agent-name <name>', 'gen_ai.agent.name of the invoke_agent spans')
     .option('--service-name <name>', 'service.name of the resource (default palimpsest)')
     .action(
-      run((context, ids: string[], options: OtelCommandOptions) =>
-        otelCommand(context, ids, options),
+      run(async (context, ids: string[], options: OtelCommandOptions) =>
+        otelCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -327,8 +336,8 @@ function program(): Command {
       'sqlite: only: after a ledger error (no ledger beside the database, another database’s, or an older one), record the database as it is in its ledger (a new one if needed; another database’s is moved aside); a loss before now can no longer be detected, and the report names the sessions this vouches for',
     )
     .action(
-      run((context, id: string | undefined, options: { adoptLedger?: boolean }) =>
-        repairCommand(context, id, options),
+      run(async (context, id: string | undefined, options: { adoptLedger?: boolean }) =>
+        repairCommand(context, id === undefined ? id : await context.sessionId(id), options),
       ),
     );
   root
@@ -342,8 +351,8 @@ function program(): Command {
       'remove it even if its holder is alive or refreshed it recently (dangerous: two writers on one session)',
     )
     .action(
-      run((context, id: string, options: { force?: boolean }) =>
-        unlockCommand(context, id, options),
+      run(async (context, id: string, options: { force?: boolean }) =>
+        unlockCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -369,7 +378,7 @@ function program(): Command {
       'move the sessions to this archive directory (restore brings them back)',
     )
     .option('--delete', 'delete the sessions, every byte of them, for good')
-    .action(run((context, options: GcOptions) => gcCommand(context, options)));
+    .action(run(async (context, options: GcOptions) => gcCommand(context, options)));
   root
     .command('archive')
     .description(
@@ -378,8 +387,8 @@ function program(): Command {
     .argument('<ids...>')
     .requiredOption('--to <dir>', 'the archive directory (created when missing)')
     .action(
-      run((context, ids: string[], options: { to: string }) =>
-        archiveCommand(context, ids, options),
+      run(async (context, ids: string[], options: { to: string }) =>
+        archiveCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -388,8 +397,8 @@ function program(): Command {
     .argument('<ids...>')
     .requiredOption('--from <dir>', 'the archive directory')
     .action(
-      run((context, ids: string[], options: { from: string }) =>
-        restoreCommand(context, ids, options),
+      run(async (context, ids: string[], options: { from: string }) =>
+        restoreCommand(context, await context.sessionIds(ids, `jsonl:${options.from}`), options),
       ),
     );
   root
@@ -399,8 +408,8 @@ function program(): Command {
     .requiredOption('--at <seq>', 'the last event to copy (not inside an open turn)')
     .option('--id <new-id>', 'the new session’s id (a random one by default)')
     .action(
-      run((context, id: string, options: { at?: string; id?: string }) =>
-        forkCommand(context, id, options),
+      run(async (context, id: string, options: { at?: string; id?: string }) =>
+        forkCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -411,7 +420,9 @@ function program(): Command {
     .argument('<id>')
     .option('--id <new-id>', 'the new session’s id (a random one by default)')
     .action(
-      run((context, id: string, options: { id?: string }) => salvageCommand(context, id, options)),
+      run(async (context, id: string, options: { id?: string }) =>
+        salvageCommand(context, await context.sessionId(id), options),
+      ),
     );
   root
     .command('compact')
@@ -420,8 +431,8 @@ function program(): Command {
     .option('--keep-recent-tokens <n>', 'recent history kept verbatim (default 8000)')
     .option('--model <provider:name>', 'the summarizer (default: from the environment)')
     .action(
-      run((context, id: string, options: { keepRecentTokens?: string; model?: string }) =>
-        compactCommand(context, id, options),
+      run(async (context, id: string, options: { keepRecentTokens?: string; model?: string }) =>
+        compactCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -431,8 +442,8 @@ function program(): Command {
     .option('--keep-recent-turns <n>', 'results of the last n turns are kept (default 2)')
     .option('--min-chars <n>', 'only results longer than this are pruned (default 2000)')
     .action(
-      run((context, id: string, options: { keepRecentTurns?: string; minChars?: string }) =>
-        pruneCommand(context, id, options),
+      run(async (context, id: string, options: { keepRecentTurns?: string; minChars?: string }) =>
+        pruneCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -448,8 +459,8 @@ function program(): Command {
     )
     .option('--at <seq>', 'the messages as of this event (json, openai, anthropic)')
     .action(
-      run((context, id: string, options: { format?: string; at?: string }) =>
-        exportCommand(context, id, options),
+      run(async (context, id: string, options: { format?: string; at?: string }) =>
+        exportCommand(context, await context.sessionId(id), options),
       ),
     );
   root
@@ -464,8 +475,8 @@ function program(): Command {
       'turn-ends',
     )
     .action(
-      run((context, ids: string[], options: { at?: string }) =>
-        exportEvalsCommand(context, ids, options),
+      run(async (context, ids: string[], options: { at?: string }) =>
+        exportEvalsCommand(context, await context.sessionIds(ids), options),
       ),
     );
   root
@@ -477,8 +488,8 @@ function program(): Command {
     .option('--port <n>', 'the port (default: a free one)')
     .option('--open', 'open the page in the browser')
     .action(
-      run((context, id: string | undefined, options: { port?: string; open?: boolean }) =>
-        viewCommand(context, id, options),
+      run(async (context, id: string | undefined, options: { port?: string; open?: boolean }) =>
+        viewCommand(context, id === undefined ? id : await context.sessionId(id), options),
       ),
     );
   root
@@ -491,8 +502,12 @@ function program(): Command {
     .requiredOption('--to <url>', 'the target store')
     .option('--all', 'every session of the source')
     .action(
-      run((context, ids: string[], options: { from?: string; to?: string; all?: boolean }) =>
-        convertCommand(context, ids, options),
+      run(async (context, ids: string[], options: { from?: string; to?: string; all?: boolean }) =>
+        convertCommand(
+          context,
+          await context.sessionIds(ids, storeUrlOf(options.from ?? context.storeUrl)),
+          options,
+        ),
       ),
     );
 
@@ -509,7 +524,7 @@ function program(): Command {
     )
     .option('--watch', 'keep importing as the source grows, until Ctrl-C')
     .action(
-      run((context, path: string, options: ImportCommandOptions) =>
+      run(async (context, path: string, options: ImportCommandOptions) =>
         importCommand(context, path, options),
       ),
     );

@@ -15,6 +15,7 @@ import {
 import { EncryptedStore, NotFoundError, type SessionStore } from '../../store/index.js';
 import type { CliContext } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
+import { storeUrlOf } from '../store-url.js';
 import { safeLine, table } from '../terminal.js';
 import { allSessions } from './inspect.js';
 
@@ -39,9 +40,9 @@ export async function convertCommand(
     throw new CliError('convert needs --to URL (the target store)', EXIT.usage);
   if (ids.length === 0 && options.all !== true)
     throw new CliError('name sessions to convert, or pass --all', EXIT.usage);
-  const from = options.from ?? context.storeUrl;
-  if (from === options.to) throw new CliError('--from and --to name the same store', EXIT.usage);
-  const to = options.to;
+  const from = storeUrlOf(options.from ?? context.storeUrl);
+  const to = storeUrlOf(options.to);
+  if (from === to) throw new CliError('--from and --to name the same store', EXIT.usage);
   const outcomes = await context.withStore(
     (source) =>
       context.withStore(
