@@ -63,10 +63,12 @@ export function transcriptBlock(terminal: Terminal, entry: TranscriptEntry, maxL
       : `${text}\n${' '.repeat(18)}${terminal.style('dim', `(no longer seen by the model: replaced by #${entry.shadowedBy})`)}`;
   }
   const what = entry.type === 'tool/result' ? 'tool result rewritten' : 'history replaced';
+  // The range is a stretch of the surface, not of the log: an entry placed earlier on the
+  // surface (a pruned result) may have a later seq, and the events between are not in it.
   const range =
     entry.shadowedSeqs.length === 1
       ? `#${entry.shadowedSeqs[0]}`
-      : `${entry.shadowedSeqs.length} entries (#${entry.start} … #${entry.end})`;
+      : `${entry.shadowedSeqs.length} surface entries, #${entry.start} to #${entry.end} in surface order (${seqList(entry.shadowedSeqs)})`;
   const header = terminal.style('magenta', `── #${entry.seq} ${what}: ${range} ──`);
   return entry.message === null
     ? header
@@ -123,4 +125,69 @@ export function seqList(seqs: readonly number[]): string {
 export function timeText(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '-';
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/** A turn of a session as `show` introduces it. */
+export interface TurnSpan {
+  readonly turn: number;
+  readonly startSeq: number;
+  readonly startTime: number;
+  /** The seq and time of its `turn/end`; absent while the turn is open. */
+  readonly endSeq?: number;
+  readonly endTime?: number;
+  /** How it ended (`completed`, `interrupted`, `cancelled`...). */
+  readonly outcome?: string;
+  /** `provider:model` of each model that answered in it, in the order they first did. */
+  readonly models: readonly string[];
+}
+
+/** The turns of a log, in order, from their `turn/start` and `turn/end` events. */
+export function turnSpans(events: readonly SessionEvent[]): TurnSpan[] {
+  const spans: TurnSpan[] = [];
+  let open: { turn: number; startSeq: number; startTime: number; models: string[] } | undefined;
+  for (const event of events) {
+    if (event.type === 'turn/start') {
+      if (open !== undefined) spans.push(open);
+      open = { turn: event.data.turn, startSeq: event.seq, startTime: event.time, models: [] };
+    } else if (event.type === 'assistant/message' && open !== undefined) {
+      const source = event.data.message.source;
+      const model = source?.kind === 'model' ? `${source.provider}:${source.model}` : undefined;
+      if (model !== undefined && !open.models.includes(model)) open.models.push(model);
+    } else if (event.type === 'turn/end' && open !== undefined) {
+      spans.push({
+        ...open,
+        endSeq: event.seq,
+        endTime: event.time,
+        outcome: event.data.reason.kind,
+      });
+      open = undefined;
+    }
+  }
+  if (open !== undefined) spans.push(open);
+  return spans;
+}
+
+/** The line that opens a turn in `show`: its number, models, start, duration and outcome. */
+export function turnSeparator(terminal: Terminal, span: TurnSpan): string {
+  const parts = [
+    `turn ${span.turn}`,
+    span.models.length === 0 ? 'no model call' : span.models.join(', '),
+    timeText(span.startTime),
+    span.endTime === undefined ? 'still open' : durationText(span.endTime - span.startTime),
+    ...(span.outcome === undefined || span.outcome === 'completed' ? [] : [span.outcome]),
+  ];
+  return terminal.style('cyan', safeLine(`── ${parts.join(' · ')} ──`, 200));
+}
+
+/** A duration for people: `850 ms`, `4.2 s`, `12 min 5 s`, `3 h 20 min`, `2 d 4 h`. */
+export function durationText(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1_000;
+  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.floor(seconds % 60)} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }

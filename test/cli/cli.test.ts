@@ -49,12 +49,12 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     const listed = run('ls');
     expect(listed.code).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+USED\s+COST\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+USED\s+COST\s+LAST ACTIVITY\s+DURATION\s+PARENT$/,
     );
     expect(listed.stdout).toContain(id);
     const full = run('ls', '--surface');
     expect(full.stdout.split('\n')[0]).toMatch(
-      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+COST\s+LAST ACTIVITY\s+PARENT$/,
+      /^ID\s+CREATED\s+TURNS\s+EVENTS\s+SURFACE\s+~TOKENS\s+USED\s+COST\s+LAST ACTIVITY\s+DURATION\s+PARENT$/,
     );
     // The summary columns agree with what a full load computes.
     const summary = JSON.parse(run('ls', '--json').stdout) as Record<string, unknown>[];
@@ -67,8 +67,24 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest on a %s store', (backend
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('What is this project? Have a look around.');
     expect(shown.stdout).toMatch(/no longer seen by the model: replaced by #\d+/);
-    expect(shown.stdout).toMatch(/history replaced: \d+ entries/);
+    expect(shown.stdout).toMatch(
+      /history replaced: \d+ surface entries, #\d+ to #\d+ in surface order \(#\d+, /,
+    );
     expect(shown.stdout).toMatch(/tool result rewritten/);
+  });
+
+  it('show opens each turn with its model, start and duration, and says how it ended when not completed', () => {
+    const lines = run('show', id).stdout.split('\n');
+    const separators = lines.filter((line) => line.startsWith('── turn '));
+    expect(separators).toHaveLength(5);
+    expect(separators[0]).toMatch(
+      /^── turn 1 · scripted:scripted-model · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d · [\d.]+ m?s ──$/,
+    );
+    // The demo's writer is killed in turn 4: its repair closes the turn as interrupted.
+    expect(separators[3]).toMatch(/^── turn 4 · .* · interrupted ──$/);
+    // A turn's line comes right before its prompt.
+    const first = lines.indexOf(separators[0] ?? '');
+    expect(lines[first + 1]).toContain('What is this project? Have a look around.');
   });
 
   it('surface shows what the model sees now, and at an earlier event', () => {

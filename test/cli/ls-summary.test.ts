@@ -69,6 +69,7 @@ describe.each(['jsonl', 'sqlite'] as const)('palimpsest ls on a %s store', (back
         usage: { calls: 1, tokens: { inputTokens: 42, outputTokens: 7 } },
         cost: { amount: 0, currency: 'USD', unpricedModels: ['test:big'] },
         lastActivity: 1_000 + events.length - 1,
+        durationMs: 0,
         parent: null,
       },
     ]);

@@ -30,7 +30,16 @@ import {
 import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
-import { eventLine, messageBlock, seqList, timeText, transcriptBlock } from '../render.js';
+import {
+  durationText,
+  eventLine,
+  messageBlock,
+  seqList,
+  timeText,
+  transcriptBlock,
+  turnSeparator,
+  turnSpans,
+} from '../render.js';
 import { jsonText, safeLine, table } from '../terminal.js';
 import { money, priceTableOption } from './cost.js';
 
@@ -56,6 +65,8 @@ interface ListRow {
   /** From the per-model totals at each model's base rates (see `summaryCost`). */
   readonly cost: SummaryCost;
   readonly lastActivity: number;
+  /** From its creation to its last event, in milliseconds. */
+  readonly durationMs: number;
   readonly parent: string | null;
   /** Why an encrypted session's content could not be read (shredded key...): counted from its envelopes. */
   readonly unreadable?: string;
@@ -96,6 +107,7 @@ export async function listCommand(
           usage: stats.usage,
           cost: summaryCost(stats.usageByModel, prices, lastActivity),
           lastActivity,
+          durationMs: Math.max(0, lastActivity - stats.header.createdAt),
           parent: stats.header.parentSession ?? null,
           ...(unreadable === undefined ? {} : { unreadable }),
         });
@@ -155,9 +167,10 @@ export async function listCommand(
         'USED',
         'COST',
         'LAST ACTIVITY',
+        'DURATION',
         'PARENT',
       ]
-    : ['ID', 'CREATED', 'TURNS', 'EVENTS', 'USED', 'COST', 'LAST ACTIVITY', 'PARENT'];
+    : ['ID', 'CREATED', 'TURNS', 'EVENTS', 'USED', 'COST', 'LAST ACTIVITY', 'DURATION', 'PARENT'];
   context.terminal.line(
     table(
       head,
@@ -170,6 +183,7 @@ export async function listCommand(
         usedText(row.usage),
         costText(row.usage, row.cost),
         timeText(row.lastActivity),
+        durationText(row.durationMs),
         row.parent ?? '-',
       ]),
     ),
@@ -308,8 +322,18 @@ export async function showCommand(
       ),
     );
   }
-  for (const entry of transcript)
+  // Each turn opens with a line naming its model, start and duration, before its first entry.
+  const turns = turnSpans(session.events);
+  let nextTurn = 0;
+  for (const entry of transcript) {
+    while (nextTurn < turns.length && (turns[nextTurn]?.startSeq ?? 0) <= entry.seq) {
+      const turn = turns[nextTurn++];
+      if (turn !== undefined && (turn.endSeq === undefined || entry.seq <= turn.endSeq)) {
+        context.terminal.line(turnSeparator(context.terminal, turn));
+      }
+    }
     context.terminal.line(transcriptBlock(context.terminal, entry, maxLines));
+  }
   // Typed while a turn ran and not read by the model yet (a crash, a cancelled turn): the
   // reader sees them too, marked as waiting, at the end where they will enter.
   const { steers, followUps } = pendingMessages(session);
