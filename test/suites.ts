@@ -15,6 +15,8 @@ export const slowTests: readonly string[] = [
   'test/adapters/claude-agent-sdk/postgres.test.ts',
   // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.
   'test/agent/takeover.test.ts',
+  // A worker killed inside a subagent's child agent, on JSONL, SQLite and PostgreSQL.
+  'test/agent/subagent-crash.test.ts',
   'test/store/append-once-kill.test.ts',
   'test/store/redaction-kill.test.ts',
   // A real process moving a session to an archive, SIGKILLed at each step.
