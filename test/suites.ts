@@ -31,6 +31,7 @@ export const slowTests: readonly string[] = [
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).
   'test/cli/cli.test.ts',
   'test/cli/cost.test.ts',
+  'test/cli/subagents.test.ts',
   'test/cli/damaged.test.ts',
   'test/cli/error-exits.test.ts',
   'test/cli/follow.test.ts',
