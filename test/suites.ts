@@ -26,6 +26,7 @@ export const slowTests: readonly string[] = [
   'test/viewer/hostile.test.ts',
   'test/viewer/imported.test.ts',
   'test/viewer/redacted.test.ts',
+  'test/viewer/subagents.test.ts',
   // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
   'test/adapters/otel/backend.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).
@@ -50,6 +51,8 @@ export const slowTests: readonly string[] = [
   'test/package/packaging.test.ts',
   // Every TSDoc example type-checked by the compiler and run (11 s).
   'test/docs/tsdoc-examples.test.ts',
+  // examples/subagents.ts run as a process (tsx), as `npm run example:subagents` runs it.
+  'test/docs/subagents-example.test.ts',
   // The real Claude Code (the Claude Agent SDK's binary) run against a loopback Anthropic API.
   'test/adapters/claude-agent-sdk/transcript-store.test.ts',
   'test/adapters/claude-agent-sdk/export.test.ts',

@@ -77,6 +77,15 @@ describe.each(stores)('a worker killed inside a subagent, on %s', (_, makeUrl) =
       expect(turnEnds(stored.events)).toEqual(['interrupted', 'completed']);
       expect(checkInvariants(stored.events)).toEqual([]);
 
+      // The interrupted child can be taken up by hand, as any session.
+      const taken = await openSession(store, CHILD);
+      const resumed = await new Agent({
+        session: taken,
+        model: scriptedModel([{ text: 'Checked: the deploy never started.' }]),
+      }).resume();
+      await taken.close();
+      expect(resumed).toMatchObject({ turn: 2, reason: { kind: 'completed' } });
+
       // Parent to child, and child back to the parent's very call.
       const call = stored.events.find((event) => isEventOfType(event, 'tool/call'));
       expect(call?.data).toMatchObject({ callId: 'call_build', child: { session: CHILD } });

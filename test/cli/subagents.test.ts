@@ -108,7 +108,11 @@ describe('palimpsest ls --tree', () => {
     expect(run.code).toBe(0);
     const lines = run.stdout.split('\n');
     const parent = lines.findIndex((line) => line.startsWith('chat '));
-    expect(lines[parent + 1]).toMatch(/^ {2}└ chat\/subagents\/call_a \(subagent\)/);
+    // The two children of one step were created together: either may come first.
+    expect(lines.slice(parent + 1, parent + 3).sort()).toEqual([
+      expect.stringMatching(/^ {2}└ chat\/subagents\/call_a \(subagent\)/),
+      expect.stringMatching(/^ {2}└ chat\/subagents\/call_b \(subagent\)/),
+    ]);
     expect(lines.some((line) => /^ {2}└ chat-fork \(fork\)/.test(line))).toBe(true);
     expect(lines[0]).toContain('TOTAL');
   });
