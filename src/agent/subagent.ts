@@ -6,8 +6,9 @@
  * `tool/result` carries the child's final answer and names the child again.
  */
 import { createHash } from 'node:crypto';
-import type { ChildSessionLink, JsonObject, Session } from '../core/index.js';
+import type { ChildSessionLink, JsonObject } from '../core/index.js';
 import {
+  type ChildSessionCall,
   errorRun,
   parseToolArguments,
   TOOL_ERROR,
@@ -18,6 +19,7 @@ import {
 import { MAX_SESSION_ID_LENGTH } from '../store/contract/store-rules.js';
 import { LiveSession, openSession, type SessionStore } from '../store/index.js';
 import { AgentError } from './errors.js';
+import { indexTools } from './tool-list.js';
 import { abortedRun, checkToolBasics } from './tools.js';
 import { runTurn } from './turn.js';
 import type { TurnConfig } from './types.js';
@@ -83,7 +85,8 @@ export function subagentSessionId(parentId: string, callId: string): string {
  * cannot be opened makes the call a `SUBAGENT_FAILED` error result that says why and where, never
  * a failure of the parent's turn. Cancelling the parent's turn cancels the children's.
  *
- * @throws AgentError `INVALID_TOOL` for a spec without a valid name, description or model.
+ * @throws AgentError `INVALID_TOOL` for a spec without a valid name, description or model, or
+ *   with a tool the child could not be given.
  *
  * @example
  * ```ts
@@ -132,12 +135,14 @@ export function subagentTool(spec: SubagentSpec): Tool {
       `subagent '${name}': expected a language model, found ${String(spec.model)}`,
     );
   }
+  // The child's tools are checked now, so a bad one fails the definition, not every call.
+  indexTools(spec.tools ?? []);
   return Object.freeze({
     name,
     description: spec.description,
     ...(spec.maxOutputChars === undefined ? {} : { maxOutputChars: spec.maxOutputChars }),
     parameters: TASK_PARAMETERS,
-    childSession: ({ session, callId }: { session: Session; callId: string }) => ({
+    childSession: ({ session, callId }: ChildSessionCall) => ({
       session: subagentSessionId(session.header.id, callId),
     }),
     run: (argumentsText: string, context: ToolContext) =>

@@ -18,6 +18,7 @@ import {
   subagentTool,
   type Tool,
   type TurnResult,
+  turnStreamEvent,
 } from '../../src/agent/index.js';
 import { compact } from '../../src/compaction/index.js';
 import {
@@ -186,6 +187,12 @@ describe('subagentTool', () => {
       { session: 'parent/subagents/call_a' },
       { session: 'parent/subagents/call_b' },
     ]);
+    // A UI streaming the turn learns each child as its call starts.
+    const starts = stored.events.flatMap((event) => {
+      const streamed = turnStreamEvent(event);
+      return streamed?.type === 'tool-start' ? [streamed.child?.session] : [];
+    });
+    expect(starts).toEqual(['parent/subagents/call_a', 'parent/subagents/call_b']);
     // Both tool/call events come before either result: the children ran side by side.
     const firstResult = toolResultsOf(stored.events)[0] as SessionEvent;
     expect(calls.every((call) => call.seq < firstResult.seq)).toBe(true);
@@ -320,10 +327,19 @@ describe('subagentTool', () => {
     await child.close();
   });
 
-  it('rejects a definition without a description', () => {
+  it('rejects a definition without a description, or with child tools it cannot run', () => {
     expect(() =>
       subagentTool({ name: 'researcher', description: '', model: scriptedModel([]) }),
     ).toThrow(/subagent 'researcher': expected a description/);
+    const echo = defineTool({ name: 'echo', parameters: { type: 'object' }, execute: () => '' });
+    expect(() =>
+      subagentTool({
+        name: 'researcher',
+        description: 'Researches.',
+        model: scriptedModel([]),
+        tools: [echo, echo],
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_TOOL' }));
   });
 });
 
