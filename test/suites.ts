@@ -15,6 +15,8 @@ export const slowTests: readonly string[] = [
   'test/adapters/claude-agent-sdk/postgres.test.ts',
   // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.
   'test/agent/takeover.test.ts',
+  // A worker killed inside a subagent's child agent, on JSONL, SQLite and PostgreSQL.
+  'test/agent/subagent-crash.test.ts',
   'test/store/append-once-kill.test.ts',
   'test/store/redaction-kill.test.ts',
   // A real process moving a session to an archive, SIGKILLed at each step.
@@ -24,11 +26,13 @@ export const slowTests: readonly string[] = [
   'test/viewer/hostile.test.ts',
   'test/viewer/imported.test.ts',
   'test/viewer/redacted.test.ts',
+  'test/viewer/subagents.test.ts',
   // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
   'test/adapters/otel/backend.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).
   'test/cli/cli.test.ts',
   'test/cli/cost.test.ts',
+  'test/cli/subagents.test.ts',
   'test/cli/damaged.test.ts',
   'test/cli/error-exits.test.ts',
   'test/cli/follow.test.ts',
@@ -48,6 +52,8 @@ export const slowTests: readonly string[] = [
   'test/package/packaging.test.ts',
   // Every TSDoc example type-checked by the compiler and run (11 s).
   'test/docs/tsdoc-examples.test.ts',
+  // examples/subagents.ts run as a process (tsx), as `npm run example:subagents` runs it.
+  'test/docs/subagents-example.test.ts',
   // The real Claude Code (the Claude Agent SDK's binary) run against a loopback Anthropic API.
   'test/adapters/claude-agent-sdk/transcript-store.test.ts',
   'test/adapters/claude-agent-sdk/export.test.ts',

@@ -68,9 +68,11 @@ async function priceTree(
   const forks = (await everySession(store, { parentSession: id })).sessions.map((s) => s.header.id);
   const children: CostTree[] = [];
   const unreadable: string[] = [];
+  // Subagents first: a fork copies the calls that ran them, and they hang under the session
+  // that ran them, not under its fork.
   for (const [childId, childLink] of [
-    ...forks.map((fork) => [fork, 'fork'] as const),
     ...subagentSessions(session).map((child) => [child, 'subagent'] as const),
+    ...forks.map((fork) => [fork, 'fork'] as const),
   ]) {
     if (seen.has(childId)) continue;
     let child: Session;

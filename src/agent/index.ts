@@ -19,6 +19,7 @@ export {
   type CallCost,
   type CallDigest,
   type CanonicalRequest,
+  type ChildSessionCall,
   type CostBreakdown,
   type CostTotals,
   cacheReport,
@@ -116,6 +117,12 @@ export {
   type TurnStreamEventType,
   turnStreamEvent,
 } from './stream-events.js';
+export {
+  SUBAGENT_FAILED,
+  type SubagentSpec,
+  subagentSessionId,
+  subagentTool,
+} from './subagent.js';
 export type { ToolList } from './tool-list.js';
 export {
   defineTool,

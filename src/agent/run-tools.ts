@@ -3,6 +3,7 @@
  * run the tools concurrently and record their results in call order.
  */
 import {
+  type ChildSessionLink,
   type FinishReason,
   type Session,
   type SessionEvent,
@@ -47,8 +48,9 @@ export interface ToolStep extends ToolListeners, HookStep {
 /**
  * Asks `beforeToolCall` about each call in order (a denial is recorded as it is decided), then
  * starts every allowed call at once and records the results in call order, each seen by
- * `afterToolCall` first. The `tool/call` events are made durable before any tool runs, so crash
- * repair can tell a call that never started from one whose outcome is unknown. A call still
+ * `afterToolCall` first. The `tool/call` events (naming the child session of a tool that runs
+ * one) are made durable before any tool runs, so crash repair can tell a call that never started
+ * from one whose outcome is unknown, and a crash mid-call still leads to the child. A call still
  * running when the turn is cancelled is answered `TOOL_ABORTED` without waiting for it.
  */
 export async function runTools(
@@ -57,7 +59,13 @@ export async function runTools(
 ): Promise<ToolMessage[]> {
   const { session, signal, turn, step, tools, onEvent } = context;
   const results: ToolMessage[] = [];
-  const running: { index: number; call: ToolCallBlock; arguments: string; seq: number }[] = [];
+  const running: {
+    index: number;
+    call: ToolCallBlock;
+    arguments: string;
+    seq: number;
+    child: ChildSessionLink | undefined;
+  }[] = [];
   const plans: CallPlan[] = [];
   for (const [index, call] of calls.entries()) {
     const plan = await planCall(context, call);
@@ -73,9 +81,17 @@ export async function runTools(
   for (const [index, call] of calls.entries()) {
     const plan = plans[index] as CallPlan;
     if (plan.kind === 'answer') continue;
-    const event = recordToolCall(session, { turn, step }, call, plan.arguments, plan.decision);
+    const child = tools.get(call.name)?.childSession?.({ session, callId: call.id });
+    const event = recordToolCall(
+      session,
+      { turn, step },
+      call,
+      plan.arguments,
+      plan.decision,
+      child,
+    );
     onEvent?.(event);
-    running.push({ index, call, arguments: plan.arguments, seq: event.seq });
+    running.push({ index, call, arguments: plan.arguments, seq: event.seq, child });
   }
   if (running.length === 0) return results;
   await context.barrier();
@@ -91,12 +107,16 @@ export async function runTools(
       return value;
     });
   });
-  for (const [index, { call, arguments: args, seq, index: callIndex }] of running.entries()) {
+  for (const [
+    index,
+    { call, arguments: args, seq, index: callIndex, child },
+  ] of running.entries()) {
     let outcome: ToolRun;
     try {
       outcome = await untilAborted(pending[index] as Promise<ToolRun>, signal);
     } catch {
-      outcome = settled[index] ?? abortedRun();
+      // Not waited for: the child session the call was running in is still named.
+      outcome = settled[index] ?? { ...abortedRun(), ...(child === undefined ? {} : { child }) };
     }
     const hooked = await afterCall(context, call, args, outcome);
     const limit = tools.get(call.name)?.maxOutputChars ?? context.maxOutputChars;

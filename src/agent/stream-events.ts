@@ -6,6 +6,7 @@
 import { isElidedChunkData } from '../core/elided.js';
 import type {
   AssistantMessage,
+  ChildSessionLink,
   FinishReason,
   JsonValue,
   ProviderFailure,
@@ -94,6 +95,8 @@ export type TurnStreamEvent =
       readonly name: string;
       /** The arguments the tool runs with (after a `beforeToolCall` hook changed them). */
       readonly arguments: string;
+      /** The child session the call runs in (a subagent), known as it starts. */
+      readonly child?: ChildSessionLink;
     })
   | (InStep & {
       readonly type: 'tool-result';
@@ -103,6 +106,8 @@ export type TurnStreamEvent =
       readonly isError: boolean;
       /** The error code (`TOOL_FAILED`, `TOOL_DENIED`...) when `isError`. */
       readonly code?: string;
+      /** The child session whose answer this is (a subagent). */
+      readonly child?: ChildSessionLink;
     })
   | (InStep & {
       readonly type: 'retry';
@@ -172,13 +177,22 @@ export function turnStreamEvent(event: SessionEvent): TurnStreamEvent | undefine
     };
   }
   if (isEventOfType(event, 'tool/call')) {
-    const { turn, step, callId, name } = event.data;
-    return { type: 'tool-start', seq, turn, step, callId, name, arguments: event.data.arguments };
+    const { turn, step, callId, name, child } = event.data;
+    return {
+      type: 'tool-start',
+      seq,
+      turn,
+      step,
+      callId,
+      name,
+      arguments: event.data.arguments,
+      ...(child === undefined ? {} : { child }),
+    };
   }
   if (isEventOfType(event, 'tool/result')) {
     // A replace is the model's excerpt of a result this stream already gave whole.
     if (event.surfaceOp !== 'append') return undefined;
-    const { turn, step, message, error } = event.data;
+    const { turn, step, message, error, child } = event.data;
     const block = message.content[0];
     return {
       type: 'tool-result',
@@ -190,6 +204,7 @@ export function turnStreamEvent(event: SessionEvent): TurnStreamEvent | undefine
       content: block?.content ?? [],
       isError: block?.isError === true,
       ...(error === undefined ? {} : { code: error.code }),
+      ...(child === undefined ? {} : { child }),
     };
   }
   if (isEventOfType(event, 'request/retry')) {

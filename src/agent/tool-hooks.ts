@@ -122,7 +122,12 @@ export async function afterCall(
   const content = replacementContent(replacement);
   const error = replacementError((replacement as { error?: unknown }).error);
   return {
-    run: { content, ...(error === undefined ? {} : { error }) },
+    // The call still ran in its child session, whatever the hook made of its answer.
+    run: {
+      content,
+      ...(error === undefined ? {} : { error }),
+      ...(run.child === undefined ? {} : { child: run.child }),
+    },
     replaced: {
       by: 'afterToolCall',
       content: run.content,

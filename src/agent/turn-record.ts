@@ -5,6 +5,7 @@
  */
 import type {
   AssistantMessage,
+  ChildSessionLink,
   Session,
   ToolMessage,
   ToolResultContentBlock,
@@ -36,6 +37,8 @@ export interface TurnToolResult {
   readonly code?: string;
   /** The seq of its `tool/result` event. */
   readonly seq: number;
+  /** The child session whose final answer this is (a subagent's call). */
+  readonly child?: ChildSessionLink;
 }
 
 /** The parts of a turn result read from the log. */
@@ -72,7 +75,7 @@ export function readTurnRecord(session: Session, start: number, end: number): Tu
       }
     } else if (isEventOfType(event, 'tool/result')) {
       const replaced = replaceOpOf(event);
-      const { message, step, error } = event.data;
+      const { message, step, error, child } = event.data;
       if (replaced !== undefined) {
         if (messages.has(replaced.start)) messages.set(replaced.start, message);
         continue;
@@ -88,6 +91,7 @@ export function readTurnRecord(session: Session, start: number, end: number): Tu
         isError: block.isError === true,
         ...(error === undefined ? {} : { code: error.code }),
         seq,
+        ...(child === undefined ? {} : { child }),
       });
     }
   }

@@ -47,6 +47,7 @@ import { checkRequestId, checkResend, findRequest, userSource } from './requests
 import { resumeOpening } from './resume.js';
 import { refuseTools, runTools } from './run-tools.js';
 import { deliverSteers, hasPendingSteers } from './steering.js';
+import { repairChildren } from './subagent-repair.js';
 import { indexTools } from './tool-list.js';
 import { readTurnRecord } from './turn-record.js';
 import { lastResumption, readTurnResult, turnAround } from './turn-result.js';
@@ -175,6 +176,8 @@ export async function startTurn(
   }
   busy.add(session);
   try {
+    // A resumed turn's subagents were cut off with it: their sessions say so before it goes on.
+    if (opening.start !== undefined) await repairChildren(session, opening.start.resumes);
     return await new TurnRun(options, tools, opening, barrier).run();
   } finally {
     busy.delete(session);

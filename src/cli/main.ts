@@ -147,9 +147,16 @@ function program(): Command {
       'also the surface size and its estimated tokens (loads each session; slower on big logs)',
     )
     .option('--prices <file>', 'a JSON price table for the COST column instead of the shipped one')
+    .option(
+      '--tree',
+      'subagent sessions and forks under their parents, cost rolled up over subagents',
+    )
     .action(
-      run(async (context, options: { limit?: string; surface?: boolean; prices?: string }) =>
-        listCommand(context, options),
+      run(
+        async (
+          context,
+          options: { limit?: string; surface?: boolean; prices?: string; tree?: boolean },
+        ) => listCommand(context, options),
       ),
     );
   root

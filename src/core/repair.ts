@@ -6,6 +6,7 @@
 import { ElidedLog } from './elided-log.js';
 import type {
   AssistantMessageData,
+  ChildSessionLink,
   SessionEvent,
   SessionEventMap,
   StepData,
@@ -28,6 +29,8 @@ interface PendingCall {
   readonly step: number;
   readonly requestSeq: number;
   callSeq?: number;
+  /** The child session the call was running in (a subagent), from its `tool/call`. */
+  child?: ChildSessionLink | undefined;
 }
 
 /** Why a response was cut before it finished. */
@@ -193,7 +196,10 @@ function planClosers(
       case 'tool/call': {
         const callId = stringField(event, 'callId');
         const call = callId === undefined ? undefined : pending.get(callId);
-        if (call !== undefined) call.callSeq = event.seq;
+        if (call !== undefined) {
+          call.callSeq = event.seq;
+          call.child = childOf(event);
+        }
         break;
       }
       case 'tool/result': {
@@ -239,8 +245,9 @@ function planClosers(
   for (const [callId, call] of pending) {
     const started = call.callSeq !== undefined;
     const code = started ? TOOL_OUTCOME_UNKNOWN : TOOL_NOT_STARTED;
+    const where = call.child === undefined ? '' : ` in child session '${call.child.session}'`;
     const text = started
-      ? `The session was interrupted while tool '${call.name}' (call ${callId}) was running, so its outcome is unknown: it may or may not have taken effect. Retry only if the tool is read-only or idempotent; otherwise check the current state first or ask the user. Do not retry blindly.`
+      ? `The session was interrupted while tool '${call.name}' (call ${callId}) was running${where}, so its outcome is unknown: it may or may not have taken effect. Retry only if the tool is read-only or idempotent; otherwise check the current state first or ask the user. Do not retry blindly.`
       : `The session was interrupted before tool '${call.name}' (call ${callId}) started; it never ran. Call it again if it is still needed.`;
     const data: ToolResultData = {
       turn,
@@ -258,6 +265,7 @@ function planClosers(
         ],
       },
       error: { code, message: text },
+      ...(call.child === undefined ? {} : { child: call.child }),
     };
     closers.push(
       closer(seq++, time, { type: 'tool/result', data }, [call.callSeq ?? call.requestSeq]),
@@ -270,6 +278,15 @@ function planClosers(
   const end: TurnEndData = { turn, reason: { kind: 'interrupted' } };
   closers.push(closer(seq, time, { type: 'turn/end', data: end }));
   return closers;
+}
+
+/** The `child` of a `tool/call`, when it names one well formed. */
+function childOf(event: SessionEvent): ChildSessionLink | undefined {
+  const child = (event.data as JsonObject | null)?.child;
+  if (typeof child !== 'object' || child === null || Array.isArray(child)) return undefined;
+  const { session, agentId } = child as JsonObject;
+  if (typeof session !== 'string') return undefined;
+  return { session, ...(typeof agentId === 'string' ? { agentId } : {}) };
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type {
   AssistantMessage,
+  ChildSessionLink,
   FinishReason,
   JsonObject,
   ProvenanceIntent,
@@ -124,7 +125,8 @@ export function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent 
 
 /**
  * Appends the `tool/call` of one call about to run, with the arguments it runs with (a hook may
- * have rewritten the model's) and the decision that let it run, if one was asked for.
+ * have rewritten the model's), the decision that let it run, if one was asked for, and the
+ * child session it runs in, if it runs in one.
  */
 export function recordToolCall(
   session: Session,
@@ -132,12 +134,14 @@ export function recordToolCall(
   call: ToolCallBlock,
   args: string,
   decision: ToolCallDecisionRecord | undefined,
+  child?: ChildSessionLink,
 ): SessionEvent<'tool/call'> {
   return session.append('tool/call', {
     turn: position.turn,
     step: position.step,
     callId: call.id,
     name: call.name,
+    ...(child === undefined ? {} : { child }),
     arguments: args,
     ...(decision === undefined ? {} : { decision }),
   });
@@ -198,6 +202,7 @@ export function recordToolResult(
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       ...(decision === undefined ? {} : { decision }),
       ...(replaced === undefined ? {} : { replaced }),
+      ...(outcome.child === undefined ? {} : { child: outcome.child }),
     },
     { surfaceOp: 'append', sourceEventSeqs: [sourceSeq] },
   );

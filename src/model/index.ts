@@ -96,6 +96,7 @@ export { StepStream } from './step-stream.js';
 export { type SummaryCost, summaryCost } from './summary-cost.js';
 export type { EntryRentFigures, RentFigures } from './token-rent.js';
 export {
+  type ChildSessionCall,
   errorDetails,
   errorRun,
   parseToolArguments,

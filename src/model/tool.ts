@@ -5,6 +5,7 @@
  * layer that offers the model a tool (compaction's recall tool) implements this interface.
  */
 import type {
+  ChildSessionLink,
   ErrorDetails,
   JsonObject,
   Session,
@@ -51,6 +52,8 @@ export interface ToolRun {
   readonly error?: ToolError;
   /** What the tool threw, as it was: handed to the developer's hook, never logged. */
   readonly thrown?: unknown;
+  /** The child session the call ran in (a subagent): recorded on the `tool/result`. */
+  readonly child?: ChildSessionLink;
 }
 
 /** A tool, as the loop and providers see it. Make one with `defineTool`. */
@@ -69,8 +72,22 @@ export interface Tool {
    * turn without the hook is denied). Called with the parsed JSON arguments and the call id.
    */
   readonly needsApproval?: (input: JsonObject, callId: string) => boolean | Promise<boolean>;
+  /**
+   * The child session a call of this tool runs in (a subagent), known before it runs: the loop
+   * records it on the call's `tool/call` before the tool starts, so a crash mid-call leaves a
+   * link to the child. Absent for a tool that runs no child session.
+   */
+  readonly childSession?: (call: ChildSessionCall) => ChildSessionLink;
   /** Parses, validates and executes one call; never throws. */
   run(argumentsText: string, context: ToolContext): Promise<ToolRun>;
+}
+
+/** The call whose child session {@link Tool.childSession} names. */
+export interface ChildSessionCall {
+  /** The parent session (the one being recorded). */
+  readonly session: Session;
+  /** The provider's id of the call. */
+  readonly callId: string;
 }
 
 /** Tool names every provider accepts: `[a-zA-Z0-9_-]{1,64}`. */

@@ -105,6 +105,29 @@ describe('planRepair', () => {
     expect(JSON.stringify(notStartedData.message)).toContain('never ran');
   });
 
+  it('names the child session of an interrupted subagent call on its TOOL_OUTCOME_UNKNOWN closer', () => {
+    const session = openSession();
+    session.append('step/start', { turn: 2, step: 1 });
+    session.append(
+      'assistant/message',
+      assistant('a', '', [{ id: 'r1', name: 'researcher' }], { turn: 2, step: 1 }),
+      { surfaceOp: 'append', sourceEventSeqs: [] },
+    );
+    session.append('tool/call', {
+      turn: 2,
+      step: 1,
+      callId: 'r1',
+      name: 'researcher',
+      child: { session: 'chat/subagents/r1' },
+      arguments: '{"task":"x"}',
+    });
+    const [closer] = planRepair(session.events) as [SessionEvent];
+    const data = closer.data as ToolResultData;
+    expect(data.child).toEqual({ session: 'chat/subagents/r1' });
+    expect(data.error?.message).toContain("in child session 'chat/subagents/r1'");
+    expect(checkInvariants(repaired(session.events).events)).toEqual([]);
+  });
+
   it('does not answer calls that already have a result, nor calls of a step that already ended', () => {
     const session = openSession();
     session.append('step/start', { turn: 2, step: 1 });

@@ -3,11 +3,12 @@
  * download), a guard that records anything a hostile page could make happen (a dialog, a console
  * error, an uncaught exception, a navigation, a popup), and screenshots.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { tempStores } from '../cli/helpers.js';
+import { binary, tempStores } from '../cli/helpers.js';
 
 /** Where screenshots land: a gitignored folder, kept as CI artifacts. */
 export const artifacts = join(import.meta.dirname, '.artifacts');
@@ -148,4 +149,25 @@ export function useBrowserAndStore(
       return state.browser;
     },
   };
+}
+
+/** Starts `palimpsest view`, resolving with the URL it prints. */
+export function serveView(
+  storeUrl: string,
+  id: string,
+  cwd: string,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [binary, 'view', id, '--store', storeUrl], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (data: Buffer) => {
+      out += data.toString();
+      const url = /^(http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(out)?.[1];
+      if (url !== undefined) resolve({ url, child });
+    });
+    child.on('exit', (code) => reject(new Error(`view exited with ${code}: ${out}`)));
+  });
 }

@@ -4,7 +4,7 @@
  * their originals, a message leads to its stream chunks, time travel before the compaction shows
  * the original messages, and a writer's turn arrives live without moving the reader.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,32 +17,12 @@ import {
   expectNoIncidents,
   guardedPage,
   screenshot,
+  serveView,
   useBrowserAndStore,
 } from './browser.js';
 import { recordDemo } from './sessions.js';
 
 const ROW_HEIGHT = 26;
-
-/** Starts `palimpsest view`, resolving with the URL it prints. */
-function serve(
-  storeUrl: string,
-  id: string,
-  cwd: string,
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [binary, 'view', id, '--store', storeUrl], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      out += data.toString();
-      const url = /^(http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(out)?.[1];
-      if (url !== undefined) resolve({ url, child });
-    });
-    child.on('exit', (code) => reject(new Error(`view exited with ${code}: ${out}`)));
-  });
-}
 
 function rowCount(page: Page): Promise<number> {
   return page
@@ -157,7 +137,7 @@ describeBrowser('the viewer in Chromium', () => {
     expect(
       cli(['fork', id, '--at', '74', '--id', 'demo-fork', '--store', storeUrl], { cwd: dir }).code,
     ).toBe(0);
-    const { url, child } = await serve(storeUrl, id, dir);
+    const { url, child } = await serveView(storeUrl, id, dir);
     try {
       const { page, incidents } = await guardedPage(browser);
       await page.goto(url);

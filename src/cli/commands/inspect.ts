@@ -3,7 +3,13 @@
  * the writer lock and repair a crashed session in memory only, so they are safe to run while an
  * agent is writing.
  */
-import { pendingMessages, type SummaryCost, summaryCost } from '../../agent/index.js';
+import {
+  costTree,
+  DEFAULT_PRICES,
+  pendingMessages,
+  type SummaryCost,
+  summaryCost,
+} from '../../agent/index.js';
 import { contextTokens } from '../../compaction/context.js';
 import { KNOWN_TYPES } from '../../core/events.js';
 import {
@@ -12,6 +18,7 @@ import {
   planRepair,
   Session,
   type SessionEvent,
+  type SessionHeader,
   type UsageTotals,
 } from '../../core/index.js';
 import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
@@ -42,6 +49,7 @@ import {
 } from '../render.js';
 import { jsonText, safeLine, table } from '../terminal.js';
 import { money, priceTableOption } from './cost.js';
+import { childSessions, placeRows, treeJson, treeLines, treeTable } from './session-tree.js';
 
 /** Every session of a store, newest first, page by page. */
 export async function allSessions(store: SessionStore): Promise<SessionSummary[]> {
@@ -80,12 +88,13 @@ interface ListRow {
  */
 export async function listCommand(
   context: CliContext,
-  options: { limit?: string; surface?: boolean; prices?: string },
+  options: { limit?: string; surface?: boolean; prices?: string; tree?: boolean },
 ): Promise<void> {
   const limit = parseCount('--limit', options.limit);
   const prices = await priceTableOption(options.prices);
   if (limit === 0) throw new CliError('--limit expects at least 1 session, found 0', EXIT.usage);
   const withSurface = options.surface === true;
+  const headers = new Map<string, SessionHeader>();
   const { rows, damaged } = await context.withReader(async (store) => {
     const { sessions, damaged } = await everySession(store);
     const shown = limit === undefined ? sessions : sessions.slice(0, limit);
@@ -98,6 +107,7 @@ export async function listCommand(
         const surface =
           withSurface && unreadable === undefined ? await surfaceColumns(store, id) : {};
         const lastActivity = stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt;
+        headers.set(id, stats.header);
         out.push({
           id,
           createdAt: stats.header.createdAt,
@@ -123,9 +133,10 @@ export async function listCommand(
     progress.done();
     return { rows: out, damaged };
   });
+  const tree = options.tree === true ? placeRows(rows, headers) : undefined;
   if (context.json) {
     return context.terminal.json([
-      ...rows,
+      ...(tree === undefined ? rows : treeJson(tree)),
       ...damaged.map((entry) => ({
         id: entry.id ?? null,
         damaged: true,
@@ -155,6 +166,9 @@ export async function listCommand(
     if (damaged.length === 0)
       context.terminal.line(`no sessions in ${safeLine(context.printableStoreUrl, 200)}`);
     return;
+  }
+  if (tree !== undefined) {
+    return context.terminal.line(treeTable(tree, { used: usedText, cost: costText }));
   }
   const head = withSurface
     ? [
@@ -319,6 +333,23 @@ export async function showCommand(
       context.terminal.style(
         'dim',
         `forked from ${safeLine(parent, 120)} ${seed === 0 ? 'before its first event' : `at #${seed - 1}`}`,
+      ),
+    );
+  }
+  const children = await context.withReader(async (store) => {
+    const named = await childSessions(store, session);
+    const tree =
+      named.length === 0 ? undefined : await costTree(store, id, { prices: DEFAULT_PRICES });
+    return { named, tree };
+  });
+  for (const line of treeLines(session.header, children.named))
+    context.terminal.line(context.terminal.style('dim', line));
+  if (children.tree !== undefined) {
+    const { rolledUp, cost } = children.tree;
+    context.terminal.line(
+      context.terminal.style(
+        'dim',
+        `cost with its ${children.tree.children.length} child session(s): ${money(rolledUp.cost, cost.currency)} over ${rolledUp.calls} call(s)${rolledUp.unpricedCalls === 0 ? '' : `, ${rolledUp.unpricedCalls} of them unpriced`} (palimpsest cost ${safeLine(id, 80)} itemises it)`,
       ),
     );
   }

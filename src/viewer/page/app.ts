@@ -9,6 +9,7 @@ import { detail } from './detail.js';
 import { byId, el, replaceChildren } from './dom.js';
 import { rowText } from './row-text.js';
 import { type Row, type SurfaceAt, ViewedSession, type ViewName } from './state.js';
+import { subagentParent } from './subagents.js';
 import { headerText, rewriteText, statsText } from './summary.js';
 import { count, counted } from './text.js';
 import { VirtualList } from './virtual-list.js';
@@ -321,14 +322,29 @@ export class SessionPage {
     replaceChildren(byId('stats'), ...statsText(viewed).map((text) => el('span', {}, text)));
   }
 
+  /** A link to session `id`: a hash route when served, its id as text in an export. */
+  private sessionLink(id: string, className: string): HTMLElement {
+    return this.linker === undefined
+      ? el('span', { class: className }, id)
+      : el('a', { href: this.linker(id), class: className }, id);
+  }
+
   private renderForks(snapshot: SessionSnapshot): void {
-    const link = (id: string): HTMLElement =>
-      this.linker === undefined
-        ? el('span', { class: 'fork' }, id)
-        : el('a', { href: this.linker(id), class: 'fork' }, id);
+    const link = (id: string): HTMLElement => this.sessionLink(id, 'fork');
     const parent = snapshot.header.parentSession;
+    const subagentOf = subagentParent(snapshot.header);
     replaceChildren(
       byId('forks'),
+      subagentOf === undefined
+        ? null
+        : el(
+            'span',
+            { 'data-testid': 'subagent-of' },
+            'subagent of ',
+            this.sessionLink(subagentOf.session, 'parent'),
+            subagentOf.toolCallId === undefined ? '' : ` (call ${subagentOf.toolCallId})`,
+            parent === undefined ? '' : ' · ',
+          ),
       parent === undefined
         ? null
         : el(
@@ -343,7 +359,7 @@ export class SessionPage {
         : el(
             'span',
             {},
-            parent === undefined ? 'forks: ' : ' · forks: ',
+            parent === undefined && subagentOf === undefined ? 'forks: ' : ' · forks: ',
             ...snapshot.children.flatMap((id, i) => (i === 0 ? [link(id)] : [', ', link(id)])),
           ),
     );
@@ -362,6 +378,7 @@ export class SessionPage {
         toggle: () => {
           if (this.selectedKey !== undefined) this.toggle(this.selectedKey);
         },
+        session: (id) => this.sessionLink(id, 'child-session'),
       }),
     );
     pane.scrollTop = 0;

@@ -14,6 +14,7 @@ import { type Child, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { replacementNote } from './row-text.js';
 import type { ViewedSession } from './state.js';
+import { childSessionOf } from './subagents.js';
 import { count, DETAIL_CHARS, seqRange, timeText, visible } from './text.js';
 
 /** What a link in the pane asks the page to do. */
@@ -24,6 +25,8 @@ export interface DetailActions {
   showChunks(seqs: readonly number[]): void;
   /** Expand or fold the selected replacement. */
   toggle(): void;
+  /** A link to another session of the store (text alone where there is no store to open). */
+  session(id: string): Child;
 }
 
 /** Text longer than {@link DETAIL_CHARS}: the head and a button that shows the rest. */
@@ -230,6 +233,17 @@ export function detail(viewed: ViewedSession, seq: number, actions: DetailAction
       data === undefined
         ? el('p', { class: 'hint' }, 'The body of this stream chunk is loading.')
         : capped(JSON.stringify(data, null, 2) ?? '', plain),
+    );
+  }
+  const child = childSessionOf(event);
+  if (child !== undefined) {
+    parts.push(
+      el(
+        'p',
+        { class: 'child', 'data-testid': 'child-session' },
+        'Ran in the subagent session ',
+        actions.session(child.session),
+      ),
     );
   }
   parts.push(why(viewed, seq, actions));
