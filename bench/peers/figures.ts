@@ -401,7 +401,7 @@ function deriveTable(ctx: Context): void {
   }
   ctx.details.push({
     title: 'Derive the next request',
-    intro: `After each of the last turns of the ${ctx.largest.toLocaleString('en-US')}-turn session, the messages the next model request would carry (palimpsest \`deriveMessages()\`, pi \`buildSessionContext()\`, LangGraph \`getState\`, OpenAI \`getItems()\`); the first derive of a run is left out, the median of the rest per round, median (min–max) over rounds.`,
+    intro: `After each of the last turns of the ${ctx.largest.toLocaleString('en-US')}-turn session, the messages the next model request would carry (palimpsest \`deriveMessageList()\`, which its agent loop reads per step, pi \`buildSessionContext()\`, LangGraph \`getState\`, OpenAI \`getItems()\`); the first derive of a run is left out, the median of the rest per round, median (min–max) over rounds.`,
     header: ['system', 'turns', 'derive', 'ratio to pi'],
     rows,
   });
