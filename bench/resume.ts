@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     const growth = median(list.map((s) => s.maxRss - s.rssBefore)) / 2 ** 20;
     const heap = median(list.map((s) => s.sessionHeap ?? 0)) / 2 ** 20;
     const surface = median(list.map((s) => s.surfaceHeap ?? 0)) / 2 ** 20;
-    const derives = list.flatMap((s) => (s.deriveNs === undefined ? [] : [s.deriveNs]));
+    const derives = list.flatMap((s) => (s.deriveNs ? [s.deriveNs] : []));
     const derive =
       derives.length === 0
         ? ''
