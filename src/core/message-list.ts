@@ -1,7 +1,8 @@
 /**
  * The derived messages at one moment, as a view that costs O(1) to take: a frozen array must be
  * a fresh copy after every change, and V8 allocates each array of 16,384 or more elements as a
- * large object of its own, which makes that copy 50–100× dearer than its size suggests.
+ * large object of its own (an mmap and a munmap each), which makes that copy far dearer than its
+ * size suggests.
  */
 import type { Message } from './messages.js';
 

@@ -326,8 +326,8 @@ export class Session {
    * the surface). The result is a frozen array holding the events' own frozen messages; it is
    * the same array until the messages change. A new array is a copy of the n message pointers,
    * and V8 allocates each array of 16,384 or more elements as a large object of its own, so the
-   * first call after a change costs O(messages) and, past that size, 50–100× what the copy of a
-   * smaller array does (docs/benchmarks.md, figure 4). Per-step readers should use
+   * first call after a change costs O(messages), and more per message past that size (about 40×
+   * from 16,000 to 20,000 messages in figure 4 of docs/benchmarks.md). Per-step readers should use
    * {@link Session.deriveMessageList} (the same messages, O(new messages) at any size) or
    * {@link Session.deriveMessagesSince}.
    */
