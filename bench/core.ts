@@ -8,7 +8,8 @@
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type AssistantChunkData, type MessageCursor, Session } from '../src/core/index.js';
+import { type AssistantChunkData, Session } from '../src/core/index.js';
+import { benchDerive, surfaceOfSize } from './derive.js';
 import {
   collectGarbage,
   consume,
@@ -35,7 +36,6 @@ import {
   writeSection,
 } from './report.js';
 import {
-  assistantData,
   CITED_CHUNKS,
   chunkData,
   DELTA_CHARS,
@@ -228,48 +228,6 @@ function benchSurfaceAppend(): ThroughputResult & { readonly bytes: number } {
   return { ...result, bytes };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Surfaces of a given size (for 3 and 4)
-// ---------------------------------------------------------------------------------------------
-
-/**
- * A session whose log is `entries` surface appends cycling user/message, assistant/message,
- * tool/result (seq = surface position; position 2 is turn 0's tool/result).
- */
-function surfaceOfSize(entries: number, text: TextSource): Session {
-  const session = Session.create();
-  for (let seq = 0; seq < entries; seq++) {
-    const turn = Math.floor(seq / 3);
-    switch (seq % 3) {
-      case 0:
-        session.append('user/message', userMessage(`u${turn}`, text.take(120)), {
-          surfaceOp: 'append',
-        });
-        break;
-      case 1:
-        session.append(
-          'assistant/message',
-          assistantData(turn, 0, `a${turn}`, text.take(200), `c${turn}`),
-          {
-            surfaceOp: 'append',
-          },
-        );
-        break;
-      default:
-        session.append(
-          'tool/result',
-          toolResultData(turn, 0, `r${turn}`, `c${turn}`, text.take(200)),
-          {
-            surfaceOp: 'append',
-            sourceEventSeqs: [seq - 1],
-          },
-        );
-    }
-  }
-  session.deriveMessages();
-  return session;
-}
-
 /** Reads a surface position that must exist. */
 function seqAt(session: Session, position: number): number {
   const seq = session.surface.at(position);
@@ -386,90 +344,6 @@ function benchReplace(): ReplaceResult[] {
   const text = new TextSource(3);
   measureReplaces([100, 1_000], REPLACE_OPS, text); // warm-up
   return measureReplaces(sizes, REPLACE_OPS, text);
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4: derivation after one new entry
-// ---------------------------------------------------------------------------------------------
-
-const DERIVE_OPS = 101;
-const DERIVE_MODES = ['append', 'full', 'since'] as const;
-type DeriveMode = (typeof DERIVE_MODES)[number];
-
-interface DeriveResult {
-  readonly size: number;
-  readonly appendNs: number;
-  readonly fullNs: number;
-  readonly sinceNs: number;
-}
-
-/** One session measured in one mode: appending one message, then deriving (or not). */
-class DeriveProbe {
-  readonly samples: number[] = [];
-  private readonly session: Session;
-  private cursor: MessageCursor;
-
-  constructor(
-    readonly size: number,
-    readonly mode: DeriveMode,
-    text: TextSource,
-  ) {
-    this.session = surfaceOfSize(size, text);
-    this.cursor = this.session.deriveMessagesSince().cursor;
-  }
-
-  step(data: ReturnType<typeof userMessage>): void {
-    const session = this.session;
-    const start = process.hrtime.bigint();
-    session.append('user/message', data, { surfaceOp: 'append' });
-    if (this.mode === 'full') {
-      consume(session.deriveMessages().length);
-    } else if (this.mode === 'since') {
-      const delta = session.deriveMessagesSince(this.cursor);
-      this.cursor = delta.cursor;
-      consume(delta.messages.length);
-    } else {
-      consume(session.surface.size);
-    }
-    this.samples.push(Number(process.hrtime.bigint() - start));
-  }
-}
-
-/**
- * One session per size and mode. The sessions of the cheap modes are stepped round robin, then
- * those of `deriveMessages()` (whose O(surface) garbage would otherwise tax whichever session
- * steps next), so drift falls on both sizes of a mode alike. Each surface grows by `ops`
- * entries while measured (1k → 1.1k at most).
- */
-function measureDerive(sizes: readonly number[], ops: number, text: TextSource): DeriveResult[] {
-  const probes = sizes.flatMap((size) =>
-    DERIVE_MODES.map((mode) => new DeriveProbe(size, mode, text)),
-  );
-  const passes = [
-    probes.filter((probe) => probe.mode !== 'full'),
-    probes.filter((probe) => probe.mode === 'full'),
-  ];
-  for (const pass of passes) {
-    collectGarbage();
-    for (let i = 0; i < ops; i++) {
-      for (const probe of pass) probe.step(userMessage(`n${i}`, text.take(400)));
-    }
-  }
-  const medianOf = (size: number, mode: DeriveMode): number =>
-    median(probes.find((probe) => probe.size === size && probe.mode === mode)?.samples ?? []);
-  return sizes.map((size) => ({
-    size,
-    appendNs: medianOf(size, 'append'),
-    fullNs: medianOf(size, 'full'),
-    sinceNs: medianOf(size, 'since'),
-  }));
-}
-
-function benchDerive(): DeriveResult[] {
-  progress('4. append one + derive on surfaces of 1k and 100k entries');
-  const text = new TextSource(4);
-  measureDerive([1_000], DERIVE_OPS, text); // warm-up
-  return measureDerive([1_000, 100_000], DERIVE_OPS, text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,45 +545,9 @@ function main(): void {
   });
   collectGarbage();
 
-  const derives = benchDerive();
-  const small = derives[0] as DeriveResult;
-  const large = derives[1] as DeriveResult;
-  const fullRatio = large.fullNs / small.fullNs;
-  const sinceRatio = large.sinceNs / small.sinceNs;
-  summary.push({
-    id: '4a',
-    what: 'append one + `deriveMessages()`, surface 100k vs 1k',
-    ours: formatDuration(large.fullNs),
-    floor: `${formatDuration(small.fullNs)} (at 1k)`,
-    ratio: formatRatio(fullRatio),
-    goal: '≤ 2× (100k vs 1k)',
-    verdict: verdict(fullRatio <= 2),
-  });
-  summary.push({
-    id: '4b',
-    what: 'append one + `deriveMessagesSince(cursor)`, surface 100k vs 1k',
-    ours: formatDuration(large.sinceNs),
-    floor: `${formatDuration(small.sinceNs)} (at 1k)`,
-    ratio: formatRatio(sinceRatio),
-    goal: '≤ 2× (100k vs 1k)',
-    verdict: verdict(sinceRatio <= 2),
-  });
-  details.push({
-    title: 'Derivation after one new entry (figure 4)',
-    intro: `Median per operation over ${DERIVE_OPS} operations, each appending one \`user/message\` (~460 B) and deriving; one session per cell, stepped round robin (the \`deriveMessages()\` sessions in a pass of their own, as their O(surface) garbage would tax the session stepped next). "append only" appends and reads \`surface.size\`, for scale.`,
-    header: [
-      'surface entries',
-      'append only',
-      'append + deriveMessages()',
-      'append + deriveMessagesSince(cursor)',
-    ],
-    rows: derives.map((r) => [
-      r.size.toLocaleString('en-US'),
-      formatDuration(r.appendNs),
-      formatDuration(r.fullNs),
-      formatDuration(r.sinceNs),
-    ]),
-  });
+  const derives = benchDerive(progress);
+  summary.push(...derives.summary);
+  details.push(derives.detail);
   collectGarbage();
 
   const seed = benchSeed();
@@ -807,7 +645,7 @@ function main(): void {
     `Figure 1 counts everything \`session.append\` does for a chunk: type check, the clock, a deep copy and freeze of the data (for a text delta \`{turn, step, chunk: {type, id, delta}}\`, since 2026-12-03 the written-out check and two frozen literals of \`src/core/delta-chunk.ts\`; any other data, the general walk \`snapshotJson\`), the frozen envelope, the admitted-event mark, the surface check. The floor does none of that; it only serializes, which a store must do anyway.`,
     `Figure 2's events carry large strings that \`append\` never copies (strings are immutable), while \`JSON.stringify\` must escape and copy every character: the ratio is high because the floor grows with bytes and the append with structure. Each assistant message cites ${CITED_CHUNKS} earlier seqs, as one citing its stream chunks does.`,
     `Figure 3 is O(surface) by the RFC's design: a replace looks its endpoints up by position (\`indexOf\`) and splices the surface array. Near the head the lookup is short; the cost that grows is the splice moving every later entry (a 1-for-1 rewrite moves nothing), plus the allocation of the shadowed range.`,
-    `Figure 4: \`deriveMessages()\` returns a frozen snapshot array, so after any change it copies the n message pointers (O(surface)): ${formatRatio(fullRatio)} at 100k vs 1k. \`deriveMessagesSince(cursor)\` is the O(new) path for consumers that keep their own list: ${formatRatio(sinceRatio)}.`,
+    derives.note,
     `Figure 5's goal is judged on the seed step alone (\`Session.create\` in adopt mode, the path a store uses when it hands over freshly parsed events) against the parse of the same lines; 5b shows the whole load path against parse alone. Copy mode (5c) is for callers that keep their objects.`,
     `Figure 6 repeats figure 1 while ${HELD_SESSIONS} other sessions (${(loaded.held / 1e6).toFixed(1)}M events) stay alive in the process, as in a server holding several sessions or one very long one: an append costs ${formatRatio(loadedSlowdown)} what it costs in figure 1 (the stringify floor: ${formatRatio(loadedFloorSlowdown)}). Per-event costs should not depend on how many events exist elsewhere.`,
     `Per-operation timings (figures 3 and 4) include one \`process.hrtime.bigint()\` pair, ${formatDuration(timerNs)} on this machine.`,
@@ -820,7 +658,7 @@ function main(): void {
       'beside a floor measured in the same run: the cheapest thing a library could do with the',
       'same events (here `JSON.stringify` of each event, or `JSON.parse` of each line).',
     ],
-    runtime: 'about 1–2 minutes',
+    runtime: 'about 2–4 minutes',
     reproduce: [
       'The script runs node with `--expose-gc` (a full GC between measured phases) and an 8 GiB',
       'heap (the 1M-event seeding phase holds the JSONL text and the parsed events at once).',
@@ -833,10 +671,10 @@ function main(): void {
     details,
     method: [
       'One process, one run: every figure and its floor are measured seconds apart in the same process, alternating where both are batch measurements.',
-      `Warm-up rounds precede every measurement; throughput figures take the median of ${APPEND_REPS} runs, replace figures the median of ${REPLACE_OPS} operations, derivation figures of ${DERIVE_OPS}, seeding the median of ${SEED_REPS} (parse: ${2 * SEED_REPS}).`,
+      `Warm-up rounds precede every measurement; throughput figures take the median of ${APPEND_REPS} runs, replace figures the median of ${REPLACE_OPS} operations, derivation figures the median over rounds of each round's median (figure 4's table), seeding the median of ${SEED_REPS} (parse: ${2 * SEED_REPS}).`,
       "Timing uses `process.hrtime.bigint()`; with `--expose-gc` a full GC runs before each measured run, so one phase does not pay for another's garbage.",
       'The workload is deterministic (seeded PRNG over a word list). A turn of the 1M-event log is `turn/start`, `user/message` (~460 B), `step/start`, 196 `assistant/chunk` (~150 B), `assistant/message` (the concatenated deltas + one tool call, citing its chunks), `tool/call`, `tool/result` (~2 KB), `step/end`, `turn/end`: 204 events, as in the research anchors.',
-      'Source: `bench/core.ts` (figures), `bench/workload.ts` (events), `bench/measure.ts` (timing), `bench/report.ts` (this page).',
+      'Source: `bench/core.ts` (figures), `bench/derive.ts` (figure 4), `bench/workload.ts` (events), `bench/measure.ts` (timing), `bench/report.ts` (this page).',
     ],
     notes,
     durationSeconds: Number(process.hrtime.bigint() - startedNs) / 1e9,

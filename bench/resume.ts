@@ -2,10 +2,12 @@
  * A narrow benchmark for iterating on resume: only figure 4 of bench:store (full replay, the
  * fast path that elides finished chunks, and their floors), on a log it writes once and keeps.
  *
- *   node --expose-gc --max-old-space-size=8192 --import tsx bench/resume.ts [dir] [reps] [modes]
+ *   node --expose-gc --max-old-space-size=8192 --import tsx bench/resume.ts [dir] [reps] [modes] [turns]
  *
- * `dir` (default: a `palimpsest-resume-bench` directory under the OS temp directory) holds the
- * 4,900-turn log of bench:store's workload; it is written on the first run and reused after.
+ * `dir` (default, or when given as '': a `palimpsest-resume-bench` directory under the OS temp directory, suffixed
+ * with the turns when they are not 4,900) holds the log of `turns` turns (default 4,900, about
+ * 1M events; 9,804 is 2M) of bench:store's workload; it is written on the first run and reused
+ * after, so one directory serves one size.
  * `modes` is a comma-separated subset of resume-ours, resume-fast, resume-open, resume-open-fast,
  * resume-memory, resume-parse, resume-scan (default: all but resume-memory); see
  * bench/store-child.ts. Prints medians of wall and CPU time (CPU time is steadier on a shared
@@ -43,13 +45,13 @@ const ALL_MODES = [
 ];
 
 /** Writes the log: one batch (one store.append) per turn, as a live session's recorder would. */
-async function writeLog(dir: string): Promise<void> {
+async function writeLog(dir: string, turns: number): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const store = await openJsonlStore(dir, { fsync: false });
   await store.create({ version: SESSION_FORMAT_VERSION, id: SESSION, createdAt: BENCH_TIME0 });
   const session = Session.create({ id: SESSION, clock: benchClock() });
   const source = new TurnSource();
-  for (let turn = 0; turn < TURNS; turn++) {
+  for (let turn = 0; turn < turns; turn++) {
     const first = session.seq;
     for (const append of source.turn(turn, first)) appendTurnEvent(session, append);
     const events: SessionEvent[] = [];
@@ -70,16 +72,21 @@ function runChild(args: readonly string[]): ResumeChildResult {
 }
 
 async function main(): Promise<void> {
-  const dir = process.argv[2] ?? join(tmpdir(), 'palimpsest-resume-bench');
+  const turns = Number(process.argv[5] ?? TURNS);
+  const given = process.argv[2] ?? '';
+  const dir =
+    given === ''
+      ? join(tmpdir(), `palimpsest-resume-bench${turns === TURNS ? '' : `-${turns}`}`)
+      : given;
   const reps = Number(process.argv[3] ?? 3);
   const modes = (process.argv[4] ?? ALL_MODES.join(',')).split(',');
   const file = join(dir, `${encodeSessionId(SESSION)}${LOG_SUFFIX}`);
   if (!existsSync(file)) {
-    process.stderr.write(`writing ${TURNS} turns to ${file}...\n`);
-    await writeLog(dir);
+    process.stderr.write(`writing ${turns} turns to ${file}...\n`);
+    await writeLog(dir, turns);
   }
   process.stderr.write(
-    `${file}: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB, ${TURNS * EVENTS_PER_TURN} events\n`,
+    `${file}: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB, ${turns * EVENTS_PER_TURN} events\n`,
   );
   const samples = new Map<string, ResumeChildResult[]>(modes.map((mode) => [mode, []]));
   for (let rep = 0; rep < reps; rep++) {
@@ -103,12 +110,17 @@ async function main(): Promise<void> {
     const growth = median(list.map((s) => s.maxRss - s.rssBefore)) / 2 ** 20;
     const heap = median(list.map((s) => s.sessionHeap ?? 0)) / 2 ** 20;
     const surface = median(list.map((s) => s.surfaceHeap ?? 0)) / 2 ** 20;
+    const derives = list.flatMap((s) => (s.deriveNs ? [s.deriveNs] : []));
+    const derive =
+      derives.length === 0
+        ? ''
+        : `  then deriveMessages() ${(median(derives) / 1e6).toFixed(2)} ms`;
     const memory =
       heap > 0
         ? `  growth ${growth.toFixed(0)} MiB, heap ${heap.toFixed(0)} MiB, surface ${surface.toFixed(0)} MiB`
         : '';
     process.stdout.write(
-      `${mode.padEnd(18)} ${(ns / 1e6).toFixed(0).padStart(6)} ms${floor === undefined ? '' : `  ${(ns / floor).toFixed(2)}× parse`}  cpu ${(cpu / 1e6).toFixed(0)} ms${cpuFloor === undefined ? '' : ` ${(cpu / cpuFloor).toFixed(2)}×`}  rss ${rss.toFixed(0)} MiB${memory}  [${list.map((s) => (s.ns / 1e6).toFixed(0)).join(', ')}]  ${parts}\n`,
+      `${mode.padEnd(18)} ${(ns / 1e6).toFixed(0).padStart(6)} ms${floor === undefined ? '' : `  ${(ns / floor).toFixed(2)}× parse`}  cpu ${(cpu / 1e6).toFixed(0)} ms${cpuFloor === undefined ? '' : ` ${(cpu / cpuFloor).toFixed(2)}×`}  rss ${rss.toFixed(0)} MiB${memory}${derive}  [${list.map((s) => (s.ns / 1e6).toFixed(0)).join(', ')}]  ${parts}\n`,
     );
   }
 }

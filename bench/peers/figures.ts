@@ -401,7 +401,7 @@ function deriveTable(ctx: Context): void {
   }
   ctx.details.push({
     title: 'Derive the next request',
-    intro: `After each of the last turns of the ${ctx.largest.toLocaleString('en-US')}-turn session, the messages the next model request would carry (palimpsest \`deriveMessages()\`, pi \`buildSessionContext()\`, LangGraph \`getState\`, OpenAI \`getItems()\`); the first derive of a run is left out, the median of the rest per round, median (min–max) over rounds.`,
+    intro: `After each of the last turns of the ${ctx.largest.toLocaleString('en-US')}-turn session, the messages the next model request would carry (palimpsest \`deriveMessageList()\`, which its agent loop reads per step, pi \`buildSessionContext()\`, LangGraph \`getState\`, OpenAI \`getItems()\`); the first derive of a run is left out, the median of the rest per round, median (min–max) over rounds.`,
     header: ['system', 'turns', 'derive', 'ratio to pi'],
     rows,
   });
@@ -531,6 +531,10 @@ function plot(ctx: Context): string {
   );
 }
 
+/** The per-turn derive past the full plan's sizes, and what palimpsest's row reads. */
+const DERIVE_NOTE =
+  "Derive: since 2026-12-07 palimpsest's row reads `deriveMessageList()`, the list its agent loop and AI SDK middleware read per step; before, it read `deriveMessages()`, a frozen array that must be a new copy after every change, which V8 allocates as a large object of its own from 16,384 elements (about 5,460 turns of this conversation) on, where the copy jumps about 40× (figure 4 of the core benchmark). Measured on 2026-12-07 past the full plan's sizes with `node --expose-gc --max-old-space-size=8192 --import tsx bench/derive-turns.ts 5000 10000 20000` (JSONL, one process per size, both calls after each of the last 20 turns, alternating; load average 10–11 on 2 cores): at 5,000 turns (15,000 messages) `deriveMessages()` 13.7 µs and `deriveMessageList()` 7.94 µs; at 10,000 turns (30,000 messages) 929 µs and 14.7 µs; at 20,000 turns (60,000 messages) 3.10 ms and 14.8 µs (medians). `npm run bench -- --long` runs the whole harness at 10,000 and 20,000 turns and resumes 10,000 turns (2.04M events); it takes well over the full plan's 11 minutes and was not run for this page.";
+
 /**
  * Why a goal is missed, as the profiles of this harness's children showed it (`node
  * --cpu-prof --import tsx bench/peers/child.ts <mode> ...`), for each goal missed in this run.
@@ -581,7 +585,7 @@ export function buildReport(
   concurrentTable(ctx);
   goalRows(ctx);
   const svg = plot(ctx);
-  ctx.notes.push(...missNotes(ctx.summary));
+  ctx.notes.push(...missNotes(ctx.summary), DERIVE_NOTE);
   ctx.details.unshift({
     title: 'Versions',
     header: ['package', 'version'],

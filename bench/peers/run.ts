@@ -5,6 +5,8 @@
  * this shared machine falls on all of them alike.
  *
  *   npm run bench            # full: 10, 1,000, 5,000 turns × 5 rounds; rewrites docs/benchmarks.md
+ *   npm run bench -- --long  # the full sizes and 10,000 and 20,000 turns, resumes of 10,000 (2M
+ *                            # events) too; rewrites docs/benchmarks.md (not measured in CI)
  *   npm run bench:smoke      # small sizes, 2 rounds, writes nothing: keeps the harness working
  *   npm run bench -- --only=JSONL,pi   # only the systems whose names contain one of these
  *   npm run bench -- --render=bench/.out/peers-full.json   # the report again, from a saved run
@@ -33,7 +35,7 @@ import {
 import type { AppendResult, ConcurrentResult, ResumeResult } from './child.js';
 import { buildReport, type Results } from './figures.js';
 import { PG_URL_ENV } from './pg.js';
-import { FULL_PLAN, type Plan, SMOKE_PLAN } from './plan.js';
+import { FULL_PLAN, LONG_PLAN, type Plan, SMOKE_PLAN } from './plan.js';
 import type { BenchSystem, ResumeTarget } from './system.js';
 import { RESUMES, resumeNamed, SYSTEMS, systemNamed } from './systems/index.js';
 
@@ -233,10 +235,14 @@ async function main(): Promise<void> {
   const rendered = args.find((arg) => arg.startsWith('--render='))?.slice('--render='.length);
   if (rendered !== undefined) {
     const run = restore(rendered);
-    publish(run, run.results.plan.label === 'full');
+    publish(run, run.results.plan.label !== 'smoke');
     return;
   }
-  const plan = args.includes('--smoke') ? SMOKE_PLAN : FULL_PLAN;
+  const plan = args.includes('--smoke')
+    ? SMOKE_PLAN
+    : args.includes('--long')
+      ? LONG_PLAN
+      : FULL_PLAN;
   const only = args
     .find((arg) => arg.startsWith('--only='))
     ?.slice('--only='.length)
@@ -266,7 +272,7 @@ async function main(): Promise<void> {
     progress(`measurements saved in ${file}`);
     publish(
       { results, durationSeconds, withPg, machine: machineInfo() },
-      plan.label === 'full' && only === undefined,
+      plan.label !== 'smoke' && only === undefined,
     );
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -307,8 +307,7 @@ class TurnRun {
     if (!isHeaderInEffect(this.session, header)) {
       this.emit(this.session.append('request/header', header));
     }
-    const messages = this.session.deriveMessages();
-    const request = buildCallOptions(header, messages);
+    const request = buildCallOptions(header, this.session.deriveMessageList());
     this.requestDigest = sessionRequestDigest(this.session, header);
     if (this.options.headers !== undefined) request.headers = { ...this.options.headers };
 

@@ -94,6 +94,7 @@ export {
   lastTurnNumber,
   requestHeaderAt,
 } from './log-queries.js';
+export type { MessageList } from './message-list.js';
 export { type FormatMessageOptions, formatMessage, messageText } from './message-text.js';
 export type {
   AssistantContentBlock,

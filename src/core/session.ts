@@ -24,6 +24,7 @@ import type {
 import { SESSION_FORMAT_VERSION, type SessionHeader, validateHeader } from './header.js';
 import { host, randomId } from './host.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue } from './json.js';
+import { type MessageList, messageListOf } from './message-list.js';
 import type { Message } from './messages.js';
 import { replaySurface, type SessionSurface, SurfaceManager, seedLog } from './surface.js';
 import { buildTranscript, type TranscriptEntry } from './transcript.js';
@@ -123,10 +124,15 @@ export class Session {
 
   private elided = 0;
 
-  private readonly derived: Message[] = [];
+  /**
+   * The derived messages; only pushed to until a replace, which starts a new array, so the
+   * message lists handed out keep reading theirs unchanged.
+   */
+  private derived: Message[] = [];
   private derivedGeneration = 0;
   private derivedEntries = 0;
   private derivedSnapshot: readonly Message[] | undefined;
+  private derivedList: MessageList | undefined;
 
   protected constructor(options: SessionOptions) {
     this.clock = options.clock ?? Date.now;
@@ -318,15 +324,50 @@ export class Session {
    * The messages the model sees now: the projection of every surface entry, in surface order.
    * Derivation is incremental (only new surface entries are projected unless a replace rewrote
    * the surface). The result is a frozen array holding the events' own frozen messages; it is
-   * the same array until the surface changes. Publishing a new snapshot copies the n message
-   * pointers (about 0.45 ms at 100k messages); consumers that keep their own list should use
-   * {@link Session.deriveMessagesSince}, which is O(new messages).
+   * the same array until the messages change. A new array is a copy of the n message pointers,
+   * and V8 allocates each array of 16,384 or more elements as a large object of its own, so the
+   * first call after a change costs O(messages), and more per message past that size (about 40×
+   * from 16,000 to 20,000 messages in figure 4 of docs/benchmarks.md). Per-step readers should use
+   * {@link Session.deriveMessageList} (the same messages, O(new messages) at any size) or
+   * {@link Session.deriveMessagesSince}.
    */
   deriveMessages(): readonly Message[] {
     this.syncDerived();
     if (this.derivedSnapshot === undefined)
       this.derivedSnapshot = Object.freeze(this.derived.slice());
     return this.derivedSnapshot;
+  }
+
+  /**
+   * The messages of {@link Session.deriveMessages} as a {@link MessageList}: a view that no later
+   * append or replace changes, taken without copying the messages, so a call costs O(new
+   * messages) at any size (the same list until the messages change).
+   *
+   * @example
+   * ```ts
+   * import { Session } from 'palimpsest';
+   *
+   * const session = Session.create({ id: 'derive-list-example' });
+   * const user = (id: string, text: string) =>
+   *   ({ id, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } }) as const;
+   * const first = session.append('user/message', user('u1', 'The build failed.'), {
+   *   surfaceOp: 'append',
+   * });
+   * const held = session.deriveMessageList();
+   * session.append('user/message', user('s1', 'Summary: the build failed.'), {
+   *   surfaceOp: { op: 'replace', start: first.seq, end: first.seq },
+   *   sourceEventSeqs: [first.seq],
+   * });
+   * console.log(held.at(0)?.id); // 'u1': a list never changes
+   * console.log(session.deriveMessageList().at(0)?.id); // 's1'
+   * ```
+   */
+  deriveMessageList(): MessageList {
+    this.syncDerived();
+    if (this.derivedList === undefined) {
+      this.derivedList = messageListOf(this.derived, this.derived.length);
+    }
+    return this.derivedList;
   }
 
   /**
@@ -438,18 +479,23 @@ export class Session {
     const generation = manager.replaceGeneration;
     const order = manager.borrowOrder();
     if (generation !== this.derivedGeneration) {
-      this.derived.length = 0;
+      this.derived = [];
       this.derivedEntries = 0;
       this.derivedGeneration = generation;
       this.derivedSnapshot = undefined;
+      this.derivedList = undefined;
     }
     if (this.derivedEntries === order.length) return;
+    const derived = this.derived;
+    const count = derived.length;
     for (let i = this.derivedEntries; i < order.length; i++) {
       const message = deriveEventMessage(this.log[order[i] as number] as SessionEvent);
-      if (message !== null) this.derived.push(message);
+      if (message !== null) derived.push(message);
     }
     this.derivedEntries = order.length;
+    if (derived.length === count) return;
     this.derivedSnapshot = undefined;
+    this.derivedList = undefined;
   }
 
   private publish(event: SessionEvent): void {

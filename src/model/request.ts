@@ -23,6 +23,7 @@ import type {
   JsonObject,
   JsonValue,
   Message,
+  MessageList,
   RequestHeaderData,
   ToolMessage,
   ToolResultBlock,
@@ -99,11 +100,12 @@ export function buildHeader(
 
 /**
  * The model call options for a header and the messages of the surface (no abort signal or
- * HTTP headers: those are not part of what the model is asked).
+ * HTTP headers: those are not part of what the model is asked). The messages may be a
+ * session's {@link MessageList}, read without a copy.
  */
 export function buildCallOptions(
   header: RequestHeaderData,
-  messages: readonly Message[],
+  messages: readonly Message[] | MessageList,
 ): LanguageModelV3CallOptions {
   const options: LanguageModelV3CallOptions = { prompt: buildPrompt(header.system, messages) };
   if (header.tools !== undefined && header.tools.length > 0) {
@@ -137,14 +139,14 @@ export function buildCallOptions(
 /** The provider prompt for a system prompt and derived messages. */
 export function buildPrompt(
   system: string | undefined,
-  messages: readonly Message[],
+  messages: readonly Message[] | MessageList,
 ): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Message[] = [];
   if (system !== undefined && system !== '') prompt.push({ role: 'system', content: system });
   // A tool result names its tool in the provider format; the name lives on the call.
   const toolNames = new Map<string, string>();
   for (let index = 0; index < messages.length; index++) {
-    const message = messages[index] as Message;
+    const message = messages.at(index) as Message;
     switch (message.role) {
       case 'user':
         prompt.push(
@@ -172,8 +174,8 @@ export function buildPrompt(
       case 'tool': {
         // Consecutive results answer one assistant message; providers expect them together.
         let end = index + 1;
-        while (end < messages.length && messages[end]?.role === 'tool') end++;
-        prompt.push(toolRun(messages.slice(index, end) as ToolMessage[], toolNames));
+        while (end < messages.length && messages.at(end)?.role === 'tool') end++;
+        prompt.push(toolRun(messages.slice(index, end) as readonly ToolMessage[], toolNames));
         index = end - 1;
         break;
       }

@@ -23,7 +23,10 @@
  *  8. `messagesAt(seq)` for a random earlier seq equals a session seeded with
  *     `events.slice(0, seq + 1)` and the model's messages right after that seq;
  *  9. a consumer following `deriveMessagesSince` cursors holds exactly `deriveMessages()`, and
- *     is told to reset exactly when a replace happened since its cursor.
+ *     is told to reset exactly when a replace happened since its cursor;
+ * 10. `deriveMessageList()` reads exactly `deriveMessages()` (by `at`, iteration and `slice`),
+ *     is the same list while the messages are unchanged, and every list taken at an earlier
+ *     step still reads what it read then, whatever was appended or replaced since.
  * At the end of each run, a JSON round trip of the log reseeds to the same surface and messages.
  *
  * Reproduce a failure with PALIMPSEST_SEED=<seed> [PALIMPSEST_PATH=<path>] from fast-check's report.
@@ -39,6 +42,7 @@ import {
   foldSurface,
   type Message,
   type MessageCursor,
+  type MessageList,
   PalimpsestError,
   type ProvenanceIntent,
   Session,
@@ -272,14 +276,49 @@ class CursorReader {
   }
 }
 
+/** The message lists taken at every step, each with a copy of what it read then. */
+class ListKeeper {
+  private readonly taken: {
+    readonly list: MessageList;
+    readonly read: readonly Message[];
+    readonly generation: number;
+  }[] = [];
+
+  check(session: Session): void {
+    const generation = session.surface.replaceGeneration;
+    const list = session.deriveMessageList();
+    const messages = session.deriveMessages();
+    assertIdentical([...list], messages, 'message list vs deriveMessages');
+    assertIdentical(list.slice(), messages, 'message list slice vs deriveMessages');
+    assertEqual(list.at(-1), messages.at(-1), 'message list at(-1)');
+    const last = this.taken.at(-1);
+    const unchanged =
+      last !== undefined &&
+      last.generation === generation &&
+      last.read.length === messages.length &&
+      last.read.every((message, i) => message === messages[i]);
+    if (unchanged) expect(list, 'the list while the messages are unchanged').toBe(last.list);
+    this.taken.push({ list, read: [...messages], generation });
+    for (const [step, { list: held, read }] of this.taken.entries()) {
+      assertIdentical(
+        Array.from({ length: held.length }, (_, i) => held.at(i)),
+        read,
+        `message list of step ${step}`,
+      );
+    }
+  }
+}
+
 function runCommands(commands: readonly Command[]): void {
   let time = 1_700_000_000_000;
   const session = Session.create({ id: 'model', clock: () => time++ });
   const model = new ReferenceModel();
   const reader = new CursorReader();
+  const lists = new ListKeeper();
   for (const cmd of commands) {
     applyStep(session, model, resolve(model, cmd));
     checkState(session, model, cmd.probe, reader);
+    lists.check(session);
   }
   const reloaded = JSON.parse(JSON.stringify(session.events)) as unknown[];
   const reseeded = Session.create({ seed: reloaded });

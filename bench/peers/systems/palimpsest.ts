@@ -85,8 +85,9 @@ class Recorder implements SessionRecorder {
     else await yieldToLoop();
   }
 
+  /** The messages of the next request, as the agent loop reads them per step. */
   async derive(): Promise<number> {
-    return this.session.deriveMessages().length;
+    return this.session.deriveMessageList().length;
   }
 
   close(): Promise<void> {

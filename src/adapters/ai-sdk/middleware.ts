@@ -248,7 +248,7 @@ class SdkCallRecorder {
       this.failTurn(error);
       throw error;
     }
-    const surface = this.session.deriveMessages();
+    const surface = this.session.deriveMessageList();
     const call: Call = {
       model,
       ...position,

@@ -4,7 +4,7 @@
  * the surface, so the SDK's copy is longer than the surface). The new messages are those after
  * the prompt's derived-message prefix, or else after the last message the log recorded.
  */
-import type { ImageBlock, Message, Session } from '../../core/index.js';
+import type { ImageBlock, Message, MessageList, Session } from '../../core/index.js';
 import { buildPrompt } from '../../model/index.js';
 import { AiSdkError, PROMPT_FIX } from './errors.js';
 import { convertMessage, type FromModelMessagesOptions, type PromptMessage } from './from-model.js';
@@ -15,10 +15,10 @@ import { equalsPlainCopy, NO_COPY, plainCopy } from './plain-data.js';
  * compare by position only: the SDK downloads an image URL a model cannot take and sends the
  * bytes, which is the same image.
  */
-function sameOnWire(a: readonly Message[], b: readonly Message[]): boolean {
+function sameOnWire(a: readonly Message[], b: Messages): boolean {
   if (a.length !== b.length) return false;
   for (let i = a.length - 1; i >= 0; i--) {
-    if (wireText(a[i] as Message) !== wireText(b[i] as Message)) return false;
+    if (wireText(a[i] as Message) !== wireText(b.at(i) as Message)) return false;
   }
   return true;
 }
@@ -38,6 +38,9 @@ function wireText(message: Message): string {
   }
   return text;
 }
+
+/** The session's derived messages, as a frozen array or as a list read without a copy. */
+type Messages = readonly Message[] | MessageList;
 
 const IMAGE: ImageBlock = { type: 'image', mediaType: 'image/*', data: '' };
 
@@ -111,7 +114,7 @@ export interface PromptReading {
    * Whether `surface` converts to the same provider prompt as the whole prompt. When it does,
    * the prompt's new messages are remembered as read, with the surface's messages they match.
    */
-  sameOnWire(surface: readonly Message[]): boolean;
+  sameOnWire(surface: Messages): boolean;
 }
 
 /**
@@ -133,7 +136,7 @@ export function readPrompt(
   options: FromModelMessagesOptions,
   offset: number,
 ): PromptReading {
-  const derived = session.deriveMessages();
+  const derived = session.deriveMessageList();
   const conversions: (readonly Message[] | undefined)[] = [];
   const convert = (at: number): readonly Message[] => {
     let messages = conversions[at];
@@ -200,7 +203,7 @@ interface Extension {
  * them on the wire; `undefined` when it does not.
  */
 function extension(
-  derived: readonly Message[],
+  derived: Messages,
   history: readonly PromptMessage[],
   convert: (at: number) => readonly Message[],
 ): Extension | undefined {
@@ -208,7 +211,7 @@ function extension(
   let held = 0;
   for (let at = 0; at < history.length; at++) {
     if (held === derived.length) return { tail: rest(at), whole: at, wholeStart: 0 };
-    const first = derived[held] as Message;
+    const first = derived.at(held) as Message;
     const witness = witnesses.get(first);
     if (witness !== undefined && witnessHolds(witness, derived, held, history[at])) {
       held += witness.matched.length;
@@ -217,7 +220,7 @@ function extension(
     const messages = convert(at);
     const overlap = Math.min(messages.length, derived.length - held);
     for (let index = 0; index < overlap; index++) {
-      if (wireText(messages[index] as Message) !== wireText(derived[held + index] as Message)) {
+      if (wireText(messages[index] as Message) !== wireText(derived.at(held + index) as Message)) {
         return undefined;
       }
     }
@@ -239,13 +242,13 @@ function extension(
 /** Whether `message` at derived position `held` is what `witness` saw, before the same messages. */
 function witnessHolds(
   witness: Witness,
-  derived: readonly Message[],
+  derived: Messages,
   held: number,
   message: PromptMessage | undefined,
 ): boolean {
   const { matched } = witness;
   for (let index = 0; index < matched.length; index++) {
-    if (derived[held + index] !== matched[index]) return false;
+    if (derived.at(held + index) !== matched[index]) return false;
   }
   return equalsPlainCopy(message, witness.copy);
 }
@@ -255,20 +258,17 @@ function witnessHolds(
  * {@link sameOnWire} over the prompt they were read from, whose messages match `derived` on the
  * wire one by one and then are `tail`.
  */
-function extendsOnWire(
-  surface: readonly Message[],
-  derived: readonly Message[],
-  tail: readonly Message[],
-): boolean {
+function extendsOnWire(surface: Messages, derived: Messages, tail: readonly Message[]): boolean {
   if (surface.length !== derived.length + tail.length) return false;
   for (let i = tail.length - 1; i >= 0; i--) {
-    if (wireText(surface[derived.length + i] as Message) !== wireText(tail[i] as Message)) {
+    if (wireText(surface.at(derived.length + i) as Message) !== wireText(tail[i] as Message)) {
       return false;
     }
   }
   for (let i = derived.length - 1; i >= 0; i--) {
-    const message = surface[i] as Message;
-    if (message !== derived[i] && wireText(message) !== wireText(derived[i] as Message)) {
+    const message = surface.at(i) as Message;
+    const held = derived.at(i) as Message;
+    if (message !== held && wireText(message) !== wireText(held)) {
       return false;
     }
   }
