@@ -13,6 +13,7 @@ import { Session, type ToolCallData, type ToolResultData } from '../../../src/co
 import { scriptedModel } from '../../../src/testing/index.js';
 import { dataOf, expectValidLog } from '../../agent/helpers.js';
 import { registerFixtureTools } from './fixture-tools.js';
+import { toolContext as context } from './helpers.js';
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -142,7 +143,3 @@ describe('an MCP server’s tools in the loop', () => {
     ).rejects.toThrow(expect.objectContaining({ code: 'CONNECT_FAILED' }));
   });
 });
-
-function context(signal = new AbortController().signal) {
-  return { signal, callId: 'c1', turn: 1, step: 1, session: Session.create({ id: 'ctx' }) };
-}

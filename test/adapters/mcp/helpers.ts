@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer, type McpServerOptions } from '../../../src/adapters/mcp/index.js';
-import { runTurn } from '../../../src/agent/index.js';
+import { runTurn, type ToolContext } from '../../../src/agent/index.js';
 import {
   forkSession,
   SESSION_FORMAT_VERSION,
@@ -114,4 +114,9 @@ export function textOf(result: CallToolResult): string {
 export function idsOf(result: CallToolResult): string[] {
   const sessions = (result.structuredContent?.sessions ?? []) as Array<{ id: string }>;
   return sessions.map((session) => session.id);
+}
+
+/** What the loop hands a tool, for calling one directly. */
+export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { signal, callId: 'c1', turn: 1, step: 1, session: Session.create({ id: 'context' }) };
 }
