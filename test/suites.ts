@@ -68,6 +68,8 @@ export const slowTests: readonly string[] = [
   'test/adapters/openai-agents/compaction.test.ts',
   // Real MCP servers in child processes (stdio and loopback HTTP), some killed mid-call.
   'test/adapters/mcp/process.test.ts',
+  // A loopback HTTP server answering the SDK's client and raw requests.
+  'test/adapters/mcp/http.test.ts',
   // Processes killed or contending: lock heartbeats and takeovers, SIGKILL at failpoints.
   'test/store/lock-heartbeat.test.ts',
   'test/store/sqlite/contention.test.ts',

@@ -47,7 +47,8 @@ export interface McpServerOptions {
  * const client = new Client({ name: 'example', version: '1.0.0' });
  * await client.connect(clientSide);
  * const result = await client.callTool({ name: 'read_surface', arguments: { session: 'hello' } });
- * console.log(result.structuredContent?.total); // 1
+ * const { total } = result.structuredContent as { total: number };
+ * console.log(total); // 1
  * await client.close();
  * ```
  */

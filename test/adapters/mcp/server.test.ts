@@ -2,11 +2,22 @@
  * The MCP server's tools and resources, asked by the SDK's own `Client` over the SDK's linked
  * in-memory transports, against a JSONL store on disk.
  */
+
+import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { McpAdapterError, transcriptUri } from '../../../src/adapters/mcp/index.js';
 import { createMcpServer } from '../../../src/adapters/mcp/server.js';
-import { openStore, type SessionStore } from '../../../src/store/index.js';
+import { Session } from '../../../src/core/index.js';
+import {
+  EncryptedStore,
+  MemoryKeyVault,
+  MemoryStore,
+  masterKeyProvider,
+  openStore,
+  type SessionStore,
+} from '../../../src/store/index.js';
+import { user } from '../../core/builders.js';
 import { call, connectedClient, type Fixture, idsOf, textOf, writeFixture } from './helpers.js';
 
 let fixture: Fixture;
@@ -226,5 +237,29 @@ describe('tool errors of the MCP server', () => {
     expect(textOf(result)).toMatch(/session/);
     // The connection is still good.
     expect((await call(mcp, 'list_sessions', {})).isError).toBeUndefined();
+  });
+});
+
+describe('the MCP server over an encrypted store', () => {
+  it('reads sealed sessions with the keys, and answers KEY_REQUIRED without them', async () => {
+    const inner = new MemoryStore();
+    const sealed = new EncryptedStore(inner, {
+      keys: masterKeyProvider(randomBytes(32)),
+      vault: new MemoryKeyVault(),
+    });
+    const session = Session.create({ id: 'secret' });
+    session.append('user/message', user('u0', 'the launch code'), { surfaceOp: 'append' });
+    await sealed.create(session.header);
+    await sealed.append(session.id, session.events, { expectedSeq: 0 });
+    const withKeys = await connectedClient(sealed);
+    const keyless = await connectedClient(inner);
+    clients.push(withKeys, keyless);
+    expect(textOf(await call(withKeys, 'read_surface', { session: 'secret' }))).toContain(
+      'the launch code',
+    );
+    const refused = await call(keyless, 'read_surface', { session: 'secret' });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^KEY_REQUIRED: /);
+    expect(textOf(refused)).not.toContain('the launch code');
   });
 });
