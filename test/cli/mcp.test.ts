@@ -177,6 +177,9 @@ describe('palimpsest mcp over HTTP', () => {
     const bad = cli(['--store', fixture.url, 'mcp', '--http', 'localhost']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('expected HOST:PORT');
+    const stray = cli(['--store', fixture.url, 'mcp', '--token-file', 'token']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('--token-file goes with --http');
   });
 
   it('refuses a token too short to guard anything, without printing it', () => {

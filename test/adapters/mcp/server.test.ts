@@ -182,6 +182,22 @@ describe('the MCP server over a store', () => {
   });
 });
 
+describe('the size of what the MCP server answers', () => {
+  it('cuts a long message and says how much it left out', async () => {
+    const memory = new MemoryStore();
+    const session = Session.create({ id: 'long' });
+    session.append('user/message', user('u0', 'x'.repeat(10_000)), { surfaceOp: 'append' });
+    await memory.create(session.header);
+    await memory.append(session.id, session.events, { expectedSeq: 0 });
+    const mcp = await connectedClient(memory);
+    clients.push(mcp);
+    const result = await call(mcp, 'read_surface', { session: 'long' });
+    expect(textOf(result)).toContain(`${'x'.repeat(100)}… [6000 more characters cut]`);
+    const [message] = result.structuredContent?.messages as Array<{ text: string }>;
+    expect(message?.text.length).toBeLessThan(4_100);
+  });
+});
+
 describe('the scope of the MCP server', () => {
   it('shows only the sessions under the project directory', async () => {
     const mcp = await client({ scope: { project: '/work/app' } });
