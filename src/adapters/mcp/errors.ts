@@ -9,8 +9,8 @@ import { PalimpsestError } from '../../core/index.js';
  *   serves this machine only.
  * - `INVALID_ADDRESS`: an HTTP address that is not `HOST:PORT`.
  * - `INVALID_TOKEN`: a bearer token that is too short, or holds characters a header cannot.
- * - `INVALID_SCOPE`: a scope option of the wrong shape (a relative project directory, an empty
- *   session list).
+ * - `INVALID_SCOPE`: a server option of the wrong shape (a relative project directory, an empty
+ *   session list, `maxChars` under 200).
  * - `SESSION_NOT_FOUND`: no session of that id in scope (out-of-scope sessions answer the same,
  *   so their ids do not leak).
  * - `EVENT_NOT_FOUND`: the session has no event of that seq.
