@@ -46,6 +46,7 @@ export const slowTests: readonly string[] = [
   'test/cli/otel.test.ts',
   'test/cli/governance.test.ts',
   'test/cli/encryption.test.ts',
+  'test/cli/mcp.test.ts',
   'test/import/cli.test.ts',
   'test/import/forks.test.ts',
   // npm pack and a consumer's type check of the packed package (36 s).
@@ -72,6 +73,10 @@ export const slowTests: readonly string[] = [
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/openai-agents/runner.test.ts',
   'test/adapters/openai-agents/compaction.test.ts',
+  // Real MCP servers in child processes (stdio and loopback HTTP), some killed mid-call.
+  'test/adapters/mcp/process.test.ts',
+  // A loopback HTTP server answering the SDK's client and raw requests.
+  'test/adapters/mcp/http.test.ts',
   // Processes killed or contending: lock heartbeats and takeovers, SIGKILL at failpoints.
   'test/store/lock-heartbeat.test.ts',
   'test/store/sqlite/contention.test.ts',

@@ -108,6 +108,11 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'TORN_TAIL':
       case 'INVALID_INPUT':
       case 'INVALID_PORT':
+      // McpAdapterError: an address, token or scope `palimpsest mcp` cannot use.
+      case 'NOT_LOOPBACK':
+      case 'INVALID_ADDRESS':
+      case 'INVALID_TOKEN':
+      case 'INVALID_SCOPE':
         return { code: EXIT.usage, message: error.message };
       default:
         return { code: EXIT.failure, message: `${error.message} [${error.code}]` };

@@ -20,6 +20,7 @@ import {
   surfaceCommand,
   whyCommand,
 } from './commands/inspect.js';
+import { type McpCommandOptions, mcpCommand } from './commands/mcp.js';
 import {
   compactCommand,
   forkCommand,
@@ -499,6 +500,20 @@ function program(): Command {
         viewCommand(context, id === undefined ? id : await context.sessionId(id), options),
       ),
     );
+  root
+    .command('mcp')
+    .description(
+      'serve the store read-only to MCP clients (list, transcript, surface, why, cost, diff) on stdio, or with --http on loopback behind a bearer token, until the client leaves or Ctrl-C',
+    )
+    .option('--http <host:port>', 'streamable HTTP on this loopback address instead of stdio')
+    .option(
+      '--token-file <file>',
+      'the bearer token (or $PALIMPSEST_MCP_TOKEN; else one is generated and shown once)',
+    )
+    .option('--project <dir>', 'only sessions recorded at or under this directory')
+    .option('--session <id...>', 'only these sessions')
+    .option('--max-chars <n>', 'characters of text one tool result holds at most (default 20000)')
+    .action(run((context, options: McpCommandOptions) => mcpCommand(context, options)));
   root
     .command('convert')
     .description(

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as claudeAgentSdk from '../../src/adapters/claude-agent-sdk/index.js';
+import * as mcp from '../../src/adapters/mcp/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as otel from '../../src/adapters/otel/index.js';
 import * as agent from '../../src/agent/index.js';
@@ -35,6 +36,7 @@ const entryPoints = {
   './ai-sdk': aiSdk,
   './claude-agent-sdk': claudeAgentSdk,
   './otel': otel,
+  './mcp': mcp,
 } as const;
 
 // One instance of each class, made the way the library makes it. A class exported without an
@@ -47,7 +49,8 @@ type Samples = typeof core &
   typeof openaiAgents &
   typeof aiSdk &
   typeof claudeAgentSdk &
-  typeof otel;
+  typeof otel &
+  typeof mcp;
 const owner = { pid: 1, host: 'h', since: 0, token: 't' };
 const samples = {
   PalimpsestError: (m: Samples) => new m.PalimpsestError('SOME_CODE', 'base'),
@@ -92,6 +95,7 @@ const samples = {
   ClaudeSessionStoreError: (m: Samples) =>
     new m.ClaudeSessionStoreError('INVALID_KEY', 'invalid session key: expected an object'),
   OtelExportError: (m: Samples) => new m.OtelExportError('EXPORT_FAILED', 'unreachable'),
+  McpAdapterError: (m: Samples) => new m.McpAdapterError('NOT_LOOPBACK', 'not loopback'),
 } satisfies Record<string, (m: Samples) => core.PalimpsestError>;
 type ErrorName = keyof typeof samples;
 const names = Object.keys(samples) as ErrorName[];
@@ -111,6 +115,7 @@ const sourceCopy: Samples = {
   ...aiSdk,
   ...claudeAgentSdk,
   ...otel,
+  ...mcp,
 };
 
 function loadedCopies(): Promise<Samples[]> {
@@ -121,7 +126,7 @@ function loadedCopies(): Promise<Samples[]> {
         (layer) => import(`../../dist/${layer}/index.js`) as Promise<Record<string, unknown>>,
       ),
       // Vite resolves a variable import one folder deep only, so adapters get their own pattern.
-      ...['openai-agents', 'ai-sdk', 'claude-agent-sdk', 'otel'].map(
+      ...['openai-agents', 'ai-sdk', 'claude-agent-sdk', 'otel', 'mcp'].map(
         (adapter) =>
           import(`../../dist/adapters/${adapter}/index.js`) as Promise<Record<string, unknown>>,
       ),

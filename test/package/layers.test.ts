@@ -71,6 +71,8 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
     '@opentelemetry/resources',
     '@opentelemetry/sdk-trace-base',
     '@opentelemetry/semantic-conventions',
+    '@modelcontextprotocol/sdk',
+    'zod',
   ],
   import: [],
   viewer: ['markdown-it'],
@@ -93,6 +95,7 @@ const CONFINED: Readonly<Record<string, string>> = {
   '@opentelemetry/resources': 'adapters/otel/',
   '@opentelemetry/sdk-trace-base': 'adapters/otel/',
   '@opentelemetry/semantic-conventions': 'adapters/otel/',
+  '@modelcontextprotocol/sdk': 'adapters/mcp/',
 };
 
 interface Import {

@@ -30,6 +30,7 @@ const FRAMEWORK_ENTRIES: ReadonlySet<string> = new Set([
   'palimpsest/openai-agents',
   'palimpsest/ai-sdk',
   'palimpsest/claude-agent-sdk',
+  'palimpsest/mcp',
 ]);
 
 const consumer = mkdtempSync(join(tmpdir(), 'palimpsest-consumer-'));
