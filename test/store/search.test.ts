@@ -203,3 +203,24 @@ describe('the JSONL index file', () => {
     }
   });
 });
+
+describe('snippets', () => {
+  it('mark a phrase whole and each word on its own, on the index and in a scan alike', async () => {
+    const memory = new MemoryStore();
+    const [, makeUrl] = everyBackend('search-snippet')[1] as [string, () => string];
+    const sqlite = await openStore(makeUrl());
+    try {
+      for (const store of [memory, sqlite]) {
+        await writeTurn(store, 'trip', 'Book the night train to Vienna, then a train home');
+        const { hits } = await searchSessions(store, '"night train" vienna', {
+          sessions: ['trip'],
+        });
+        expect(hits.find((hit) => hit.role === 'user')?.snippet).toBe(
+          'Book the «night train» to «Vienna», then a train home',
+        );
+      }
+    } finally {
+      await sqlite.close();
+    }
+  });
+});

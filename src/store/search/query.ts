@@ -64,7 +64,7 @@ export function searchWords(text: string): string[] {
 
 /**
  * Reads a query: words outside quotes are terms of their own, the words inside a pair of double
- * quotes one phrase. Punctuation separates words and is otherwise ignored.
+ * quotes one phrase, and so are the words of one name joined by punctuation (`read_file`).
  *
  * @throws SearchQueryError for an empty query, an unclosed quote, a query of punctuation only,
  *   one longer than {@link MAX_QUERY_LENGTH} characters or of more than 32 terms.
@@ -86,11 +86,15 @@ export function parseSearchQuery(text: string): SearchQuery {
   }
   const terms: SearchTerm[] = [];
   parts.forEach((part, index) => {
-    const words = searchWords(part);
     if (index % 2 === 1) {
+      const words = searchWords(part);
       if (words.length > 0) terms.push({ phrase: words.length > 1, words });
     } else {
-      for (const word of words) terms.push({ phrase: false, words: [word] });
+      // `read_file` or `src/app.ts` is one name: its words stand together, as in a phrase.
+      for (const chunk of part.split(/\s+/)) {
+        const inChunk = searchWords(chunk);
+        if (inChunk.length > 0) terms.push({ phrase: inChunk.length > 1, words: inChunk });
+      }
     }
   });
   if (terms.length === 0) {

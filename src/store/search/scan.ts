@@ -32,20 +32,27 @@ function occurrences(words: readonly WordAt[], term: SearchTerm): number[] {
 /** Matches a query against a text: every term must occur. */
 export function scanMatch(query: SearchQuery, text: string): ScanMatch | undefined {
   const words = wordsAt(text);
-  const matched = new Set<number>();
+  // Each occurrence is one marked span (a phrase is marked whole, as FTS5 marks it).
+  const matched = new Map<number, number>();
   let score = 0;
   const norm = 1 - B + (B * words.length) / AVERAGE_WORDS;
   for (const term of query.terms) {
     const found = occurrences(words, term);
     if (found.length === 0) return undefined;
-    for (const at of found) for (let i = 0; i < term.words.length; i++) matched.add(at + i);
+    for (const at of found) {
+      matched.set(at, Math.max(matched.get(at) ?? 0, at + term.words.length));
+    }
     score += (found.length * (K1 + 1)) / (found.length + K1 * norm);
   }
   return { score, snippet: snippetOf(text, words, matched) };
 }
 
 /** The window of {@link SNIPPET_WORDS} words holding the most matched words, marked. */
-function snippetOf(text: string, words: readonly WordAt[], matched: ReadonlySet<number>): string {
+function snippetOf(
+  text: string,
+  words: readonly WordAt[],
+  matched: ReadonlyMap<number, number>,
+): string {
   let best = 0;
   let bestCount = -1;
   const last = Math.max(0, words.length - SNIPPET_WORDS);
@@ -60,11 +67,14 @@ function snippetOf(text: string, words: readonly WordAt[], matched: ReadonlySet<
   const end = Math.min(words.length, best + SNIPPET_WORDS);
   let out = best > 0 ? '…' : '';
   let cursor = words[best]?.start ?? 0;
+  let spanEnd = -1;
   for (let i = best; i < end; i++) {
     const word = words[i] as WordAt;
     out += text.slice(cursor, word.start);
-    const original = text.slice(word.start, word.end);
-    out += matched.has(i) ? `${MATCH_OPEN}${original}${MATCH_CLOSE}` : original;
+    const opens = spanEnd <= i && matched.has(i);
+    if (opens) spanEnd = matched.get(i) as number;
+    out += `${opens ? MATCH_OPEN : ''}${text.slice(word.start, word.end)}`;
+    if (i === spanEnd - 1 || (i === end - 1 && spanEnd > i)) out += MATCH_CLOSE;
     cursor = word.end;
   }
   out += end < words.length ? '…' : text.slice(cursor);

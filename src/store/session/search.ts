@@ -52,7 +52,7 @@ export interface SearchResult {
  * await live.close();
  * const { hits } = await searchSessions(store, '"night train"');
  * console.log(hits[0]?.seq); // 1
- * console.log(hits[0]?.snippet); // 'Book the «night» «train» to Vienna'
+ * console.log(hits[0]?.snippet); // 'Book the «night train» to Vienna'
  * ```
  */
 export async function searchSessions(
