@@ -60,6 +60,7 @@ export const SECTIONS = [
   'otel',
   'integrity',
   'viewer',
+  'search',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -78,6 +79,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   otel: 'OpenTelemetry export benchmark',
   integrity: 'Hash chain and encryption benchmark',
   viewer: 'Viewer benchmark',
+  search: 'Search benchmark',
 };
 
 export interface Report {

@@ -224,3 +224,21 @@ describe('snippets', () => {
     }
   });
 });
+
+describe('catchUp: false', () => {
+  it('asks the index as it stands, without reading what changed since', async () => {
+    const [, makeUrl] = everyBackend('search-stale')[1] as [string, () => string];
+    const store = await openStore(makeUrl());
+    try {
+      await writeTurn(store, 'first', 'harbour crane');
+      expect((await searchSessions(store, 'harbour')).hits).toHaveLength(2);
+      await writeTurn(store, 'second', 'harbour pilot');
+      const stale = await searchSessions(store, 'harbour', { catchUp: false });
+      expect(new Set(stale.hits.map((hit) => hit.session))).toEqual(new Set(['first']));
+      const fresh = await searchSessions(store, 'harbour');
+      expect(new Set(fresh.hits.map((hit) => hit.session))).toEqual(new Set(['first', 'second']));
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -23,6 +23,12 @@ export interface SearchOptions {
   readonly sessions?: readonly string[];
   /** At most this many hits (default 20, at most 1000). */
   readonly limit?: number;
+  /**
+   * Bring the index up to date before the query (default `true`). `false` asks the index as it
+   * stands, for a burst of searches right after one that caught up; a store without an index
+   * is scanned either way.
+   */
+  readonly catchUp?: boolean;
 }
 
 /** One message that matched, best first. */

@@ -65,7 +65,7 @@ export async function searchSessions(
   return withIndex(store, async (index) => {
     if (index === undefined)
       return { hits: await scanStore(store, parsed, checked), method: 'scan', indexedSessions: 0 };
-    const indexedSessions = await catchUp(store, index);
+    const indexedSessions = checked.catchUp === false ? 0 : await catchUp(store, index);
     return { hits: await index.query(parsed, checked), method: 'index', indexedSessions };
   });
 }
