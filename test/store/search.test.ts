@@ -30,7 +30,8 @@ async function open(url: string | undefined): Promise<SessionStore> {
 }
 
 describe.each(backends)('searchSessions on %s', (name, makeUrl) => {
-  const method = name === 'memory' ? 'scan' : 'index';
+  // PostgreSQL keeps no index yet: it is scanned, as the memory store is (docs/search.md).
+  const method = name === 'JSONL' || name === 'SQLite' ? 'index' : 'scan';
 
   it('finds each kind of message by its words, with its seq and a marked snippet', async () => {
     const store = await open(makeUrl());
