@@ -243,3 +243,25 @@ describe('catchUp: false', () => {
     }
   });
 });
+
+describe('the SQLite index', () => {
+  it('loses a redacted or deleted message in the same transaction, before any search', async () => {
+    const [, makeUrl] = everyBackend('search-erase')[1] as [string, () => string];
+    const url = makeUrl();
+    const store = await openStore(url);
+    try {
+      await writeTurn(store, 'secret', 'my card is qqmarker9191');
+      await writeTurn(store, 'gone', 'delete me kkdeletedmarker');
+      expect((await searchSessions(store, 'qqmarker9191')).hits).toHaveLength(2);
+      expect((await searchSessions(store, 'kkdeletedmarker')).hits).toHaveLength(2);
+      await redact(store, 'secret', { match: /qqmarker9191/g }, { reason: 'test' });
+      await store.delete('gone');
+    } finally {
+      await store.close();
+    }
+    for (const [file, bytes] of storedBytes(url)) {
+      expect(bytes.includes('qqmarker9191'), file).toBe(false);
+      expect(bytes.includes('kkdeletedmarker'), file).toBe(false);
+    }
+  });
+});

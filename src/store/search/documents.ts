@@ -40,7 +40,18 @@ export interface SessionFacts {
   readonly seedLength: number;
 }
 
-/** The facts of a header: its kind, its project (`metadata.project`, `cwd`, or an import's `cwd`). */
+/**
+ * The facts of a header: its kind, its project (`metadata.project`, `cwd`, or an import's `cwd`).
+ *
+ * @example
+ * ```ts
+ * import { sessionFacts } from 'palimpsest/store';
+ *
+ * const facts = sessionFacts({ version: 1, id: 'a', createdAt: 0, metadata: { cwd: '/work/app' } });
+ * console.log(facts.kind); // 'root'
+ * console.log(facts.project); // '/work/app'
+ * ```
+ */
 export function sessionFacts(header: SessionHeader): SessionFacts {
   const metadata = header.metadata ?? {};
   const imported = metadata.imported;
@@ -67,6 +78,18 @@ export function sessionFacts(header: SessionHeader): SessionFacts {
 /**
  * The documents of `events` from seq `fromSeq` on (never below the fork's seed). The whole log
  * is walked so that the model in effect and the names of the calls results answer are known.
+ *
+ * @example
+ * ```ts
+ * import { Session } from 'palimpsest';
+ * import { searchDocuments, sessionFacts } from 'palimpsest/store';
+ *
+ * const session = Session.create({ id: 'a' });
+ * session.append('user/message', { id: 'u1', role: 'user', content: [{ type: 'text', text: 'hello' }], source: { kind: 'user' } }, { surfaceOp: 'append' });
+ * const [document] = searchDocuments(session.events, 0, sessionFacts(session.header));
+ * console.log(document?.seq); // 0
+ * console.log(document?.text); // 'hello'
+ * ```
  */
 export function searchDocuments(
   events: readonly SessionEvent[],

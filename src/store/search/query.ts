@@ -68,6 +68,15 @@ export function searchWords(text: string): string[] {
  *
  * @throws SearchQueryError for an empty query, an unclosed quote, a query of punctuation only,
  *   one longer than {@link MAX_QUERY_LENGTH} characters or of more than 32 terms.
+ *
+ * @example
+ * ```ts
+ * import { parseSearchQuery } from 'palimpsest/store';
+ *
+ * const query = parseSearchQuery('deploy "night train" read_file');
+ * console.log(query.terms.map((term) => term.words.join(' '))); // ['deploy', 'night train', 'read file']
+ * console.log(query.terms[1]?.phrase); // true
+ * ```
  */
 export function parseSearchQuery(text: string): SearchQuery {
   if (typeof text !== 'string') {

@@ -75,6 +75,14 @@ export async function searchSessions(
  * runs. For a JSONL store the index file is deleted first, whatever state it is in.
  *
  * @returns how many sessions were indexed (0 for a store that keeps no index).
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore, rebuildSearchIndex } from 'palimpsest/store';
+ *
+ * // The memory store keeps no index: a search scans it, and there is nothing to rebuild.
+ * console.log(await rebuildSearchIndex(new MemoryStore())); // 0
+ * ```
  */
 export async function rebuildSearchIndex(store: SessionStore): Promise<number> {
   if (store instanceof JsonlStore) removeSearchFile(store.directory);
