@@ -3,7 +3,8 @@
  * search, its rows erased by triggers in the same transaction as the events they index), or in
  * a file of its own beside a JSONL store. A document's rowid is its session's key times 2^32
  * plus its seq, so a session's rows are one rowid range and a trigger finds an event's row
- * without a scan.
+ * without a scan. `search_docs` lists the rowids in use: FTS5 answers a rowid range by scanning
+ * the whole table, an `IN` list of rowids by looking each up, so ranges are taken from there.
  */
 import { basename } from 'node:path';
 import type { SearchDocument } from '../search/documents.js';
@@ -24,6 +25,7 @@ CREATE TABLE IF NOT EXISTS search_sessions (
   kind TEXT NOT NULL,
   project TEXT NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS search_docs (doc INTEGER PRIMARY KEY) STRICT;
 CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
   text, type UNINDEXED, role UNINDEXED, tools UNINDEXED, model UNINDEXED, time UNINDEXED,
   tokenize = 'unicode61 remove_diacritics 2'
@@ -40,10 +42,14 @@ const STORE_TRIGGERS_DDL = `
 CREATE TRIGGER IF NOT EXISTS search_event_erased AFTER DELETE ON events
 WHEN old.surface_op IS NOT NULL BEGIN
   DELETE FROM search_text WHERE rowid = old.session_id * ${SPAN} + old.seq;
+  DELETE FROM search_docs WHERE doc = old.session_id * ${SPAN} + old.seq;
   UPDATE search_sessions SET indexed = min(indexed, old.seq) WHERE key = old.session_id;
 END;
 CREATE TRIGGER IF NOT EXISTS search_session_deleted AFTER DELETE ON sessions BEGIN
-  DELETE FROM search_text WHERE rowid BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1};
+  DELETE FROM search_text WHERE rowid IN (
+    SELECT doc FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1}
+  );
+  DELETE FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1};
   DELETE FROM search_sessions WHERE key = old.key;
 END;
 `;
@@ -83,6 +89,8 @@ export class Fts5SearchIndex implements SearchIndex {
   readonly #placement: Fts5Placement;
   readonly #sql: Record<
     | 'marks'
+    | 'insertDoc'
+    | 'clearDocs'
     | 'keyOf'
     | 'storeKey'
     | 'newKey'
@@ -109,7 +117,11 @@ export class Fts5SearchIndex implements SearchIndex {
         placement === 'store' ? 'SELECT key FROM sessions WHERE id = ?' : 'SELECT NULL AS key',
       ),
       newKey: db.prepare('SELECT coalesce(max(key), 0) + 1 AS key FROM search_sessions'),
-      clearFrom: db.prepare('DELETE FROM search_text WHERE rowid BETWEEN ? AND ?'),
+      clearFrom: db.prepare(
+        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+      ),
+      clearDocs: db.prepare('DELETE FROM search_docs WHERE doc BETWEEN ? AND ?'),
+      insertDoc: db.prepare('INSERT INTO search_docs (doc) VALUES (?)'),
       insert: db.prepare(
         'INSERT INTO search_text (rowid, text, type, role, tools, model, time) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -118,7 +130,9 @@ export class Fts5SearchIndex implements SearchIndex {
          ON CONFLICT (key) DO UPDATE SET indexed = excluded.indexed, stamp = excluded.stamp,
            last_time = excluded.last_time, kind = excluded.kind, project = excluded.project`,
       ),
-      dropRows: db.prepare('DELETE FROM search_text WHERE rowid BETWEEN ? AND ?'),
+      dropRows: db.prepare(
+        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+      ),
       dropMark: db.prepare('DELETE FROM search_sessions WHERE key = ?'),
     };
   }
@@ -135,7 +149,11 @@ export class Fts5SearchIndex implements SearchIndex {
         if (key === undefined) return;
         const base = key * SPAN;
         this.#sql.clearFrom.run(base + entry.fromSeq, base + SPAN - 1);
-        for (const document of entry.documents) insertDocument(this.#sql.insert, base, document);
+        this.#sql.clearDocs.run(base + entry.fromSeq, base + SPAN - 1);
+        for (const document of entry.documents) {
+          insertDocument(this.#sql.insert, base, document);
+          this.#sql.insertDoc.run(base + document.seq);
+        }
         const { mark, facts } = entry;
         this.#sql.mark.run(
           key,
@@ -156,6 +174,7 @@ export class Fts5SearchIndex implements SearchIndex {
         const row = this.#sql.keyOf.get(id) as { key: number } | undefined;
         if (row === undefined) return;
         this.#sql.dropRows.run(row.key * SPAN, row.key * SPAN + SPAN - 1);
+        this.#sql.clearDocs.run(row.key * SPAN, row.key * SPAN + SPAN - 1);
         this.#sql.dropMark.run(row.key);
       })
       .immediate();
@@ -164,7 +183,9 @@ export class Fts5SearchIndex implements SearchIndex {
   async clear(): Promise<void> {
     this.#db
       .transaction(() => {
-        this.#db.exec('DELETE FROM search_text; DELETE FROM search_sessions;');
+        this.#db.exec(
+          'DELETE FROM search_text; DELETE FROM search_docs; DELETE FROM search_sessions;',
+        );
       })
       .immediate();
   }
