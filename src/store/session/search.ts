@@ -4,8 +4,11 @@
  * keeps none. Which index a store has is decided here, the one floor that knows every backend:
  * its own (SQLite, PostgreSQL), a file beside the logs (JSONL), or none (memory, wrappers).
  */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import type { SessionStore, SessionSummary } from '../contract/session-store.js';
+import { decodeSessionId, isLogFileName, LOG_SUFFIX } from '../jsonl/paths.js';
 import { JsonlStore } from '../jsonl/store.js';
 import { searchDocuments, sessionFacts } from '../search/documents.js';
 import {
@@ -120,6 +123,56 @@ function stampOf(summary: SessionSummary): string {
   return `${summary.updatedAt ?? ''}/${summary.eventCount ?? ''}/${summary.sizeBytes ?? ''}`;
 }
 
+/** A session as the catch-up sees it: its id, its stamp, and its header when the listing has it. */
+interface ListedSession {
+  readonly id: string;
+  readonly stamp: string;
+  readonly header?: SessionHeader;
+}
+
+/**
+ * Every session of the store with its stamp, and the ids to keep even if unreadable. A JSONL
+ * store's listing reads each log's header and last batch; a file's size and modification time
+ * say as much about whether it changed, for one `stat` a file (a hashed name, which does not
+ * say its id, falls back to the listing).
+ */
+async function listForIndex(
+  store: SessionStore,
+): Promise<{ sessions: ListedSession[]; kept: Set<string> }> {
+  if (store instanceof JsonlStore) {
+    const names = (await readdir(store.directory)).filter(isLogFileName);
+    const sessions: ListedSession[] = [];
+    for (const name of names) {
+      const id = decodeSessionId(name.slice(0, -LOG_SUFFIX.length));
+      if (id === undefined) return listSummaries(store);
+      try {
+        const stats = await stat(join(store.directory, name));
+        if (stats.isFile()) sessions.push({ id, stamp: `${stats.mtimeMs}/${stats.size}` });
+      } catch {
+        // Removed since the directory was read: it leaves the index with the others gone.
+      }
+    }
+    return { sessions, kept: new Set() };
+  }
+  return listSummaries(store);
+}
+
+async function listSummaries(
+  store: SessionStore,
+): Promise<{ sessions: ListedSession[]; kept: Set<string> }> {
+  const { sessions, damaged } = await everySession(store);
+  const kept = new Set<string>();
+  for (const entry of damaged) if (entry.id !== undefined) kept.add(entry.id);
+  return {
+    sessions: sessions.map((summary) => ({
+      id: summary.header.id,
+      stamp: stampOf(summary),
+      header: summary.header,
+    })),
+    kept,
+  };
+}
+
 /**
  * Brings the index up to date with the store: sessions gone from the store leave it, changed
  * ones are read and indexed from their mark (from the start when the log was rewritten under
@@ -129,25 +182,22 @@ function stampOf(summary: SessionSummary): string {
  */
 export async function catchUp(store: SessionStore, index: SearchIndex): Promise<number> {
   const marks = await index.indexed();
-  const { sessions, damaged } = await everySession(store);
-  const listed = new Set<string>();
-  for (const entry of damaged) if (entry.id !== undefined) listed.add(entry.id);
+  const { sessions, kept: listed } = await listForIndex(store);
   let written = 0;
-  for (const summary of sessions) {
-    const id = summary.header.id;
+  for (const { id, stamp, header } of sessions) {
     listed.add(id);
     const mark = marks.get(id);
-    const stamp = stampOf(summary);
     if (mark !== undefined && mark.stamp === stamp) continue;
-    let events: readonly SessionEvent[];
+    let loaded: Awaited<ReturnType<SessionStore['load']>>;
     try {
-      events = (await store.load(id, { elideFinishedChunks: true })).events;
+      loaded = await store.load(id, { elideFinishedChunks: true });
     } catch {
       // A session that cannot be read now keeps what was indexed of it; a later search retries.
       continue;
     }
+    const events = loaded.events;
     const fromSeq = resumeAt(events, mark?.indexed ?? 0, mark?.lastTime);
-    const facts = sessionFacts(summary.header);
+    const facts = sessionFacts(header ?? loaded.header);
     await index.write({
       id,
       fromSeq,
