@@ -236,7 +236,7 @@ async function main(): Promise<void> {
         })),
         ...rows.map(([name, q], i) => ({
           id: `${i + 3}`,
-          what: `${name} latency of a default search, which first checks every session for changes (lists ${SESSIONS.toLocaleString('en-US')} log files) vs the direct FTS5 query (${queries.length} queries × ${CATCH_UP_ROUNDS} rounds)`,
+          what: `${name} latency of a default search, which first checks every session for changes (stats ${SESSIONS.toLocaleString('en-US')} log files) vs the direct FTS5 query (${queries.length} queries × ${CATCH_UP_ROUNDS} rounds)`,
           ours: formatDuration(p(ours, q)),
           floor: formatDuration(p(floor, q)),
           ratio: formatRatio(p(ours, q) / p(floor, q)),
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
         `The store is written with fsync off (its writing is not measured). Reading the logs lists the store and loads each session; the build empties the index and indexes every session (\`rebuildSearchIndex\`), which reads them the same way and adds formatting each message and FTS5's inserts. Each round runs every query three ways, in this order: the direct query (\`SELECT … snippet(), bm25() … WHERE search_text MATCH ? ORDER BY bm25 LIMIT 20\` through better-sqlite3 on the index file), \`searchSessions(store, q, {catchUp: false})\`, and, in the first ${CATCH_UP_ROUNDS} rounds, \`searchSessions(store, q)\`; p50 and p95 are over all of them. The machine's load average is printed with the run: other work shared its two cores. Source: \`bench/search.ts\`.`,
       ],
       notes: [
-        '`searchSessions` opens the index file, parses the query, and joins the session table for the filters and ids, on top of the direct query. A default search also lists the store to find sessions that changed; for JSONL that is a stat and a header read per log file, which grows with the number of sessions, not with what is searched.',
+        '`searchSessions` opens the index file, parses the query, and joins the session table for the filters and ids, on top of the direct query. A default search also lists the store to find sessions that changed; for JSONL that is a `stat` per log file, which grows with the number of sessions, not with what is searched.',
       ],
       durationSeconds: Number(process.hrtime.bigint() - startedNs) / 1e9,
     };
