@@ -60,6 +60,7 @@ export const SECTIONS = [
   'otel',
   'integrity',
   'viewer',
+  'search',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
@@ -78,6 +79,7 @@ const SECTION_TITLES: Record<SectionName, string> = {
   otel: 'OpenTelemetry export benchmark',
   integrity: 'Hash chain and encryption benchmark',
   viewer: 'Viewer benchmark',
+  search: 'Search benchmark',
 };
 
 export interface Report {
@@ -187,7 +189,7 @@ function summaryCells(row: SummaryRow, verdicts: Record<Verdict, string>): strin
 const PAGE_INTRO = [
   '# Benchmarks',
   '',
-  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:takeover` (bench/takeover.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:ai-sdk` (bench/ai-sdk.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts), `npm run bench:replay` (bench/replay.ts), `npm run bench:otel` (bench/otel.ts) and `npm run bench:viewer` (bench/viewer.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
+  '<!-- Generated: `npm run bench` (bench/peers/run.ts), `npm run bench:core` (bench/core.ts), `npm run bench:store` (bench/store.ts), `npm run bench:postgres` (bench/postgres.ts), `npm run bench:takeover` (bench/takeover.ts), `npm run bench:agent` (bench/agent.ts), `npm run bench:ai-sdk` (bench/ai-sdk.ts), `npm run bench:compaction` (bench/compaction.ts), `npm run bench:import` (bench/import.ts), `npm run bench:replay` (bench/replay.ts), `npm run bench:otel` (bench/otel.ts) `npm run bench:viewer` (bench/viewer.ts) and `npm run bench:search` (bench/search.ts) each rewrite only their own section, between its markers; edits inside a section are overwritten. -->',
   '',
   'Every figure is measured beside a **floor** measured in the same run on the same machine:',
   'the cheapest thing a library could possibly do with the same events (for example',
@@ -207,6 +209,7 @@ const PAGE_INTRO = [
   `- [${SECTION_TITLES.replay}](#replay-benchmark): the cache table and a replay of every call beside loading the session, and what the cache-aware compaction policy saves (\`npm run bench:replay\`).`,
   `- [${SECTION_TITLES.otel}](#opentelemetry-export-benchmark): exporting a session as OpenTelemetry spans, in spans per second beside the same spans made through the SDK's own tracer and exported the same way (\`npm run bench:otel\`).`,
   `- [${SECTION_TITLES.viewer}](#viewer-benchmark): the web viewer in Chromium: first render of the model view beside \`JSON.parse\` of the same events, peak JS heap, one live append (\`npm run bench:viewer\`).`,
+  `- [${SECTION_TITLES.search}](#search-benchmark): \`searchSessions\` beside a direct FTS5 query on the same index, the index's build beside reading the logs, its size beside theirs (\`npm run bench:search\`).`,
 ].join('\n');
 
 function beginMarker(name: SectionName): string {

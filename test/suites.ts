@@ -47,6 +47,7 @@ export const slowTests: readonly string[] = [
   'test/cli/governance.test.ts',
   'test/cli/encryption.test.ts',
   'test/cli/mcp.test.ts',
+  'test/cli/search.test.ts',
   'test/import/cli.test.ts',
   'test/import/forks.test.ts',
   // npm pack and a consumer's type check of the packed package (36 s).

@@ -107,6 +107,11 @@ export {
   type TypedJsonSchema,
 } from './schema.js';
 export {
+  type RecallScope,
+  type SessionRecallOptions,
+  sessionRecallTools,
+} from './session-recall.js';
+export {
   type PendingMessages,
   pendingMessages,
   type QueuedMessage,

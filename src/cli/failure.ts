@@ -90,6 +90,7 @@ export function describeFailure(error: unknown): { code: number; message: string
       case 'SOURCE_DIVERGED':
         return { code: EXIT.unchanged, message: error.message };
       case 'INVALID_ARGUMENT':
+      case 'BAD_QUERY':
       case 'INVALID_RANGE':
       case 'INVALID_OPTIONS':
       case 'INVALID_BOUNDARY':

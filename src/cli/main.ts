@@ -34,6 +34,7 @@ import { replayCommand } from './commands/replay.js';
 import { requestCommand } from './commands/request.js';
 import { archiveCommand, type GcOptions, gcCommand, restoreCommand } from './commands/retention.js';
 import { type RunOptions, runCommand } from './commands/run.js';
+import { type SearchCommandOptions, searchCommand } from './commands/search.js';
 import { type VerifyOptions, verifyCommand } from './commands/verify.js';
 import { viewCommand } from './commands/view.js';
 import { CliContext, type GlobalOptions } from './context.js';
@@ -533,6 +534,24 @@ function program(): Command {
       ),
     );
 
+  root
+    .command('search')
+    .description('find messages across sessions by their words ("quoted phrases" too), best first')
+    .argument('[query...]', 'words and "quoted phrases", all of which must occur')
+    .option('--since <when>', 'only messages from then on (2026-12-01, or 7d back from now)')
+    .option('--until <when>', 'only messages before then')
+    .option('--model <name>', 'only messages written under this model')
+    .option('--tool <name>', 'only messages that call this tool or hold its result')
+    .option('--project <dir>', 'only sessions whose header names this project or working directory')
+    .option('--forks', 'search forks too')
+    .option('--children', "search subagents' sessions too")
+    .option('--limit <n>', 'at most this many hits (default 20)')
+    .option('--rebuild', 'make the search index anew from the logs first')
+    .action(
+      run((context, words: string[], options: SearchCommandOptions) =>
+        searchCommand(context, words.length === 0 ? undefined : words.join(' '), options),
+      ),
+    );
   root
     .command('import')
     .description(

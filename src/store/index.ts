@@ -90,6 +90,32 @@ export {
   verifyIntegrity,
 } from './integrity/verify.js';
 export { MemoryStore } from './memory/store.js';
+export {
+  type SearchDocument,
+  type SessionFacts,
+  type SessionKind,
+  searchDocuments,
+  sessionFacts,
+} from './search/documents.js';
+export {
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  type SearchHit,
+  type SearchOptions,
+} from './search/hits.js';
+export {
+  MAX_QUERY_LENGTH,
+  parseSearchQuery,
+  type SearchQuery,
+  SearchQueryError,
+  type SearchTerm,
+} from './search/query.js';
+export type {
+  IndexedSession,
+  IndexWrite,
+  SearchIndex,
+  SearchIndexedStore,
+} from './search/search-index.js';
 export { type AppendOnceResult, appendOnce } from './session/append-once.js';
 export type { CheckpointPolicy } from './session/checkpoints.js';
 export { type MoveOptions, type MoveReport, moveSession } from './session/move.js';
@@ -143,3 +169,4 @@ export {
 } from './session/retention-apply.js';
 export { parseByteSize, parseDuration } from './session/retention-units.js';
 export { type SalvageOptions, type SalvageResult, salvageSession } from './session/salvage.js';
+export { rebuildSearchIndex, type SearchResult, searchSessions } from './session/search.js';

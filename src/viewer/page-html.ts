@@ -5,7 +5,7 @@
  */
 
 const BODY = `<aside id="sidebar">
-<input id="session-search" type="search" placeholder="Search sessions by id or text" aria-label="Search sessions">
+<input id="session-search" type="search" placeholder="Search sessions by id or words" aria-label="Search sessions">
 <select id="session-sort" aria-label="Sort sessions"><option value="activity">Last activity</option><option value="created">Created</option><option value="id">Id</option></select>
 <ul id="session-list"></ul>
 </aside>

@@ -12,6 +12,16 @@ export interface SessionListing {
   readonly events: number;
   readonly turns: number;
   readonly parent: string | null;
+  /** The messages of the session that match the search text, best first (none when not searching). */
+  readonly hits?: readonly SessionListingHit[];
+}
+
+/** A message that matched the session list's search text. */
+export interface SessionListingHit {
+  readonly seq: number;
+  readonly role: string;
+  /** Words around the match, each matched word or phrase inside `«` and `»`. */
+  readonly snippet: string;
 }
 
 /** The answer of `GET /api/sessions`. */

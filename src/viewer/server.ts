@@ -18,8 +18,10 @@ import {
   EncryptionError,
   FormatVersionError,
   requireReadable,
+  SearchQueryError,
   type SessionStore,
   ShreddedKeyError,
+  searchSessions,
 } from '../store/index.js';
 import { everySession } from '../store/session/list-all.js';
 import { pageAssets } from './assets.js';
@@ -29,6 +31,7 @@ import {
   type ChunkBodies,
   type SessionList,
   type SessionListing,
+  type SessionListingHit,
   SNAPSHOT_PART_CHARS,
   SNAPSHOT_PART_PREFIX,
   type SnapshotStart,
@@ -228,15 +231,17 @@ function servedPage(): string {
 async function sessionList(store: SessionStore, query: string): Promise<SessionList> {
   const { sessions, damaged } = await everySession(store);
   const needle = query.toLowerCase();
+  const found = needle === '' ? undefined : await hitsBySession(store, query);
   const listed: SessionListing[] = [];
   const unreadable: Array<{ id: string; reason: string }> = [];
   for (const summary of sessions) {
     const id = summary.header.id;
-    if (needle !== '' && !id.toLowerCase().includes(needle) && !(await mentions(store, id, needle)))
-      continue;
+    const hits = found?.get(id);
+    if (found !== undefined && hits === undefined && !id.toLowerCase().includes(needle)) continue;
     try {
       const stats = await store.summarize(id);
       listed.push({
+        ...(hits === undefined ? {} : { hits }),
         id,
         createdAt: stats.header.createdAt,
         lastActivity: stats.lastEventTime ?? summary.updatedAt ?? stats.header.createdAt,
@@ -264,15 +269,34 @@ async function sessionList(store: SessionStore, query: string): Promise<SessionL
   };
 }
 
-/** Whether any event of session `id` holds `needle` (lower case) in its text. */
-async function mentions(store: SessionStore, id: string, needle: string): Promise<boolean> {
+/** The hits of the list's search text, a few per session, through the store's search index. */
+async function hitsBySession(
+  store: SessionStore,
+  query: string,
+): Promise<Map<string, SessionListingHit[]>> {
+  const bySession = new Map<string, SessionListingHit[]>();
+  let hits: Awaited<ReturnType<typeof searchSessions>>['hits'];
   try {
-    const { events } = await store.load(id);
-    return events.some((event) => JSON.stringify(event.data).toLowerCase().includes(needle));
-  } catch {
-    return false; // a damaged session is listed as damaged, not searched
+    ({ hits } = await searchSessions(store, query, {
+      includeForks: true,
+      includeChildren: true,
+      limit: 200,
+    }));
+  } catch (error) {
+    // Text that is no query (punctuation, an open quote while typing) still matches ids.
+    if (SearchQueryError.isInstance(error)) return bySession;
+    throw error;
   }
+  for (const hit of hits) {
+    const list = bySession.get(hit.session) ?? [];
+    if (list.length < HITS_PER_SESSION)
+      list.push({ seq: hit.seq, role: hit.role, snippet: hit.snippet });
+    bySession.set(hit.session, list);
+  }
+  return bySession;
 }
+
+const HITS_PER_SESSION = 3;
 
 /** The stream chunks of session `id` in full: the bodies its snapshot left out. */
 async function chunkBodies(store: SessionStore, id: string): Promise<ChunkBodies> {

@@ -82,6 +82,7 @@ const samples = {
     new m.StoreUnavailableError('append', 'postgres://h/db', 'unknown', {
       cause: new Error('ECONNRESET'),
     }),
+  SearchQueryError: (m: Samples) => new m.SearchQueryError('expected words, found none'),
   AgentError: (m: Samples) => new m.AgentError('INVALID_INPUT', 'empty input'),
   CompactionError: (m: Samples) => new m.CompactionError('BUSY', 'busy'),
   OpenAIAgentsSessionError: (m: Samples) =>

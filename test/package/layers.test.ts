@@ -39,10 +39,20 @@ const STORE_FLOORS: Readonly<Record<string, readonly string[]>> = {
   memory: ['contract'],
   jsonl: ['contract'],
   integrity: ['contract'],
+  search: ['contract'],
   encryption: ['contract', 'integrity'],
-  sqlite: ['contract', 'sql'],
-  postgres: ['contract', 'sql'],
-  session: ['contract', 'memory', 'jsonl', 'sqlite', 'postgres', 'integrity', 'encryption'],
+  sqlite: ['contract', 'sql', 'search'],
+  postgres: ['contract', 'sql', 'search'],
+  session: [
+    'contract',
+    'memory',
+    'jsonl',
+    'sqlite',
+    'postgres',
+    'integrity',
+    'encryption',
+    'search',
+  ],
 };
 
 /** Packages each layer may import; `node:` built-ins are allowed everywhere but in core. */

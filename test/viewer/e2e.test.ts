@@ -202,12 +202,27 @@ describeBrowser('the viewer in Chromium', () => {
         .toContain('Did the tests pass?');
       await page.locator('#session-search').fill('no session says this');
       await page.locator('#session-list li.empty').waitFor();
+      // Text the fork copied from its parent is found in the parent; the fork by its id.
       await page.locator('#session-search').fill('tiny-server');
-      await expect.poll(() => page.locator('#session-list li a').count()).toBe(2);
+      await expect
+        .poll(() => page.locator('#session-list li a:not(.hit)').allTextContents())
+        .toEqual([id]);
+      await page.locator('#session-search').fill('demo');
+      await expect.poll(() => page.locator('#session-list li a:not(.hit)').count()).toBe(2);
       await page.locator('#session-sort').selectOption('id');
-      expect(await page.locator('#session-list li a').allTextContents()).toEqual(
+      expect(await page.locator('#session-list li a:not(.hit)').allTextContents()).toEqual(
         [id, 'demo-fork'].sort(),
       );
+      // A message the search found opens its session at that event.
+      await page.locator('#session-search').fill('"Did the tests pass"');
+      const hit = page.locator('#session-list a.hit', { hasText: 'Did the tests pass' }).first();
+      await hit.waitFor();
+      expect(await hit.locator('mark').first().textContent()).toBe('Did the tests pass');
+      await page.locator('#tabs [data-view="raw"]').click();
+      await hit.click();
+      await expect
+        .poll(() => page.locator('.row.selected').textContent())
+        .toContain('Did the tests pass?');
       expectNoIncidents(incidents);
       await page.close();
     } finally {

@@ -20,15 +20,17 @@ import type {
   UnlockReport,
   WatchOptions,
 } from '../contract/session-store.js';
+import type { SearchIndex, SearchIndexedStore } from '../search/search-index.js';
 import { openContext, type SqliteContext } from './context.js';
 import { SqliteLocks } from './lock.js';
 import type { SqliteStoreOptions } from './open.js';
 import { SqliteReads } from './reads.js';
 import type { SqliteSettings } from './schema.js';
+import { Fts5SearchIndex } from './search-index.js';
 import { SqliteWrites } from './writes.js';
 
 /** A {@link SessionStore} in one SQLite file. Open it with `openSqliteStore`. */
-export class SqliteStore implements SessionStore {
+export class SqliteStore implements SessionStore, SearchIndexedStore {
   /** `sqlite:` and the absolute path of the database file. */
   readonly location: string;
   /** The pragmas of the connection, read back after setting them. */
@@ -37,6 +39,7 @@ export class SqliteStore implements SessionStore {
   readonly #locks: SqliteLocks;
   readonly #reads: SqliteReads;
   readonly #writes: SqliteWrites;
+  #search: Fts5SearchIndex | undefined;
 
   private constructor(context: SqliteContext) {
     this.#context = context;
@@ -103,6 +106,18 @@ export class SqliteStore implements SessionStore {
     lock: SessionLock,
   ): Promise<void> {
     return this.#writes.replaceLog(id, events, options, lock);
+  }
+
+  /**
+   * The FTS5 search index in this database, its tables made by the first call (a migration that
+   * adds, so no schema version moves); `undefined` on a read-only connection, which cannot keep
+   * it current (a search then scans).
+   */
+  async searchIndex(): Promise<SearchIndex | undefined> {
+    this.#context.assertOpen();
+    if (this.#context.readOnly) return undefined;
+    this.#search ??= new Fts5SearchIndex(this.#context.db, 'store');
+    return this.#search;
   }
 
   /** Releases the locks this store holds and closes the connection. Idempotent. */

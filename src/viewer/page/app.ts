@@ -220,6 +220,11 @@ export class SessionPage {
     if (changed) this.list.refresh();
   }
 
+  /** Selects event `seq` and scrolls to it (a search hit the reader opened). */
+  reveal(seq: number): void {
+    this.selectSeq(seq);
+  }
+
   /** Selects `seq` where it has a row: this view, else the raw log. */
   private selectSeq(seq: number): void {
     let key = this.keyFor(seq);

@@ -7,14 +7,20 @@ import { SessionPage } from './app.js';
 import { SessionSidebar } from './sessions.js';
 import { embeddedSnapshot, ServerSource } from './source.js';
 
-function routeId(): string | undefined {
-  const match = /^#\/s\/(.+)$/.exec(location.hash);
+/** The session the hash names (`#/s/ID`, or `#/s/ID?seq=N` for a search hit at event N). */
+function route(): { id: string; seq?: number } | undefined {
+  const match = /^#\/s\/([^?]+)(?:\?seq=(\d+))?$/.exec(location.hash);
   if (match?.[1] === undefined) return undefined;
   try {
-    return decodeURIComponent(match[1]);
+    const id = decodeURIComponent(match[1]);
+    return match[2] === undefined ? { id } : { id, seq: Number(match[2]) };
   } catch {
     return undefined;
   }
+}
+
+function routeId(): string | undefined {
+  return route()?.id;
 }
 
 function boot(): void {
@@ -31,8 +37,9 @@ function boot(): void {
   const open = (): void => {
     streaming?.abort();
     sidebar.render();
-    const id = routeId();
-    if (id === undefined) return;
+    const routed = route();
+    if (routed === undefined) return;
+    const { id, seq } = routed;
     const controller = new AbortController();
     streaming = controller;
     void source.stream(
@@ -40,6 +47,7 @@ function boot(): void {
       {
         snapshot: (snapshot, bytes) => {
           page.load(snapshot, bytes);
+          if (seq !== undefined) page.reveal(seq);
           // The stubs' bodies, after the first render (the model view never shows them).
           if (page.missingBodies() > 0) {
             source.chunks(id, controller.signal).then(

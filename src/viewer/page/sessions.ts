@@ -1,9 +1,10 @@
 /**
  * The session list of the served page: the store's sessions, searched by id and by text (the
- * server looks through the logs), sorted by last activity, creation or id.
+ * server asks the store's search index), sorted by last activity, creation or id; under each
+ * session found by its text, the messages that matched, each a link that opens it at that event.
  */
-import type { SessionListing } from '../protocol.js';
-import { byId, el, replaceChildren } from './dom.js';
+import type { SessionListing, SessionListingHit } from '../protocol.js';
+import { byId, type Child, el, replaceChildren } from './dom.js';
 import type { ServerSource } from './source.js';
 import { counted, timeText, visible } from './text.js';
 
@@ -75,9 +76,24 @@ export class SessionSidebar {
             { class: 'meta' },
             `${counted(session.events, 'event')} · ${counted(session.turns, 'turn')} · ${timeText(session.lastActivity)}${session.parent === null ? '' : ` · fork of ${visible(session.parent)}`}`,
           ),
+          ...(session.hits ?? []).map((hit) => hitLink(session.id, hit)),
         ),
       ),
       this.sessions.length === 0 ? el('li', { class: 'empty' }, 'no session matches') : null,
     );
   }
+}
+
+/** A matched message: `#seq role: snippet`, its matches marked, linking to the session at `seq`. */
+function hitLink(id: string, hit: SessionListingHit): HTMLAnchorElement {
+  const parts: Child[] = [];
+  for (const [index, piece] of visible(hit.snippet).split(/[«»]/).entries()) {
+    parts.push(index % 2 === 1 ? el('mark', {}, piece) : piece);
+  }
+  return el(
+    'a',
+    { class: 'hit', href: `#/s/${encodeURIComponent(id)}?seq=${hit.seq}` },
+    `#${hit.seq} ${hit.role}: `,
+    ...parts,
+  );
 }

@@ -1,0 +1,257 @@
+/**
+ * The FTS5 search index: in the SQLite store's own database (its tables created by the first
+ * search, its rows erased by triggers in the same transaction as the events they index), or in
+ * a file of its own beside a JSONL store. A document's rowid is its session's key times 2^32
+ * plus its seq, so a session's rows are one rowid range and a trigger finds an event's row
+ * without a scan. `search_docs` lists the rowids in use: FTS5 answers a rowid range by scanning
+ * the whole table, an `IN` list of rowids by looking each up, so ranges are taken from there.
+ */
+import { basename } from 'node:path';
+import type { SearchDocument } from '../search/documents.js';
+import { MATCH_CLOSE, MATCH_OPEN, type SearchHit, type SearchOptions } from '../search/hits.js';
+import type { SearchQuery } from '../search/query.js';
+import type { IndexedSession, IndexWrite, SearchIndex } from '../search/search-index.js';
+import type { SqliteDatabase, SqliteStatement } from './schema.js';
+
+const SPAN = 4294967296;
+
+const TABLES_DDL = `
+CREATE TABLE IF NOT EXISTS search_sessions (
+  key INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  indexed INTEGER NOT NULL,
+  stamp TEXT NOT NULL,
+  last_time INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  project TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS search_docs (doc INTEGER PRIMARY KEY) STRICT;
+CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
+  text, type UNINDEXED, role UNINDEXED, tools UNINDEXED, model UNINDEXED, time UNINDEXED,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO search_text (search_text, rank) VALUES ('secure-delete', 1);
+`;
+
+/**
+ * In the store's database: an erased or deleted message row takes its document with it, and
+ * lowers the session's mark so the next search indexes what replaced it. Only message rows
+ * (those with a `surface_op`) are indexed, so the chunk rows an append moves into runs skip it.
+ */
+const STORE_TRIGGERS_DDL = `
+CREATE TRIGGER IF NOT EXISTS search_event_erased AFTER DELETE ON events
+WHEN old.surface_op IS NOT NULL BEGIN
+  DELETE FROM search_text WHERE rowid = old.session_id * ${SPAN} + old.seq;
+  DELETE FROM search_docs WHERE doc = old.session_id * ${SPAN} + old.seq;
+  UPDATE search_sessions SET indexed = min(indexed, old.seq) WHERE key = old.session_id;
+END;
+CREATE TRIGGER IF NOT EXISTS search_session_deleted AFTER DELETE ON sessions BEGIN
+  DELETE FROM search_text WHERE rowid IN (
+    SELECT doc FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1}
+  );
+  DELETE FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1};
+  DELETE FROM search_sessions WHERE key = old.key;
+END;
+`;
+
+/** Where the index lives: the store's own database, or a file beside a JSONL store. */
+export type Fts5Placement = 'store' | 'file';
+
+/** Whether a database holds the index tables already. */
+export function hasSearchTables(db: SqliteDatabase): boolean {
+  return (
+    db
+      .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'search_text'")
+      .get() !== undefined
+  );
+}
+
+interface HitRow {
+  session: string;
+  seq: number;
+  type: string;
+  role: string;
+  time: number;
+  model: string;
+  tools: string;
+  snippet: string;
+  score: number;
+}
+
+/** The FTS5 form of a parsed query: each term a quoted string (its words are letters and digits). */
+export function fts5Match(query: SearchQuery): string {
+  return query.terms.map((term) => `"${term.words.join(' ')}"`).join(' ');
+}
+
+/** A {@link SearchIndex} in FTS5 tables. */
+export class Fts5SearchIndex implements SearchIndex {
+  readonly #db: SqliteDatabase;
+  readonly #placement: Fts5Placement;
+  readonly #sql: Record<
+    | 'marks'
+    | 'insertDoc'
+    | 'clearDocs'
+    | 'keyOf'
+    | 'storeKey'
+    | 'newKey'
+    | 'clearFrom'
+    | 'insert'
+    | 'mark'
+    | 'dropRows'
+    | 'dropMark',
+    SqliteStatement
+  >;
+
+  /** Creates the tables (and in the store, the triggers) when missing; call on a writable connection. */
+  constructor(db: SqliteDatabase, placement: Fts5Placement) {
+    this.#db = db;
+    this.#placement = placement;
+    db.transaction(() => {
+      if (!hasSearchTables(db)) db.exec(TABLES_DDL);
+      if (placement === 'store') db.exec(STORE_TRIGGERS_DDL);
+    }).immediate();
+    this.#sql = {
+      marks: db.prepare('SELECT id, indexed, stamp, last_time AS lastTime FROM search_sessions'),
+      keyOf: db.prepare('SELECT key FROM search_sessions WHERE id = ?'),
+      storeKey: db.prepare(
+        placement === 'store' ? 'SELECT key FROM sessions WHERE id = ?' : 'SELECT NULL AS key',
+      ),
+      newKey: db.prepare('SELECT coalesce(max(key), 0) + 1 AS key FROM search_sessions'),
+      clearFrom: db.prepare(
+        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+      ),
+      clearDocs: db.prepare('DELETE FROM search_docs WHERE doc BETWEEN ? AND ?'),
+      insertDoc: db.prepare('INSERT INTO search_docs (doc) VALUES (?)'),
+      insert: db.prepare(
+        'INSERT INTO search_text (rowid, text, type, role, tools, model, time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      mark: db.prepare(
+        `INSERT INTO search_sessions (key, id, indexed, stamp, last_time, kind, project) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET indexed = excluded.indexed, stamp = excluded.stamp,
+           last_time = excluded.last_time, kind = excluded.kind, project = excluded.project`,
+      ),
+      dropRows: db.prepare(
+        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+      ),
+      dropMark: db.prepare('DELETE FROM search_sessions WHERE key = ?'),
+    };
+  }
+
+  async indexed(): Promise<ReadonlyMap<string, IndexedSession>> {
+    const rows = this.#sql.marks.all() as IndexedSession[];
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  async write(entry: IndexWrite): Promise<void> {
+    this.#db
+      .transaction(() => {
+        const key = this.#keyFor(entry.id);
+        if (key === undefined) return;
+        const base = key * SPAN;
+        this.#sql.clearFrom.run(base + entry.fromSeq, base + SPAN - 1);
+        this.#sql.clearDocs.run(base + entry.fromSeq, base + SPAN - 1);
+        for (const document of entry.documents) {
+          insertDocument(this.#sql.insert, base, document);
+          this.#sql.insertDoc.run(base + document.seq);
+        }
+        const { mark, facts } = entry;
+        this.#sql.mark.run(
+          key,
+          entry.id,
+          mark.indexed,
+          mark.stamp,
+          mark.lastTime,
+          facts.kind,
+          facts.project,
+        );
+      })
+      .immediate();
+  }
+
+  async drop(id: string): Promise<void> {
+    this.#db
+      .transaction(() => {
+        const row = this.#sql.keyOf.get(id) as { key: number } | undefined;
+        if (row === undefined) return;
+        this.#sql.dropRows.run(row.key * SPAN, row.key * SPAN + SPAN - 1);
+        this.#sql.clearDocs.run(row.key * SPAN, row.key * SPAN + SPAN - 1);
+        this.#sql.dropMark.run(row.key);
+      })
+      .immediate();
+  }
+
+  async clear(): Promise<void> {
+    this.#db
+      .transaction(() => {
+        this.#db.exec(
+          'DELETE FROM search_text; DELETE FROM search_docs; DELETE FROM search_sessions;',
+        );
+      })
+      .immediate();
+  }
+
+  async query(
+    query: SearchQuery,
+    options: SearchOptions & { readonly limit: number },
+  ): Promise<SearchHit[]> {
+    const where = ['search_text MATCH ?'];
+    const params: unknown[] = [fts5Match(query)];
+    const filter = (clause: string, value: unknown): void => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (options.since !== undefined) filter('t.time >= ?', options.since);
+    if (options.until !== undefined) filter('t.time < ?', options.until);
+    if (options.model !== undefined) filter('t.model = ?', options.model);
+    if (options.tool !== undefined)
+      filter("instr(' ' || t.tools || ' ', ' ' || ? || ' ') > 0", options.tool);
+    if (options.project !== undefined) filter('s.project = ?', options.project);
+    if (options.sessions !== undefined) {
+      filter('s.id IN (SELECT value FROM json_each(?))', JSON.stringify(options.sessions));
+    }
+    const kinds = ["'root'"];
+    if (options.includeForks === true) kinds.push("'fork'");
+    if (options.includeChildren === true) kinds.push("'child'");
+    where.push(`s.kind IN (${kinds.join(', ')})`);
+    const rows = this.#db
+      .prepare(
+        `SELECT s.id AS session, t.rowid - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model, t.tools,
+           snippet(search_text, 0, '${MATCH_OPEN}', '${MATCH_CLOSE}', '…', 16) AS snippet,
+           -bm25(search_text) AS score
+         FROM search_text AS t JOIN search_sessions AS s ON s.key = (t.rowid >> 32)
+         WHERE ${where.join(' AND ')}
+         ORDER BY bm25(search_text), s.id, seq LIMIT ?`,
+      )
+      .all(...params, options.limit) as HitRow[];
+    return rows.map((row) => ({ ...row, snippet: row.snippet.replace(/\s+/g, ' ').trim() }));
+  }
+
+  /** The session's key: the store's own in its database, the index's next free one in a file. */
+  #keyFor(id: string): number | undefined {
+    if (this.#placement === 'store') {
+      return (this.#sql.storeKey.get(id) as { key: number } | undefined)?.key;
+    }
+    const known = this.#sql.keyOf.get(id) as { key: number } | undefined;
+    return known?.key ?? (this.#sql.newKey.get() as { key: number }).key;
+  }
+}
+
+function insertDocument(insert: SqliteStatement, base: number, document: SearchDocument): void {
+  insert.run(
+    base + document.seq,
+    document.text,
+    document.type,
+    document.role,
+    document.tools,
+    document.model,
+    document.time,
+  );
+}
+
+/** The name of the index file a JSONL store keeps in its directory. */
+export const SEARCH_FILE_NAME = 'search-index.sqlite';
+
+/** A file name the JSONL index may have (for messages). */
+export function isSearchFile(path: string): boolean {
+  return basename(path) === SEARCH_FILE_NAME;
+}
