@@ -8,8 +8,11 @@ import type { Session, SessionHeader } from '../../core/index.js';
 import {
   inspectSession,
   NotFoundError,
+  type SearchOptions,
+  type SearchResult,
   type SessionStore,
   type SessionSummary,
+  searchSessions,
 } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
 import { McpAdapterError } from './errors.js';
@@ -57,6 +60,19 @@ export class ScopedSessions {
   async list(): Promise<SessionSummary[]> {
     const { sessions } = await everySession(this.#store);
     return sessions.filter((summary) => this.includes(summary.header));
+  }
+
+  /**
+   * The messages in scope that match `query` (see `searchSessions`): the search is held to the
+   * sessions {@link ScopedSessions.list} gives, so a hit never names a session out of scope.
+   */
+  async search(
+    query: string,
+    options: Omit<SearchOptions, 'sessions' | 'project'>,
+  ): Promise<SearchResult> {
+    const inScope = (await this.list()).map((summary) => summary.header.id);
+    if (inScope.length === 0) return { hits: [], method: 'scan', indexedSessions: 0 };
+    return searchSessions(this.#store, query, { ...options, sessions: inScope });
   }
 
   /**

@@ -43,10 +43,11 @@ async function client(options: Parameters<typeof connectedClient>[1] = {}): Prom
 }
 
 describe('the MCP server over a store', () => {
-  it('offers six read-only tools, each with an input and an output schema', async () => {
+  it('offers seven read-only tools, each with an input and an output schema', async () => {
     const { tools } = await (await client()).listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'list_sessions',
+      'search_sessions',
       'read_transcript',
       'read_surface',
       'why',
@@ -197,6 +198,53 @@ describe('the size of what the MCP server answers', () => {
     expect(messages[0]?.text.length).toBeLessThan(4_100);
   });
 });
+
+describe('search_sessions', () => {
+  it('finds the messages holding every word, each with its session and seq', async () => {
+    const found = await call(await client(), 'search_sessions', { query: 'config' });
+    expect(found.isError).toBeFalsy();
+    const hits = found.structuredContent?.hits as {
+      session: string;
+      seq: number;
+      snippet: string;
+    }[];
+    expect(hits.map((hit) => hit.session)).toEqual(['alpha']);
+    expect(hits[0]?.snippet).toContain('«config»');
+    expect(textOf(found)).toMatch(/^1 matching message\(s\), best first:\n- alpha #\d+ user /);
+    const none = await call(await client(), 'search_sessions', {
+      query: 'config "no such phrase"',
+    });
+    expect(none.structuredContent?.hits).toEqual([]);
+    expect(textOf(none)).toBe('No message matches.');
+  });
+
+  it('never names a session out of scope, by project or by allow-list', async () => {
+    const everywhere = await call(await client(), 'search_sessions', { query: 'secret' });
+    expect(sessionsOf(everywhere)).toEqual(['other']);
+    const scoped = await client({ scope: { project: '/work/app' } });
+    expect(
+      (await call(scoped, 'search_sessions', { query: 'secret' })).structuredContent?.hits,
+    ).toEqual([]);
+    const allowed = await client({ scope: { sessions: ['gamma'] } });
+    const done = await call(allowed, 'search_sessions', { query: 'done' });
+    expect(sessionsOf(done)).toEqual(['gamma']);
+    expect(
+      (await call(allowed, 'search_sessions', { query: 'config' })).structuredContent?.hits,
+    ).toEqual([]);
+  });
+
+  it('answers a query it cannot read with BAD_QUERY', async () => {
+    const refused = await call(await client(), 'search_sessions', { query: '"' });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^BAD_QUERY: /);
+  });
+});
+
+/** The sessions a search's hits name, in order. */
+function sessionsOf(result: { structuredContent?: Record<string, unknown> | undefined }): string[] {
+  const hits = (result.structuredContent?.hits ?? []) as { session: string }[];
+  return hits.map((hit) => hit.session);
+}
 
 describe('the scope of the MCP server', () => {
   it('shows only the sessions under the project directory', async () => {

@@ -7,12 +7,14 @@ import { diffSurfacesTool } from './diff-surfaces.js';
 import { listSessionsTool } from './list-sessions.js';
 import { readSurfaceTool } from './read-surface.js';
 import { readTranscriptTool } from './read-transcript.js';
+import { searchSessionsTool } from './search-sessions.js';
 import { sessionCostTool } from './session-cost.js';
 import { whyTool } from './why.js';
 
 /** Every tool of the server, in the order clients list them. */
 export const SERVER_TOOLS: readonly ServerTool[] = [
   listSessionsTool,
+  searchSessionsTool,
   readTranscriptTool,
   readSurfaceTool,
   whyTool,
