@@ -4,12 +4,15 @@
  * query finds the same messages, filters narrow them, the index follows appends, redactions and
  * deletes, and no erased byte stays in the index.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  applyRetention,
   MemoryStore,
+  moveSession,
   openStore,
+  type RetentionPlan,
   rebuildSearchIndex,
   redact,
   type SessionStore,
@@ -240,6 +243,53 @@ describe('catchUp: false', () => {
       expect(new Set(fresh.hits.map((hit) => hit.session))).toEqual(new Set(['first', 'second']));
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('the JSONL index file, after an erasure', () => {
+  it('loses a redacted, deleted or archived session before any search', async () => {
+    const [, makeUrl] = everyBackend('search-file-erase')[0] as [string, () => string];
+    const url = makeUrl();
+    const archiveUrl = makeUrl();
+    const store = await openStore(url);
+    const archive = await openStore(archiveUrl);
+    try {
+      await writeTurn(store, 'secret', 'my card is ppmarker5151');
+      await writeTurn(store, 'gone', 'delete me jjdeletedmarker');
+      await writeTurn(store, 'moved', 'archive me aaarchivedmarker');
+      await writeTurn(store, 'kept', 'still here hhkeptmarker');
+      for (const marker of ['ppmarker5151', 'jjdeletedmarker', 'aaarchivedmarker']) {
+        expect((await searchSessions(store, marker)).hits).toHaveLength(2);
+      }
+      await redact(store, 'secret', { match: /ppmarker5151/g }, { reason: 'test' });
+      const plan: RetentionPlan = {
+        remove: [{ id: 'gone', lastActivity: T0, sizeBytes: 0, reasons: ['age'] }],
+        heldForForks: [],
+        kept: 3,
+        bytesBefore: 0,
+        bytesAfter: 0,
+        overBudget: false,
+      };
+      expect((await applyRetention(store, plan, { kind: 'delete' })).removed).toHaveLength(1);
+      await moveSession(store, 'moved', archive);
+    } finally {
+      await store.close();
+      await archive.close();
+    }
+    const index = readFileSync(join(url.slice('jsonl:'.length), SEARCH_FILE_NAME), 'latin1');
+    for (const marker of ['ppmarker5151', 'jjdeletedmarker', 'aaarchivedmarker']) {
+      expect(index.includes(marker), marker).toBe(false);
+    }
+    // What was not erased stays indexed, and the redacted session is indexed again when asked.
+    expect(index.includes('hhkeptmarker')).toBe(true);
+    const reopened = await openStore(url);
+    try {
+      expect((await searchSessions(reopened, 'card')).hits.map((hit) => hit.snippet)).toContain(
+        'my «card» is [redacted]',
+      );
+    } finally {
+      await reopened.close();
     }
   });
 });

@@ -22,6 +22,7 @@ import { leafDigest } from '../integrity/chain.js';
 import { ChainTracker } from '../integrity/checkpoint.js';
 import type { CheckpointSigner } from '../integrity/signature.js';
 import { openSession } from './open-session.js';
+import { forgetInSearchIndex } from './search.js';
 
 /** Which events to erase: by seq, every event whose content matches, or a tagged subject's. */
 export type RedactTarget =
@@ -161,6 +162,7 @@ export async function redact(
     const redaction = check.append('log/redaction', data, { sourceEventSeqs: erasedList });
     appendCheckpoint(check, options.checkpoint);
     await live.replaceStoredLog(check.events);
+    await forgetInSearchIndex(store, [id]);
     return { session: id, redaction: redaction.seq, erased: erasedList, derived };
   } catch (error) {
     await live.close();

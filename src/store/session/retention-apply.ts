@@ -12,6 +12,7 @@ import { EncryptedStore } from '../encryption/store.js';
 import { everySession } from './list-all.js';
 import { moveSession } from './move.js';
 import type { PlannedRemoval, RetentionCandidate, RetentionPlan } from './retention.js';
+import { forgetInSearchIndex } from './search.js';
 
 /** Options of {@link retentionCandidates}. */
 export interface CandidateOptions {
@@ -121,8 +122,10 @@ export async function applyRetention(
   const failed: RetentionSkip[] = [];
   for (const session of plan.remove) {
     try {
-      if (action.kind === 'delete') await store.delete(session.id);
-      else await moveSession(store, session.id, action.archive);
+      if (action.kind === 'delete') {
+        await store.delete(session.id);
+        await forgetInSearchIndex(store, [session.id]);
+      } else await moveSession(store, session.id, action.archive);
       removed.push(session);
     } catch (error) {
       const skip = {

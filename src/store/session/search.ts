@@ -4,6 +4,7 @@
  * keeps none. Which index a store has is decided here, the one floor that knows every backend:
  * its own (SQLite, PostgreSQL), a file beside the logs (JSONL), or none (memory, wrappers).
  */
+import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
@@ -21,6 +22,7 @@ import { parseSearchQuery, type SearchQuery } from '../search/query.js';
 import { scanMatch } from '../search/scan.js';
 import { hasSearchIndex, type SearchIndex } from '../search/search-index.js';
 import { isDamage, openSearchFile, removeSearchFile } from '../sqlite/search-file.js';
+import { SEARCH_FILE_NAME } from '../sqlite/search-index.js';
 import { everySession } from './list-all.js';
 
 /** What a search found, and how. */
@@ -94,6 +96,33 @@ export async function rebuildSearchIndex(store: SessionStore): Promise<number> {
     await index.clear();
     return catchUp(store, index);
   });
+}
+
+/**
+ * Takes sessions out of a JSONL store's index file at once, after their content was erased
+ * (a redaction) or they left the store (deleted, archived), rather than at the next search: the
+ * file beside the logs must not keep what the logs no longer hold. A redacted session is
+ * indexed again, from its rewritten log, by the next search. An index file that cannot be
+ * opened or written is removed whole (it is a cache). Other stores erase their own index with
+ * their rows, or keep none.
+ */
+export async function forgetInSearchIndex(
+  store: SessionStore,
+  ids: readonly string[],
+): Promise<void> {
+  if (!(store instanceof JsonlStore) || ids.length === 0) return;
+  if (!existsSync(join(store.directory, SEARCH_FILE_NAME))) return;
+  let file: Awaited<ReturnType<typeof openSearchFile>> | undefined;
+  try {
+    file = await openSearchFile(store.directory);
+    for (const id of ids) await file.index.drop(id);
+  } catch {
+    file?.close();
+    file = undefined;
+    removeSearchFile(store.directory);
+  } finally {
+    file?.close();
+  }
 }
 
 /** Runs `work` over the store's index, opening (and for JSONL, repairing) it first. */
