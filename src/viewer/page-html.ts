@@ -27,6 +27,7 @@ const BODY = `<aside id="sidebar">
 <div id="travel-header"></div>
 </section>
 <div id="panes"><div id="list" class="list" tabindex="0"></div><article id="detail"></article></div>
+<section id="panel" hidden></section>
 </main>`;
 
 /** A whole document: `head` holds the CSP, style and script tags the caller made. */

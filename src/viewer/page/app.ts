@@ -7,6 +7,8 @@ import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
 import { MARKS, type SessionAppend, type SessionSnapshot } from '../protocol.js';
 import { detail } from './detail.js';
 import { byId, el, replaceChildren } from './dom.js';
+import type { Panel, PanelContext } from './panel.js';
+import { PANELS } from './panels.js';
 import { rowText } from './row-text.js';
 import { type Row, type SurfaceAt, ViewedSession, type ViewName } from './state.js';
 import { subagentParent } from './subagents.js';
@@ -37,6 +39,9 @@ function flatten(nodes: readonly ProvenanceNode[] | undefined, into: Map<number,
 export class SessionPage {
   private viewed: ViewedSession | undefined;
   private view: ViewName = 'model';
+  /** The panel shown instead of the list views, if one is. */
+  private panel: Panel | undefined;
+  private children: readonly string[] = [];
   private rows: Row[] = [];
   private selectedKey: string | undefined;
   private selectedSeq: number | undefined;
@@ -53,8 +58,18 @@ export class SessionPage {
 
   constructor(private readonly linker: SessionLinker) {
     this.list = new VirtualList(byId('list'), (element, row) => this.paint(element, row));
+    const find = byId<HTMLInputElement>('find');
+    for (const panel of PANELS) {
+      find.before(
+        el(
+          'button',
+          { type: 'button', 'data-view': panel.name, title: `${panel.label} (${panel.key})` },
+          panel.label,
+        ),
+      );
+    }
     for (const button of document.querySelectorAll<HTMLButtonElement>('#tabs [data-view]')) {
-      button.addEventListener('click', () => this.show(button.dataset.view as ViewName));
+      button.addEventListener('click', () => this.showNamed(button.dataset.view));
     }
     byId('list').addEventListener('click', (event) => this.onListClick(event));
     const range = byId<HTMLInputElement>('travel-range');
@@ -65,7 +80,6 @@ export class SessionPage {
       if (event.key === 'Enter') this.travel(Number(seq.value));
     });
     byId('travel-now').addEventListener('click', () => this.travel(undefined));
-    const find = byId<HTMLInputElement>('find');
     find.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') this.find(find.value);
     });
@@ -82,6 +96,7 @@ export class SessionPage {
     for (const set of Object.values(this.expanded)) set.clear();
     this.readContextWindow();
     byId('title').textContent = snapshot.header.id;
+    this.children = snapshot.children;
     this.renderForks(snapshot);
     this.show('model');
     performance.mark(MARKS.firstRender);
@@ -104,6 +119,12 @@ export class SessionPage {
     else this.extend(from);
     this.list.setRows(this.rows);
     this.noteCitations(batch);
+    if (this.panel !== undefined) {
+      const into = byId('panel');
+      if (this.panel.extend === undefined || rewritten)
+        this.panel.render(into, viewed, this.panelContext());
+      else this.panel.extend(into, viewed, from, this.panelContext());
+    }
     this.renderStats();
     this.renderTravel();
     performance.mark(MARKS.appendEnd);
@@ -139,12 +160,50 @@ export class SessionPage {
     this.contextWindow = typeof window === 'number' && window > 0 ? window : DEFAULT_CONTEXT_WINDOW;
   }
 
+  /** Shows the list view or panel a tab names. */
+  private showNamed(name: string | undefined): void {
+    const panel = PANELS.find((candidate) => candidate.name === name);
+    if (panel !== undefined) this.showPanel(panel);
+    else if (name === 'model' || name === 'transcript' || name === 'raw') this.show(name);
+  }
+
+  private markTab(name: string): void {
+    for (const button of document.querySelectorAll<HTMLButtonElement>('#tabs [data-view]')) {
+      const active = button.dataset.view === name;
+      button.classList.toggle('active', active);
+      button.setAttribute('aria-pressed', String(active));
+    }
+    document.body.dataset.view = name;
+  }
+
+  private showPanel(panel: Panel): void {
+    const viewed = this.viewed;
+    if (viewed === undefined) return;
+    this.panel = panel;
+    this.markTab(panel.name);
+    const into = byId('panel');
+    into.hidden = false;
+    panel.render(into, viewed, this.panelContext());
+  }
+
+  private panelContext(): PanelContext {
+    return {
+      sessionLink: (id, className) => this.sessionLink(id, className),
+      reveal: (seq) => this.selectSeq(seq),
+      children: this.children,
+      linker: this.linker,
+    };
+  }
+
   private show(view: ViewName): void {
     this.view = view;
-    for (const button of document.querySelectorAll<HTMLButtonElement>('#tabs [data-view]')) {
-      button.classList.toggle('active', button.dataset.view === view);
+    if (this.panel !== undefined) {
+      this.panel = undefined;
+      const into = byId('panel');
+      into.hidden = true;
+      into.replaceChildren();
     }
-    document.body.dataset.view = view;
+    this.markTab(view);
     this.rebuild();
     if (this.selectedSeq !== undefined) this.selectedKey = this.keyFor(this.selectedSeq);
     this.list.setRows(this.rows);
@@ -227,6 +286,7 @@ export class SessionPage {
 
   /** Selects `seq` where it has a row: this view, else the raw log. */
   private selectSeq(seq: number): void {
+    if (this.panel !== undefined) this.show(this.view);
     let key = this.keyFor(seq);
     if (key === undefined) {
       this.show('raw');
@@ -480,8 +540,11 @@ export class SessionPage {
       case '3':
         this.show('raw');
         break;
-      default:
-        return;
+      default: {
+        const panel = PANELS.find((candidate) => candidate.key === event.key);
+        if (panel === undefined) return;
+        this.showPanel(panel);
+      }
     }
     event.preventDefault();
   }
