@@ -1,7 +1,9 @@
 /**
  * The search benchmark (issue 38 §2): `searchSessions` over a JSONL store of many sessions
  * (default 10,000, about 1 GB of logs) against a direct FTS5 query on the same index, the
- * index's build against reading the logs, and the index's size against the logs'.
+ * index's build against reading the logs, and the index's size against the logs'; then the same
+ * sessions in a PostgreSQL store on a throwaway server (its `tsvector` index against a direct
+ * `tsquery` on it), when the machine has the PostgreSQL binaries.
  *
  *   npm run bench:search                      # 10,000 sessions
  *   npm run bench:search -- --sessions=2000   # a smaller store
@@ -12,13 +14,17 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { Session } from '../src/core/index.js';
 import { rebuildSearchIndex, searchSessions } from '../src/store/index.js';
 import { openJsonlStore } from '../src/store/jsonl/index.js';
+import { openPostgresStore } from '../src/store/postgres/index.js';
+import { tsqueryOf } from '../src/store/postgres/search-index.js';
 import { parseSearchQuery } from '../src/store/search/query.js';
 import { everySession } from '../src/store/session/list-all.js';
 import { loadDriver } from '../src/store/sqlite/schema.js';
 import { fts5Match, SEARCH_FILE_NAME } from '../src/store/sqlite/search-index.js';
+import { postgresBinaries, startPostgres } from '../test/postgres/server.js';
 import { progressLog } from './agent-workload.js';
 import { quantile } from './measure.js';
 import {
@@ -37,6 +43,8 @@ const log = progressLog();
 const smoke = process.argv.includes('--smoke');
 const sessionsArg = process.argv.find((arg) => arg.startsWith('--sessions='));
 const SESSIONS = sessionsArg === undefined ? (smoke ? 200 : 10_000) : Number(sessionsArg.slice(11));
+/** The smoke run only checks the PostgreSQL phase runs: a few sessions are enough. */
+const PG_SESSIONS = smoke ? 50 : SESSIONS;
 const TURNS = 5;
 const ROUNDS = smoke ? 3 : 20;
 /** A default search lists every log first: a few rounds of it say enough. */
@@ -145,6 +153,73 @@ function bytesOfLogs(directory: string): number {
   return total;
 }
 
+/** What the PostgreSQL phase measured: query latencies (ours, the direct query) and the build. */
+interface PgFigures {
+  readonly ours: number[];
+  readonly floor: number[];
+  readonly buildNs: number;
+  readonly indexBytes: number;
+  readonly tableBytes: number;
+}
+
+/**
+ * The same sessions in a PostgreSQL store on a throwaway server: the index built, then each query
+ * through `searchSessions` (index current) against the direct `tsquery` on the same tables.
+ */
+async function postgresPhase(queries: readonly string[]): Promise<PgFigures | undefined> {
+  if (postgresBinaries() === undefined) {
+    log('no PostgreSQL binaries: the PostgreSQL rows are left out');
+    return undefined;
+  }
+  log('starting a throwaway PostgreSQL server');
+  const server = await startPostgres();
+  const schema = 'bench_search';
+  const store = await openPostgresStore({ connectionString: server.url, schema });
+  const direct = new pg.Client({ connectionString: server.url });
+  await direct.connect();
+  try {
+    log(`writing ${PG_SESSIONS} sessions to PostgreSQL`);
+    for (let index = 0; index < PG_SESSIONS; index++) {
+      const session = sessionEvents(index);
+      await store.create(session.header);
+      await store.append(session.header.id, session.events, { expectedSeq: 0 });
+    }
+    const start = process.hrtime.bigint();
+    await rebuildSearchIndex(store);
+    const buildNs = Number(process.hrtime.bigint() - start);
+    const size = async (sql: string): Promise<number> =>
+      Number((await direct.query<{ bytes: string }>(sql)).rows[0]?.bytes ?? 0);
+    const indexBytes = await size(
+      `SELECT pg_total_relation_size('${schema}.search_docs') + pg_total_relation_size('${schema}.search_sessions') AS bytes`,
+    );
+    const tableBytes = await size(
+      `SELECT pg_total_relation_size('${schema}.events') + pg_total_relation_size('${schema}.chunk_runs') + pg_total_relation_size('${schema}.sessions') AS bytes`,
+    );
+    log(`indexed in ${formatDuration(buildNs)}; querying`);
+    const sql = `SELECT d.session_key, d.seq, d.text, ts_rank(d.lexemes, q) AS score
+      FROM ${schema}.search_docs AS d, (SELECT $1::tsquery AS q) AS q WHERE d.lexemes @@ q
+      ORDER BY score DESC LIMIT 20`;
+    const ours: number[] = [];
+    const floor: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const query of queries) {
+        const tsquery = tsqueryOf(parseSearchQuery(query));
+        let at = process.hrtime.bigint();
+        await direct.query(sql, [tsquery]);
+        floor.push(Number(process.hrtime.bigint() - at));
+        at = process.hrtime.bigint();
+        await searchSessions(store, query, { catchUp: false });
+        ours.push(Number(process.hrtime.bigint() - at));
+      }
+    }
+    return { ours, floor, buildNs, indexBytes, tableBytes };
+  } finally {
+    await direct.end();
+    await store.close();
+    await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'palimpsest-bench-search-'));
   try {
@@ -206,6 +281,7 @@ async function main(): Promise<void> {
     }
     direct.close();
     await store.close();
+    const pgFigures = await postgresPhase(queries);
     const p = (values: number[], q: number) => quantile(values, q);
     const rows = [
       ['p50', 0.5],
@@ -261,6 +337,7 @@ async function main(): Promise<void> {
           goal: '—',
           verdict: 'info',
         },
+        ...(pgFigures === undefined ? [] : postgresRows(pgFigures, queries.length)),
       ],
       details: [],
       method: [
@@ -282,6 +359,45 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The summary rows of the PostgreSQL phase. */
+function postgresRows(figures: PgFigures, queryCount: number): Report['summary'] {
+  const p = (values: number[], q: number) => quantile(values, q);
+  return [
+    ...(
+      [
+        ['p50', 0.5],
+        ['p95', 0.95],
+      ] as const
+    ).map(([name, q], i) => ({
+      id: `${i + 7}`,
+      what: `PostgreSQL (${PG_SESSIONS.toLocaleString('en-US')} sessions): ${name} query latency, \`searchSessions\` with the index current vs the direct \`tsquery\` on its GIN index (${queryCount} queries × ${ROUNDS} rounds)`,
+      ours: formatDuration(p(figures.ours, q)),
+      floor: formatDuration(p(figures.floor, q)),
+      ratio: formatRatio(p(figures.ours, q) / p(figures.floor, q)),
+      goal: '≤ 2×',
+      verdict: (p(figures.ours, q) / p(figures.floor, q) <= 2 ? 'pass' : 'miss') as 'pass' | 'miss',
+    })),
+    {
+      id: '9',
+      what: "PostgreSQL: the index's tables and GIN index vs the store's tables (events, chunk runs, sessions), on disk",
+      ours: formatBytes(figures.indexBytes),
+      floor: formatBytes(figures.tableBytes),
+      ratio: formatRatio(figures.indexBytes / figures.tableBytes),
+      goal: '—',
+      verdict: 'info',
+    },
+    {
+      id: '10',
+      what: `PostgreSQL: index build (\`rebuildSearchIndex\`, ${PG_SESSIONS.toLocaleString('en-US')} sessions)`,
+      ours: formatDuration(figures.buildNs),
+      floor: '—',
+      ratio: '—',
+      goal: '—',
+      verdict: 'info',
+    },
+  ];
 }
 
 await main();

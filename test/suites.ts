@@ -11,6 +11,7 @@ export const slowTests: readonly string[] = [
   'test/store/postgres/chunk-runs.test.ts',
   'test/store/postgres/row-edits.test.ts',
   'test/store/postgres/migration.test.ts',
+  'test/store/postgres/search.test.ts',
   'test/conformance/postgres.test.ts',
   'test/adapters/claude-agent-sdk/postgres.test.ts',
   // Killed agent workers and raw writers taken over on JSONL, SQLite and PostgreSQL.

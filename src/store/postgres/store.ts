@@ -36,10 +36,12 @@ import type {
   WatchOptions,
 } from '../contract/session-store.js';
 import { asStorageError } from '../contract/store-rules.js';
+import type { SearchIndex, SearchIndexedStore } from '../search/search-index.js';
 import { PgContext, type PostgresSettings } from './context.js';
 import type { PgPool } from './driver.js';
 import { Leases } from './leases.js';
 import { listSessions, loadSession, summarizeSession, watchSession } from './reads.js';
+import { PgSearchIndex } from './search-index.js';
 import {
   appendEvents,
   createSession,
@@ -49,7 +51,7 @@ import {
 } from './writes.js';
 
 /** A store of sessions in one PostgreSQL schema. Open it with `openPostgresStore`. */
-export class PostgresStore implements SessionStore {
+export class PostgresStore implements SessionStore, SearchIndexedStore {
   readonly location: string;
   readonly settings: PostgresSettings;
   /** The channel every committed append notifies, with `<id length>:<id> <next seq>`. */
@@ -57,6 +59,7 @@ export class PostgresStore implements SessionStore {
   readonly #ctx: PgContext;
   readonly #ownsPool: boolean;
   readonly #leases: Leases;
+  #search: PgSearchIndex | undefined;
 
   /**
    * Use `openPostgresStore`: it creates or checks the schema first.
@@ -144,6 +147,19 @@ export class PostgresStore implements SessionStore {
     lock: SessionLock,
   ): Promise<void> {
     return replaceLog(this.#ctx, this.#leases, id, events, options, lock);
+  }
+
+  /**
+   * The full-text index in this store's schema (a `tsvector` per message with a GIN index, see
+   * `search-index.ts`), its tables made by the first call (additive: the schema version does not
+   * move); `undefined` for a read-only store, which cannot keep it current (a search then scans).
+   */
+  async searchIndex(): Promise<SearchIndex | undefined> {
+    this.#ctx.assertOpen();
+    if (this.settings.readOnly) return undefined;
+    this.#search ??= new PgSearchIndex(this.#ctx);
+    await this.#search.ready();
+    return this.#search;
   }
 
   /** Stops the heartbeats, releases the leases this store holds, and ends its own pool. */
