@@ -34,8 +34,12 @@ export const MAX_QUERY_LENGTH = 1000;
 const MAX_TERMS = 32;
 const WORD = /[\p{L}\p{N}]+/gu;
 
+const ASCII = /^[\x20-\x7e]*$/;
+
 /** A word folded as the index folds it: decomposed, accents dropped, lowercase. */
 export function foldWord(word: string): string {
+  // Most words are ASCII, which no decomposition changes: only lowercase them.
+  if (ASCII.test(word)) return word.toLowerCase();
   return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
