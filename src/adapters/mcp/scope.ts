@@ -70,6 +70,10 @@ export class ScopedSessions {
     query: string,
     options: Omit<SearchOptions, 'sessions' | 'project'>,
   ): Promise<SearchResult> {
+    // A server that shows every session has nothing to hold the search to: no listing first.
+    if (this.#allowed === undefined && this.#project === undefined) {
+      return searchSessions(this.#store, query, options);
+    }
     const inScope = (await this.list()).map((summary) => summary.header.id);
     if (inScope.length === 0) return { hits: [], method: 'scan', indexedSessions: 0 };
     return searchSessions(this.#store, query, { ...options, sessions: inScope });
