@@ -118,7 +118,9 @@ async function resumeOurs(
   id: string,
   elide: boolean,
 ): Promise<ResumeChildResult> {
-  // Opening connects the pool and checks the schema; a worker resuming a session has done that.
+  // Opening connects the pool and checks the schema; a worker resuming a session has done that,
+  // so the figure starts after it. `parts.connect` says what a process starting cold pays first.
+  const connectAt = nowNs();
   const store = await openPostgresStore({ connectionString: url, schema, readOnly: true });
   const start = nowNs();
   const loaded = await store.load(id, { elideFinishedChunks: elide });
@@ -133,7 +135,11 @@ async function resumeOurs(
   await store.close();
   return {
     ns: Number(end - start),
-    parts: { load: Number(loadedAt - start), seed: Number(end - loadedAt) },
+    parts: {
+      connect: Number(start - connectAt),
+      load: Number(loadedAt - start),
+      seed: Number(end - loadedAt),
+    },
     events: session.seq,
     elided: session.elidedChunkCount,
     maxRss,
@@ -224,6 +230,7 @@ async function resumeRaw(
   id: string,
   surface: boolean,
 ): Promise<ResumeChildResult> {
+  const connectAt = nowNs();
   const { client, key } = await rawSession(url, schema, id);
   const start = nowNs();
   const { rows } = await client.query<RawRow>(
@@ -238,7 +245,11 @@ async function resumeRaw(
   await client.end();
   return {
     ns: Number(end - start),
-    parts: { query: Number(queriedAt - start), parse: Number(end - queriedAt) },
+    parts: {
+      connect: Number(start - connectAt),
+      query: Number(queriedAt - start),
+      parse: Number(end - queriedAt),
+    },
     events: events.length,
     elided: 0,
     maxRss,

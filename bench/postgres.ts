@@ -424,6 +424,17 @@ async function run(
     goal: 'report',
     verdict: 'info',
   });
+  const withConnect = (kind: keyof typeof resume): number =>
+    median(resume[kind].map((s) => s.ns + (s.parts.connect ?? 0)));
+  summary.push({
+    id: '4a″',
+    what: `the same fast resume with the connection counted: opening the store (pool connected, schema checked) + 4a vs connecting the raw client and finding the session's key + the floor of 4a`,
+    ours: formatDuration(withConnect('fast')),
+    floor: formatDuration(withConnect('raw-surface')),
+    ratio: formatRatio(withConnect('fast') / withConnect('raw-surface')),
+    goal: 'report',
+    verdict: 'info',
+  });
   summary.push({
     id: '4b',
     what: 'full resume of the same session: `store.load(id)` + `Session.create` vs one raw SELECT of every row + JSON.parse of their columns',
