@@ -1,15 +1,18 @@
 /**
  * Floors: the least any log of the same events could do, measured in the same run. Appends:
  * stringify a turn's 204 events and write them with one `writeSync` (and one `fdatasync`), or
- * one transaction of 204 raw better-sqlite3 inserts, or one 204-row `INSERT` through raw `pg`.
+ * one transaction of 204 raw better-sqlite3 inserts, or one 204-row `INSERT` through raw `pg`;
+ * or palimpsest's own JSONL encoding of the turn's admitted events and one `writeSync`.
  * Resumes: read palimpsest's JSONL file and `JSON.parse` every line; one `SELECT` of the
  * non-chunk rows of palimpsest's SQLite database with `JSON.parse` of each row's data.
  */
 import { closeSync, fdatasyncSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Session, type SessionEvent } from '../../../src/core/index.js';
+import { DEFAULT_MAX_LINE_BYTES, encodeBatch } from '../../../src/store/jsonl/format.js';
 import type { TurnAppend } from '../../store-workload.js';
-import { BENCH_TIME0 } from '../../store-workload.js';
+import { appendTurnEvent, BENCH_TIME0, benchClock } from '../../store-workload.js';
 import { Conversation } from '../conversation.js';
 import { directoryBytes } from '../disk.js';
 import { pgUrl, schemaBytes, schemaFor } from '../pg.js';
@@ -78,6 +81,53 @@ function fileFloor(name: string, sync: boolean): BenchSystem {
               for (const event of turns.current) text += `${JSON.stringify(event)}\n`;
               writeSync(fd, text);
               if (sync) fdatasyncSync(fd);
+            },
+            async close() {
+              closeSync(fd);
+            },
+          };
+        },
+        async bytes() {
+          return directoryBytes(dir);
+        },
+        async close() {},
+      };
+    },
+  };
+}
+
+/**
+ * What palimpsest's JSONL format costs before any check: the turn's events are admitted by a core
+ * `Session` before the timed part (which keeps them, as a live session does), and the timed part
+ * is one `encodeBatch` of them (run lines, CRC-32, commit marker) and one `writeSync`. An append
+ * of every chunk in this format cannot cost less, however cheap its checks.
+ */
+function encodingFloor(name: string): BenchSystem {
+  return {
+    name,
+    role: 'floor',
+    durability: 'non-durable',
+    recordsPerTurn: 204,
+    async open(dir: string): Promise<SystemStore> {
+      const fds: number[] = [];
+      return {
+        async openSession(id: string): Promise<SessionRecorder> {
+          const fd = openSync(join(dir, `${id}.jsonl`), 'a');
+          fds.push(fd);
+          const session = Session.create({ id, clock: benchClock() });
+          const conversation = new Conversation();
+          let events: SessionEvent[] = [];
+          return {
+            prepareTurn() {
+              const first = session.seq;
+              for (const append of conversation.appends(first)) appendTurnEvent(session, append);
+              events = [];
+              for (let seq = first; seq < session.seq; seq++) {
+                events.push(session.event(seq) as SessionEvent);
+              }
+            },
+            async appendTurn() {
+              writeSync(fd, encodeBatch(id, events, session.seq, DEFAULT_MAX_LINE_BYTES));
             },
             async close() {
               closeSync(fd);
@@ -202,6 +252,7 @@ const pgFloor: BenchSystem = {
 export const FLOOR_SYSTEMS: readonly BenchSystem[] = [
   fileFloor('floor: stringify + write per turn', false),
   fileFloor('floor: stringify + write + fdatasync per turn', true),
+  encodingFloor('floor: palimpsest JSONL encoding + write per turn'),
   sqliteFloor('floor: raw better-sqlite3, NORMAL', 'NORMAL'),
   sqliteFloor('floor: raw better-sqlite3, FULL', 'FULL'),
   pgFloor,

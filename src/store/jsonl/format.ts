@@ -54,8 +54,8 @@ const MAX_COMMIT_LINE_BYTES =
   COMMIT_PREFIX.length + 16 + ',"bytes":'.length + 16 + ',"crc32":'.length + 10 + 2;
 /** A line end, for checksums over a line and its `\n`. */
 export const NEWLINE_BYTES = Buffer.from('\n');
-/** Characters of JSON lines encoded at once by {@link encodeBatch}. */
-const ENCODE_PIECE_CHARS = 8 * 1024 * 1024;
+/** The first size of a batch's buffer: a streamed turn's lines fit in it or in its double. */
+const FIRST_BATCH_BYTES = 64 * 1024;
 
 /**
  * One batch as written: its event lines (consecutive chunks of a step as run lines), then the
@@ -67,11 +67,12 @@ export function encodeBatch(
   committedAfter: number,
   maxLineBytes: number,
 ): Buffer {
-  // The lines are joined into strings of up to ENCODE_PIECE_CHARS and encoded once per piece: a
-  // Buffer per line plus a concat cost more than the JSON itself. A line's UTF-8 length is at
-  // most 3 bytes per UTF-16 unit, so only lines that could be over the limit are measured.
-  const pieces: Buffer[] = [];
-  let text = '';
+  // Each line is encoded into the batch's buffer as soon as it is made, once: its string is
+  // garbage before the next line exists. Joining a batch's lines into one string first (as this
+  // did until 2026-12-07) kept every line alive until the batch was encoded, so a group commit's
+  // batch of a few hundred turns was copied by each scavenge it lived through and cost about 1.5×
+  // per turn what a batch of one turn did (see docs/benchmarks.md, "Group commit").
+  const out = new BatchBytes(FIRST_BATCH_BYTES);
   const where = `append to session '${id.slice(0, 80)}'`;
   const stringify = (value: unknown, seq: number): string => {
     let json: string | undefined;
@@ -91,6 +92,8 @@ export function encodeBatch(
     if (!line.startsWith('{')) {
       throw new InvalidArgumentError(`${where}: event seq ${seq} is not a JSON object`);
     }
+    // A line's UTF-8 length is at most 3 bytes per UTF-16 unit: only a line that could be over
+    // the limit is measured before it is written.
     if (line.length * 3 > maxLineBytes) {
       const bytes = Buffer.byteLength(line, 'utf8');
       if (bytes > maxLineBytes) {
@@ -102,36 +105,43 @@ export function encodeBatch(
         );
       }
     }
-    if (text.length + line.length > ENCODE_PIECE_CHARS && text !== '') {
-      pieces.push(Buffer.from(text, 'utf8'));
-      text = '';
-    }
-    text += `${line}\n`;
+    out.writeLine(line);
   });
-  if (pieces.length === 0) return framedBatch(text, committedAfter);
-  pieces.push(Buffer.from(text, 'utf8'));
-  let body = 0;
-  let checksum = 0;
-  // The CRC of the concatenated lines equals the per-line chained one the scanner computes.
-  for (const piece of pieces) {
-    body += piece.length;
-    checksum = crc32(piece, checksum);
-  }
-  pieces.push(Buffer.from(`${commitLine(committedAfter, body, checksum)}\n`, 'latin1'));
-  return Buffer.concat(pieces, body + (pieces.at(-1)?.length ?? 0));
+  return out.framed(committedAfter);
 }
 
-/**
- * A batch of one piece of lines framed in a single buffer: one allocation and one encoding (a
- * Buffer for the lines and another for the whole batch cost more than the CRC).
- */
-function framedBatch(lines: string, committedAfter: number): Buffer {
-  const body = Buffer.byteLength(lines, 'utf8');
-  const out = Buffer.allocUnsafe(body + MAX_COMMIT_LINE_BYTES);
-  out.write(lines, 0, 'utf8');
-  const marker = `${commitLine(committedAfter, body, crc32(out.subarray(0, body), 0))}\n`;
-  const end = body + out.write(marker, body, 'latin1');
-  return out.subarray(0, end);
+/** A batch's bytes as they are written: its lines' UTF-8, then its commit marker. */
+class BatchBytes {
+  #buffer: Buffer;
+  #used = 0;
+
+  constructor(size: number) {
+    this.#buffer = Buffer.allocUnsafe(size);
+  }
+
+  /** Writes `line` and its `\n`, making room for 3 bytes per UTF-16 unit first. */
+  writeLine(line: string): void {
+    this.#reserve(line.length * 3 + 1);
+    this.#used += this.#buffer.write(line, this.#used, 'utf8');
+    this.#buffer[this.#used++] = NEWLINE;
+  }
+
+  /** The lines followed by the commit marker of a batch after which `committedAfter` are in. */
+  framed(committedAfter: number): Buffer {
+    const body = this.#used;
+    this.#reserve(MAX_COMMIT_LINE_BYTES);
+    const out = this.#buffer;
+    const marker = `${commitLine(committedAfter, body, crc32(out.subarray(0, body), 0))}\n`;
+    return out.subarray(0, body + out.write(marker, body, 'latin1'));
+  }
+
+  #reserve(bytes: number): void {
+    const needed = this.#used + bytes;
+    if (needed <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(needed, this.#buffer.length * 2));
+    this.#buffer.copy(grown, 0, 0, this.#used);
+    this.#buffer = grown;
+  }
 }
 
 /** The CRC-32 a commit marker carries for a batch made of these event lines (without `\n`). */

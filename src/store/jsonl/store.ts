@@ -66,6 +66,14 @@ import { jsonlLogSource } from './watch.js';
 import { JsonlWriter } from './writer.js';
 
 const LIST_CONCURRENCY = 16;
+/** Sessions whose append paths a store remembers before it starts over (see `#appendTarget`). */
+const MAX_REMEMBERED_PATHS = 1024;
+
+/** Where the appends of one session go: its log and its lock. */
+interface AppendTarget {
+  readonly log: string;
+  readonly lock: LockTarget;
+}
 
 /**
  * Sessions as JSONL files in one directory: `<encoded id>.jsonl` (the log) and
@@ -85,6 +93,8 @@ export class JsonlStore implements SessionStore {
   readonly #writer: JsonlWriter;
   readonly #locks = new Set<SessionLock>();
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** The targets of recently appended sessions (see `#appendTarget`). */
+  #appendTargets = new Map<string, AppendTarget>();
   #closed = false;
 
   /** @internal use {@link openJsonlStore} */
@@ -143,8 +153,7 @@ export class JsonlStore implements SessionStore {
         events.length === 0
           ? undefined
           : encodeBatch(id, events, expectedSeq + events.length, this.#options.maxLineBytes);
-      const paths = sessionPaths(this.directory, id);
-      const target = this.#lockTarget(id, paths);
+      const { log, lock: target } = this.#appendTarget(id);
       await serialized(target.key, async () => {
         this.#assertOpen();
         this.#writer.assertNotPoisoned(id);
@@ -165,7 +174,7 @@ export class JsonlStore implements SessionStore {
               })
             : undefined;
         try {
-          await this.#writer.append(id, paths.log, expectedSeq, buffer, events.length);
+          await this.#writer.append(id, log, expectedSeq, buffer, events.length);
         } finally {
           if (transient !== undefined) {
             await releaseQuietly(this.#lockEnv, target, transient.token);
@@ -415,6 +424,22 @@ export class JsonlStore implements SessionStore {
         `${this.location} was opened read-only; writes are refused`,
       );
     }
+  }
+
+  /**
+   * The log and lock of session `id`, remembered: they depend on the id and the directory alone,
+   * so the id's encoding and the containment checks of its paths need not run again on each
+   * append of a turn.
+   */
+  #appendTarget(id: string): AppendTarget {
+    let target = this.#appendTargets.get(id);
+    if (target === undefined) {
+      if (this.#appendTargets.size >= MAX_REMEMBERED_PATHS) this.#appendTargets = new Map();
+      const paths = sessionPaths(this.directory, id);
+      target = { log: paths.log, lock: this.#lockTarget(id, paths) };
+      this.#appendTargets.set(id, target);
+    }
+    return target;
   }
 
   #lockTarget(id: string, paths: SessionPaths): LockTarget {
