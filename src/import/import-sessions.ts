@@ -307,9 +307,15 @@ async function writeOrCatchUp(
   existing: number,
   path: string,
 ): Promise<SessionOutcome> {
+  // The import that created the session says so even when a racing one appended its events
+  // between the create and this import's append (which then finds them there).
+  let created = false;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await write(store, session, existing, path);
+      const outcome = await write(store, session, existing, path, () => {
+        created = true;
+      });
+      return created ? { ...outcome, result: 'created' } : outcome;
     } catch (error) {
       const raced = AlreadyExistsError.isInstance(error) || ConflictError.isInstance(error);
       if (!raced || attempt >= 3) throw error;
@@ -325,9 +331,13 @@ async function write(
   session: ImportedSession,
   existing: number,
   path: string,
+  onCreated: () => void,
 ): Promise<SessionOutcome> {
   const { header, events } = session;
-  if (existing === -1) await store.create(header);
+  if (existing === -1) {
+    await store.create(header);
+    onCreated();
+  }
   const from = Math.max(existing, 0);
   if (from < events.length) {
     await store.append(header.id, events.slice(from), { expectedSeq: from });
