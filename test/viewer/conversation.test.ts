@@ -227,8 +227,10 @@ describeBrowser('the conversation view', () => {
       const card = conversation
         .locator('.tool-card', { has: page.locator('[data-testid="conversation-child"]') })
         .first();
-      // A subagent's report is long: its card is folded until the reader opens it.
+      // A subagent's report is long: its card is folded until the reader opens it, and says
+      // what it holds.
       expect(await card.getAttribute('open')).toBeNull();
+      expect(await card.locator('summary .tool-subagent').textContent()).toBe('ran a subagent');
       await card.locator('summary').click();
       const link = card.locator('[data-testid="conversation-child"] a');
       const childId = await link.textContent();

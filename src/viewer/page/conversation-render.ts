@@ -191,7 +191,11 @@ function toolCard(block: ToolCallBlock, seq: number, context: DrawContext): HTML
     ),
   );
   const child = childOf(key, context);
-  if (child !== undefined) card.append(subagentLine(child, context));
+  if (child !== undefined) {
+    // Said on the folded card too: the link itself is inside.
+    card.querySelector('summary')?.append(el('span', { class: 'tool-subagent' }, 'ran a subagent'));
+    card.append(subagentLine(child, context));
+  }
   card.append(result);
   if (args.length + resultLength(resultSeq, context) < CARD_OPEN_CHARS) card.open = true;
   return card;
