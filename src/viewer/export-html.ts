@@ -43,7 +43,7 @@ export function exportHtml(header: SessionHeader, events: readonly SessionEvent[
     "default-src 'none'",
     `script-src ${sha256(script)}`,
     `style-src ${sha256(style)}`,
-    "img-src 'none'",
+    'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');

@@ -85,7 +85,9 @@ const PACKAGES: Readonly<Record<string, readonly string[]>> = {
     'zod',
   ],
   import: [],
-  viewer: ['markdown-it'],
+  // The page's bundle: markdown-it, and the conversation's code highlighter (lowlight, the
+  // highlight.js grammars it runs, and hast, whose types alone describe lowlight's tree).
+  viewer: ['markdown-it', 'lowlight', 'highlight.js', 'hast'],
   cli: ['@ai-sdk/provider', 'commander'],
 };
 

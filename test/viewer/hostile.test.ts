@@ -22,7 +22,7 @@ import {
   screenshot,
   useBrowserAndStore,
 } from './browser.js';
-import { HOSTILE_ID, recordHostile } from './sessions.js';
+import { HOSTILE, HOSTILE_ID, recordHostile } from './sessions.js';
 
 /** Selects every row of every view, and shows every long text whole. */
 async function visitEverything(page: Page): Promise<void> {
@@ -80,6 +80,43 @@ function injected(page: Page): Promise<string[]> {
   });
 }
 
+/** Raw deceptive characters, which the page must show as escapes. */
+const RAW = ['\u202e', '\u202c', '\u2066', '\u2069', '\u0007', '\u001b', '\u009b'];
+
+/**
+ * Opens the conversation with every fold open and every long text whole, and checks it while it
+ * is shown (the list views replace it when they come back).
+ */
+async function expectConversationInert(page: Page, incidents: PageIncidents): Promise<void> {
+  await page.locator('#tabs [data-view="conversation"]').click();
+  const conversation = page.locator('[data-testid="conversation"]');
+  await conversation.locator('.message').first().waitFor();
+  for (const summary of await conversation.locator('details:not([open]) > summary').all()) {
+    await summary.click();
+  }
+  for (const more of await conversation.locator('.show-all').all()) await more.click();
+  await page.waitForTimeout(20);
+  await screenshot(page, 'hostile-conversation');
+  expect(await injected(page)).toEqual([]);
+  const text = (await conversation.textContent()) ?? '';
+  expect(text).toContain('invoice\\u202eexe.txt');
+  for (const raw of RAW) {
+    expect(text.includes(raw), `U+${raw.charCodeAt(0).toString(16)} in the conversation`).toBe(
+      false,
+    );
+  }
+  expect(text).toContain('<script>alert("script tag")</script>');
+  // The tool's name and its arguments are text on the card.
+  expect(await conversation.locator('.tool-name').first().textContent()).toBe(
+    `→ tool${HOSTILE.script}`,
+  );
+  const hrefs = await conversation
+    .locator('a[href]')
+    .evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+  expect(new Set(hrefs)).toEqual(new Set(['https://example.com/docs']));
+  expectNoIncidents(incidents);
+}
+
 /** Shows the answer, whose markdown holds every trick, and checks the whole page. */
 async function expectInert(page: Page, incidents: PageIncidents): Promise<void> {
   await page.locator('#tabs [data-view="model"]').click();
@@ -93,7 +130,7 @@ async function expectInert(page: Page, incidents: PageIncidents): Promise<void> 
   // The bidi override and the control characters are on screen as escapes, not in effect.
   expect(text).toContain('invoice\\u202eexe.txt');
   expect(text).toContain('bell\\u0007');
-  for (const raw of ['\u202e', '\u202c', '\u2066', '\u2069', '\u0007', '\u001b', '\u009b']) {
+  for (const raw of RAW) {
     expect(text.includes(raw), `U+${raw.charCodeAt(0).toString(16)} on screen`).toBe(false);
   }
   // The markup is there as text.
@@ -125,6 +162,7 @@ describeBrowser('a hostile session in the viewer', () => {
       await expect.poll(() => page.locator('#title').textContent()).toBe(HOSTILE_ID);
       await visitEverything(page);
       await screenshot(page, 'hostile-served');
+      await expectConversationInert(page, incidents);
       await expectInert(page, incidents);
       await page.close();
     } finally {
@@ -151,6 +189,7 @@ describeBrowser('a hostile session in the viewer', () => {
     await page.goto(pathToFileURL(file).href);
     await visitEverything(page);
     await screenshot(page, 'hostile-export');
+    await expectConversationInert(page, incidents);
     await expectInert(page, incidents);
     await page.close();
   });

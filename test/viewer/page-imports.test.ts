@@ -1,6 +1,6 @@
 /**
  * The page runs in the browser: its files import core, the viewer's shared protocol and each
- * other, and the one package it bundles (markdown-it), never the store, a `node:` module or
+ * other, and the packages it bundles (markdown-it, the highlighter), never the store, a `node:` module or
  * the server half of the viewer. (The layer test checks the viewer as a whole; this is the
  * stricter rule for the part esbuild bundles.)
  */
@@ -12,6 +12,11 @@ import { sourceFiles, srcDir } from '../source-files.js';
 
 const pageDir = join(srcDir, 'viewer', 'page');
 const allowed = [join(srcDir, 'core'), pageDir, join(srcDir, 'viewer', 'protocol.ts')];
+/**
+ * The packages it bundles: markdown-it, and the conversation's code highlighting (lowlight, the
+ * highlight.js grammars it runs, and hast, whose types alone describe lowlight's tree).
+ */
+const PACKAGES = ['markdown-it', 'lowlight', 'highlight.js', 'hast'];
 
 function violations(): string[] {
   const found: string[] = [];
@@ -23,14 +28,15 @@ function violations(): string[] {
         const target = resolve(dirname(file), fileName).replace(/\.js$/, '.ts');
         if (!allowed.some((root) => target === root || target.startsWith(`${root}/`)))
           found.push(name);
-      } else if (fileName !== 'markdown-it') found.push(name);
+      } else if (!PACKAGES.some((pkg) => fileName === pkg || fileName.startsWith(`${pkg}/`)))
+        found.push(name);
     }
   }
   return found;
 }
 
 describe('the browser page', () => {
-  it('imports only core, the protocol, its own files and markdown-it', () => {
+  it('imports only core, the protocol, its own files, markdown-it and the highlighter', () => {
     expect(violations()).toEqual([]);
   });
 

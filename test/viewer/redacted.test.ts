@@ -40,6 +40,15 @@ describeBrowser('a redacted session in the viewer', () => {
     expect(await note.textContent()).toMatch(
       /Its content was erased \(shown as \[redacted\]\) by #\d+: GDPR request 2026-7/,
     );
+    // The conversation marks each erased message and shows its placeholder.
+    await page.keyboard.press('4');
+    const erased = page.locator('.conversation .message.redacted').first();
+    await erased.waitFor();
+    expect(await erased.locator('[data-testid="conversation-redacted"]').textContent()).toMatch(
+      /^content erased \(shown as \[redacted\]\) by #\d+$/,
+    );
+    expect(await erased.textContent()).toContain('[redacted]');
+    expect(await page.locator('.conversation').textContent()).not.toContain(MARKER);
     expectNoIncidents(incidents);
     await page.close();
   });

@@ -82,6 +82,12 @@ export async function recordHostile(storeUrl: string): Promise<string> {
   session.append('step/end', { turn: 1, step: 1 });
   session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
   void answer;
+  await saveSession(storeUrl, session);
+  return session.id;
+}
+
+/** Writes `session`, header and events, into the store at `storeUrl`. */
+export async function saveSession(storeUrl: string, session: Session): Promise<void> {
   const store = await openStore(storeUrl);
   try {
     await store.create(session.header);
@@ -89,5 +95,4 @@ export async function recordHostile(storeUrl: string): Promise<string> {
   } finally {
     await store.close();
   }
-  return session.id;
 }

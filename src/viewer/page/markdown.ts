@@ -51,14 +51,17 @@ export function safeHref(href: string): string | undefined {
   }
 }
 
-/** `source` rendered as markdown into a fragment. */
-export function renderMarkdown(source: string): DocumentFragment {
+/** Draws a fenced code block from its text and its info string (the language after the fence). */
+export type FenceDrawer = (code: string, info: string) => Node;
+
+/** `source` rendered as markdown into a fragment; `fence`, when given, draws fenced code. */
+export function renderMarkdown(source: string, fence?: FenceDrawer): DocumentFragment {
   const fragment = document.createDocumentFragment();
-  build(parser.parse(visible(source), {}), fragment);
+  build(parser.parse(visible(source), {}), fragment, fence);
   return fragment;
 }
 
-function build(tokens: readonly Token[], root: Node): void {
+function build(tokens: readonly Token[], root: Node, fence?: FenceDrawer): void {
   const stack: Node[] = [root];
   const top = (): Node => stack[stack.length - 1] ?? root;
   for (const token of tokens) {
@@ -69,7 +72,9 @@ function build(tokens: readonly Token[], root: Node): void {
     } else if (token.nesting === -1) {
       if (stack.length > 1) stack.pop();
     } else if (token.type === 'inline') {
-      build(token.children ?? [], top());
+      build(token.children ?? [], top(), fence);
+    } else if ((token.type === 'fence' || token.type === 'code_block') && fence !== undefined) {
+      top().appendChild(fence(token.content, token.info));
     } else if (token.type === 'text') {
       top().appendChild(document.createTextNode(token.content));
     } else if (token.type === 'code_inline') {

@@ -2,7 +2,8 @@
  * The panels the page offers, in tab order after the three list views. A view module adds its
  * panel here and nowhere else.
  */
+import { conversationPanel } from './conversation.js';
 import type { Panel } from './panel.js';
 
 /** Every panel, in tab order. */
-export const PANELS: readonly Panel[] = [];
+export const PANELS: readonly Panel[] = [conversationPanel];

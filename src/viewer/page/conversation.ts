@@ -1,0 +1,146 @@
+/**
+ * The Conversation panel (key 4): the session as a person reads it. Only the last entries are
+ * drawn at first; scrolling to the top (or the button there) draws the ones before, keeping what
+ * the reader looks at in place. A live batch appends its entries at the bottom and follows them
+ * only when the reader was at the bottom.
+ */
+import { redactedSeqs } from '../../core/index.js';
+import { ConversationIndex, separatorText } from './conversation-model.js';
+import { type DrawContext, drawEntry, fillResult } from './conversation-render.js';
+import { el } from './dom.js';
+import type { Panel, PanelContext } from './panel.js';
+import type { ViewedSession } from './state.js';
+import { counted, visible } from './text.js';
+
+/** Entries drawn at first, and added each time the reader reaches the top. */
+export const CONVERSATION_WINDOW = 60;
+
+/** How close to the bottom (px) counts as reading the newest entries. */
+const BOTTOM_SLACK = 48;
+
+/** One drawing of the panel: the index, the DOM, and how far up it is drawn. */
+class ConversationView {
+  readonly scroller: HTMLElement;
+  private readonly list: HTMLElement;
+  private readonly earlier: HTMLButtonElement;
+  private readonly context: DrawContext;
+  /** Index of the first drawn entry. */
+  private drawnFrom: number;
+
+  constructor(
+    into: HTMLElement,
+    readonly viewed: ViewedSession,
+    page: PanelContext,
+  ) {
+    const index = ConversationIndex.of(viewed.session.events);
+    this.context = {
+      viewed,
+      index,
+      page,
+      redactions: redactedSeqs(viewed.session.events),
+      pending: new Map(),
+      separators: new Map(),
+    };
+    this.list = el('div', { class: 'entries' });
+    this.earlier = el('button', { type: 'button', class: 'earlier' });
+    this.earlier.addEventListener('click', () => this.drawEarlier());
+    this.scroller = el(
+      'div',
+      {
+        class: 'conversation',
+        role: 'region',
+        'aria-label': 'Conversation',
+        tabindex: '0',
+        'data-testid': 'conversation',
+      },
+      this.earlier,
+      this.list,
+    );
+    this.drawnFrom = index.entries.length;
+    into.replaceChildren(this.scroller);
+    this.drawEarlier();
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.scroller.addEventListener('scroll', () => {
+      if (this.scroller.scrollTop < BOTTOM_SLACK && this.drawnFrom > 0) this.drawEarlier();
+    });
+    if (index.entries.length === 0) {
+      this.list.append(el('p', { class: 'hint' }, 'This session has no messages yet.'));
+    }
+  }
+
+  /** Draws up to a window of entries before the first drawn, keeping the reader's place. */
+  private drawEarlier(): void {
+    const to = this.drawnFrom;
+    const from = Math.max(0, to - CONVERSATION_WINDOW);
+    const fragment = document.createDocumentFragment();
+    for (const entry of this.context.index.entries.slice(from, to)) {
+      const element = drawEntry(entry, this.context);
+      if (element !== null) fragment.append(element);
+    }
+    const height = this.scroller.scrollHeight;
+    this.list.prepend(fragment);
+    this.drawnFrom = from;
+    this.scroller.scrollTop += this.scroller.scrollHeight - height;
+    this.earlier.hidden = from === 0;
+    this.earlier.textContent = `show earlier (${counted(from, 'entry', 'entries')} above)`;
+  }
+
+  /** Draws the entries of the events from seq `from` on, at the bottom. */
+  extend(from: number): void {
+    const { viewed, index } = this.context;
+    const atBottom =
+      this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight <
+      BOTTOM_SLACK;
+    const fragment = document.createDocumentFragment();
+    for (let seq = from; seq < viewed.session.seq; seq++) {
+      const event = viewed.event(seq);
+      if (event === undefined) continue;
+      if (event.type === 'log/redaction') {
+        for (const [erased, by] of redactedSeqs([event])) this.context.redactions.set(erased, by);
+      }
+      for (const entry of index.add(event)) {
+        const element = drawEntry(entry, this.context);
+        if (element !== null) fragment.append(element);
+      }
+      this.fillAnswered(seq);
+    }
+    this.list.querySelector(':scope > .hint')?.remove();
+    this.list.append(fragment);
+    for (const [info, heading] of this.context.separators) {
+      heading.textContent = visible(separatorText(info));
+      if (info.endTime !== undefined) this.context.separators.delete(info);
+    }
+    if (atBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /** Puts a result that just arrived into the card of its call, when that card is drawn. */
+  private fillAnswered(seq: number): void {
+    const message = this.context.viewed.message(seq);
+    if (message?.role !== 'tool') return;
+    for (const block of message.content) {
+      if (block.type !== 'tool-result') continue;
+      const key = this.context.index.latestKey(block.toolCallId);
+      const holder = key === undefined ? undefined : this.context.pending.get(key);
+      if (key === undefined || holder === undefined) continue;
+      fillResult(holder, seq, { key, callId: block.toolCallId }, this.context);
+      this.context.pending.delete(key);
+    }
+  }
+}
+
+let current: ConversationView | undefined;
+
+/** The conversation panel. */
+export const conversationPanel: Panel = {
+  name: 'conversation',
+  label: 'Conversation',
+  key: '4',
+  render(into, viewed, context) {
+    current = new ConversationView(into, viewed, context);
+  },
+  extend(into, viewed, from, context) {
+    if (current === undefined || current.viewed !== viewed || !into.contains(current.scroller)) {
+      current = new ConversationView(into, viewed, context);
+    } else current.extend(from);
+  },
+};
