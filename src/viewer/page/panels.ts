@@ -3,6 +3,7 @@
  * panel here and nowhere else.
  */
 import type { Panel } from './panel.js';
+import { tracePanel } from './trace.js';
 
 /** Every panel, in tab order. */
-export const PANELS: readonly Panel[] = [];
+export const PANELS: readonly Panel[] = [tracePanel];
