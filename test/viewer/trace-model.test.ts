@@ -64,7 +64,7 @@ describe('the trace of a log', () => {
     expect(live.update(growing)).toBe(0);
     // Up to tool b's result: tool a still runs.
     expect(live.groups[0]?.spans).toHaveLength(3);
-    expect((live.groups[0]?.spans[1] as TraceTool).resultSeq).toBeUndefined();
+    expect((live.groups[0]?.spans[1] as TraceTool | undefined)?.resultSeq).toBeUndefined();
     const append = growing.append.bind(growing) as (
       type: string,
       data: unknown,
