@@ -46,6 +46,8 @@ export async function recordHostile(storeUrl: string): Promise<string> {
     { surfaceOp: 'append' },
   );
   session.append('step/start', { turn: 1, step: 1 });
+  // A header the trace shows: its model a script, its system prompt every trick.
+  session.append('request/header', { provider: HOSTILE.bidi, model: HOSTILE.script, system: all });
   const chunk = session.append('assistant/chunk', {
     turn: 1,
     step: 1,
@@ -82,6 +84,12 @@ export async function recordHostile(storeUrl: string): Promise<string> {
   session.append('step/end', { turn: 1, step: 1 });
   session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
   void answer;
+  await writeSession(storeUrl, session);
+  return session.id;
+}
+
+/** Writes `session`, built in memory, into the store at `storeUrl`. */
+export async function writeSession(storeUrl: string, session: Session): Promise<void> {
   const store = await openStore(storeUrl);
   try {
     await store.create(session.header);
@@ -89,5 +97,4 @@ export async function recordHostile(storeUrl: string): Promise<string> {
   } finally {
     await store.close();
   }
-  return session.id;
 }

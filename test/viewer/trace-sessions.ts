@@ -37,7 +37,7 @@ export function retriedSession(id = 'retried'): Session {
   session.append('user/message', user('u1', 'Check both files.'), { surfaceOp: 'append' });
   at(AT.call);
   session.append('step/start', { turn: 1, step: 1 });
-  session.append('request/header', header);
+  session.append('request/header', { ...header, system: 'Be brief.' });
   session.append('request/retry', {
     turn: 1,
     step: 1,
@@ -53,15 +53,16 @@ export function retriedSession(id = 'retried'): Session {
     chunk: { type: 'text-delta', id: 't1', delta: 'Reading both.' },
   });
   at(AT.answer);
+  const answer = {
+    ...assistant('a1', 'Reading both.', [
+      { id: 'call_a', name: 'read_file' },
+      { id: 'call_b', name: 'read_file' },
+    ]),
+    usage: { inputTokens: 12_000, cachedInputTokens: 10_000, outputTokens: 300 },
+  };
   session.append(
     'assistant/message',
-    {
-      ...assistant('a1', 'Reading both.', [
-        { id: 'call_a', name: 'read_file' },
-        { id: 'call_b', name: 'read_file' },
-      ]),
-      usage: { inputTokens: 12_000, cachedInputTokens: 10_000, outputTokens: 300 },
-    },
+    { ...answer, message: { ...answer.message, source: { kind: 'model', ...header } } },
     { surfaceOp: 'append', sourceEventSeqs: [part.seq] },
   );
   at(AT.toolA);
@@ -100,7 +101,7 @@ export function retriedSession(id = 'retried'): Session {
   session.append('user/message', user('u2', 'Again.'), { surfaceOp: 'append' });
   at(AT.failedCall);
   session.append('step/start', { turn: 2, step: 1 });
-  session.append('request/header', header);
+  session.append('request/header', { ...header, system: 'Be brief.' });
   at(AT.failedEnd);
   session.append('turn/end', {
     turn: 2,

@@ -123,6 +123,16 @@ function requestSection(
   context: TraceDetailContext,
 ): HTMLElement {
   const section = el('div', { class: 'trace-request', 'data-testid': 'trace-request' });
+  if (call.header === undefined) {
+    section.append(
+      el(
+        'p',
+        { class: 'hint' },
+        'No request header was logged before this call: there is no request to rebuild.',
+      ),
+    );
+    return section;
+  }
   const server = context.server;
   if (server === undefined) {
     const messages = viewed.session.messagesAt(call.stepStartSeq);

@@ -53,6 +53,8 @@ export interface TraceTool {
 export interface TraceCompaction {
   readonly kind: 'compaction';
   readonly startSeq: number;
+  /** What the writer called it (`compaction`, `prune`...). */
+  readonly label: string;
   readonly start: number;
   end: number;
   endSeq?: number;
@@ -122,13 +124,16 @@ export class Trace {
       return false;
     }
     if (isEventOfType(event, 'compaction/start')) {
-      this.compaction = {
+      const kind = event.data.kind;
+      const compaction: TraceCompaction = {
         kind: 'compaction',
         startSeq: event.seq,
+        label: typeof kind === 'string' ? kind : 'compaction',
         start: event.time,
         end: event.time,
       };
-      this.group(event).spans.push(this.compaction);
+      this.compaction = compaction;
+      this.group(event).spans.push(compaction);
       return this.touch(event);
     }
     if (isEventOfType(event, 'compaction/end')) {

@@ -56,7 +56,7 @@ export function groupHeading(group: TraceGroup, eventAt: WaterfallContext['event
     tools === 1 ? '1 tool' : `${tools} tools`,
   ];
   if (priced) parts.push(money(cost));
-  parts.push(group.ended ?? 'running');
+  if (group.turn !== undefined) parts.push(group.ended ?? 'running');
   return parts.join(' · ');
 }
 
@@ -149,5 +149,5 @@ function labelOf(span: TraceSpan): string {
     return `step ${span.step} · ${model}`;
   }
   if (span.kind === 'tool') return `tool ${excerpt(span.name, 40)}`;
-  return 'compaction';
+  return span.label;
 }
