@@ -47,12 +47,11 @@ export async function paintAndInteractive(
   try {
     await page.addInitScript({ content: OBSERVER });
     await page.goto(`${url}#/s/${encodeURIComponent(id)}`);
+    // A function, not a string: the page's CSP forbids evaluating a string in it.
     await page.waitForFunction(
-      "performance.getEntriesByName('bench:interactive').length > 0",
-      null,
-      {
-        timeout: 300_000,
-      },
+      (name) => performance.getEntriesByName(name).length > 0,
+      'bench:interactive',
+      { timeout: 300_000 },
     );
     const [paint, interactive] = (await page.evaluate(
       "['bench:painted', 'bench:interactive'].map((name) => performance.getEntriesByName(name)[0].startTime)",
@@ -78,8 +77,8 @@ export async function traceDraw(
   try {
     await page.goto(`${url}#/s/${encodeURIComponent(id)}`);
     await page.waitForFunction(
-      `performance.getEntriesByName(${JSON.stringify(MARKS.firstRender)}).length > 0`,
-      null,
+      (name) => performance.getEntriesByName(name).length > 0,
+      MARKS.firstRender,
       { timeout: 300_000 },
     );
     return await timedKey(page);
