@@ -13,6 +13,8 @@ export interface Interactive {
   readonly paint: number;
   /** The first frame after a tab switch, asked for at `paint`, was answered. */
   readonly interactive: number;
+  /** When the snapshot's last part arrived (`MARKS.received`), the origin of the first render. */
+  readonly received: number;
 }
 
 /**
@@ -53,12 +55,12 @@ export async function paintAndInteractive(
       'bench:interactive',
       { timeout: 300_000 },
     );
-    const [paint, interactive] = (await page.evaluate(
-      "['bench:painted', 'bench:interactive'].map((name) => performance.getEntriesByName(name)[0].startTime)",
-    )) as [number, number];
+    const [paint, interactive, received] = (await page.evaluate(
+      `['bench:painted', 'bench:interactive', ${JSON.stringify(MARKS.received)}].map((name) => performance.getEntriesByName(name)[0].startTime)`,
+    )) as [number, number, number];
     const view = await page.evaluate('document.body.dataset.view');
     if (view !== 'transcript') throw new Error(`the tab switch was not answered: ${String(view)}`);
-    return { paint, interactive };
+    return { paint, interactive, received };
   } finally {
     await page.close();
   }
