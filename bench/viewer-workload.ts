@@ -79,3 +79,24 @@ export async function withViewer<T>(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A session of `calls` model calls for the trace: turns of a tool round trip and a streamed
+ * answer (two calls and one tool execution a turn) under one request header, its events 40 ms
+ * apart so the bars have lengths.
+ */
+export function callWorkload(id: string, calls: number): Session {
+  let now = 1_700_000_000_000;
+  const session = Session.create({
+    id,
+    clock: () => {
+      now += 40;
+      return now;
+    },
+  });
+  session.append('request/header', { provider: 'anthropic.messages', model: 'claude-sonnet-4-5' });
+  for (let turn = 1; turn * 2 <= calls; turn++) {
+    recordToolTurn(session, turn, `Question ${turn}: what does file ${turn}.ts do?`);
+  }
+  return session;
+}

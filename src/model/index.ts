@@ -21,6 +21,7 @@ export {
   readStream,
 } from './call.js';
 export { type CostBreakdown, priceUsage, splitUsage, type TokenSplit } from './call-cost.js';
+export { type CallCost, callCosts, type SessionCostOptions } from './call-costs.js';
 export { type CallDigest, callDigests } from './call-digests.js';
 export {
   intentOf,
@@ -83,13 +84,10 @@ export {
   sessionRequestDigest,
 } from './request-digest.js';
 export {
-  type CallCost,
   type CostTotals,
-  callCosts,
   type EntryRent,
   type RewriteSaving,
   type SessionCost,
-  type SessionCostOptions,
   sessionCost,
 } from './session-cost.js';
 export { StepStream } from './step-stream.js';

@@ -50,6 +50,27 @@ export interface ChunkBodies {
   readonly chunks: readonly SessionEvent[];
 }
 
+/** The forms `GET /api/sessions/:id/request` gives a call's request in. */
+export const REQUEST_WIRES = ['palimpsest', 'openai', 'anthropic'] as const;
+
+/**
+ * The answer of `GET /api/sessions/:id/request?seq=N[&wire=W]`: the request the model call whose
+ * step holds seq `N` received, rebuilt from the log by `requestAt`, as `palimpsest request`
+ * prints it: palimpsest's canonical form, or the body of the provider's HTTP request.
+ */
+export interface CallRequest {
+  readonly turn: number;
+  readonly step: number;
+  readonly stepStartSeq: number;
+  readonly answerSeq?: number;
+  /** The digest of the rebuilt request, and the one the writer recorded where it did. */
+  readonly digest: string;
+  readonly recordedDigest?: string;
+  readonly wire: (typeof REQUEST_WIRES)[number];
+  /** `palimpsest`: provider, model and call options; else the provider's JSON body. */
+  readonly body: unknown;
+}
+
 /** Each later line of the stream: a batch a writer committed. */
 export interface SessionAppend {
   readonly kind: 'events';

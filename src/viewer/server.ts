@@ -2,7 +2,8 @@
  * The viewer's loopback HTTP server. It serves the bundled page and a small API over one store:
  * the session list, one session's events as newline-delimited JSON (the stored events first,
  * finished stream chunks as elided stubs, then each batch a writer commits, from `store.watch`),
- * and the bodies of its stream chunks. The page folds the events with core.
+ * the bodies of its stream chunks, and the request a model call received (for the trace). The
+ * page folds the events with core.
  *
  * It listens on 127.0.0.1 only. Every API route needs the random token of the URL the CLI
  * prints; every request needs a Host header naming this server (a DNS-rebinding page cannot
@@ -11,12 +12,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PalimpsestError, type SessionEvent } from '../core/index.js';
+import { anthropicBody, openaiBody, requestAt } from '../agent/index.js';
+import { InvalidArgumentError, PalimpsestError, type SessionEvent } from '../core/index.js';
 import { checkSessionId } from '../store/contract/store-rules.js';
 import {
   CorruptLogError,
   EncryptionError,
   FormatVersionError,
+  inspectSession,
   requireReadable,
   SearchQueryError,
   type SessionStore,
@@ -28,7 +31,9 @@ import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
 import { pageDocument } from './page-html.js';
 import {
+  type CallRequest,
   type ChunkBodies,
+  REQUEST_WIRES,
   type SessionList,
   type SessionListing,
   type SessionListingHit,
@@ -180,10 +185,13 @@ async function handle(
   if (path === '/api/sessions') {
     return sendJson(response, await sessionList(context.store, url.searchParams.get('q') ?? ''));
   }
-  const match = /^\/api\/sessions\/([^/]+)\/(events|chunks)$/.exec(path);
+  const match = /^\/api\/sessions\/([^/]+)\/(events|chunks|request)$/.exec(path);
   if (match?.[1] === undefined) throw new Refusal(404, `no such API route: ${path.slice(0, 80)}`);
   const id = sessionIdOf(match[1]);
   if (match[2] === 'chunks') return sendJson(response, await chunkBodies(context.store, id));
+  if (match[2] === 'request') {
+    return sendJson(response, await callRequest(context.store, id, url.searchParams));
+  }
   return streamSession(request, response, context, id);
 }
 
@@ -304,6 +312,57 @@ async function chunkBodies(store: SessionStore, id: string): Promise<ChunkBodies
   requireReadable(loaded, store.location);
   const { events } = loaded;
   return { chunks: events.filter((event) => event.type === 'assistant/chunk') };
+}
+
+/** The request of the call whose step holds `?seq=`, in the form `?wire=` names. */
+async function callRequest(
+  store: SessionStore,
+  id: string,
+  params: URLSearchParams,
+): Promise<CallRequest> {
+  const seqText = params.get('seq');
+  if (seqText === null || !/^\d{1,15}$/.test(seqText)) {
+    throw new Refusal(
+      400,
+      `expected ?seq= the seq of an event (a non-negative integer), found ${quoted(seqText)}`,
+    );
+  }
+  const wire = params.get('wire') ?? 'palimpsest';
+  if (!(REQUEST_WIRES as readonly string[]).includes(wire)) {
+    throw new Refusal(
+      400,
+      `expected ?wire= one of ${REQUEST_WIRES.join(', ')}, found ${quoted(wire)}`,
+    );
+  }
+  const session = await inspectSession(store, id);
+  let request: ReturnType<typeof requestAt>;
+  try {
+    request = requestAt(session, Number(seqText));
+  } catch (error) {
+    if (!InvalidArgumentError.isInstance(error)) throw error;
+    throw new Refusal(400, `${error.code}: ${error.message}`);
+  }
+  const { turn, step, stepStartSeq, answerSeq, digest, recordedDigest } = request;
+  return {
+    turn,
+    step,
+    stepStartSeq,
+    ...(answerSeq === undefined ? {} : { answerSeq }),
+    digest,
+    ...(recordedDigest === undefined ? {} : { recordedDigest }),
+    wire: wire as CallRequest['wire'],
+    body:
+      wire === 'openai'
+        ? openaiBody(request.header, request.messages)
+        : wire === 'anthropic'
+          ? anthropicBody(request.header, request.messages)
+          : request.request,
+  };
+}
+
+/** A query parameter as JSON (control characters escaped), cut to a readable length. */
+function quoted(value: string | null): string {
+  return JSON.stringify(value === null || value.length <= 40 ? value : `${value.slice(0, 40)}…`);
 }
 
 async function streamSession(

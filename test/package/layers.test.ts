@@ -24,7 +24,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   testing: ['core'],
   adapters: ['core', 'store', 'model', 'agent', 'compaction', 'import'],
   import: ['core', 'store'],
-  viewer: ['core', 'store'],
+  // The server rebuilds a call's request (`requestAt`, the provider bodies) for the trace, and
+  // the page prices calls with model's pure price tables (its own import rule says which).
+  viewer: ['core', 'store', 'model', 'agent'],
   cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
 };
 

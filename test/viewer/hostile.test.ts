@@ -40,6 +40,29 @@ async function visitEverything(page: Page): Promise<void> {
     }
     await page.keyboard.press('Enter'); // unfold what can be unfolded, and look again
   }
+  await visitTrace(page);
+}
+
+/** Selects every call and tool of the trace, shows each request form and every long text whole. */
+async function visitTrace(page: Page): Promise<void> {
+  await page.locator('#tabs [data-view="trace"]').click();
+  const rows = page.locator('.trace-row');
+  await rows.first().waitFor();
+  for (let index = 0; index < (await rows.count()); index++) {
+    await rows.nth(index).click();
+    for (const wire of await page.locator('[data-wire]').all()) {
+      await wire.click();
+      await page.locator('[data-testid="trace-request-body"] pre').waitFor();
+    }
+    for (const more of await page.locator('.trace-detail .show-all').all()) await more.click();
+    await page.waitForTimeout(20);
+  }
+  expect(await injected(page)).toEqual([]);
+  const text = (await page.locator('#panel').textContent()) ?? '';
+  expect(text).toContain('<script>alert("script tag")</script>');
+  for (const raw of ['\u202e', '\u202c', '\u2066', '\u2069', '\u0007', '\u001b', '\u009b']) {
+    expect(text.includes(raw), `U+${raw.charCodeAt(0).toString(16)} in the trace`).toBe(false);
+  }
 }
 
 /** The little of the DOM the check below reads (the tests compile without the DOM library). */

@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { sourceFiles, srcDir } from '../source-files.js';
 
 const pageDir = join(srcDir, 'viewer', 'page');
-const allowed = [join(srcDir, 'core'), pageDir, join(srcDir, 'viewer', 'protocol.ts')];
+/**
+ * Beside core: the trace prices each call as the CLI does, with model's price tables and the
+ * function that applies them, which import core alone (no digest, no `node:`, no provider SDK).
+ */
+const pricing = ['call-costs.ts', 'call-cost.ts', 'price-table.ts', 'default-prices.ts'].map(
+  (file) => join(srcDir, 'model', file),
+);
+const allowed = [join(srcDir, 'core'), pageDir, join(srcDir, 'viewer', 'protocol.ts'), ...pricing];
 /**
  * The packages it bundles: markdown-it, and the conversation's code highlighting (lowlight, the
  * highlight.js grammars it runs, and hast, whose types alone describe lowlight's tree).
@@ -20,7 +27,7 @@ const PACKAGES = ['markdown-it', 'lowlight', 'highlight.js', 'hast'];
 
 function violations(): string[] {
   const found: string[] = [];
-  for (const file of sourceFiles(pageDir)) {
+  for (const file of [...sourceFiles(pageDir), ...pricing]) {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
     for (const { fileName } of importedFiles) {
       const name = `${relative(srcDir, file)}: ${fileName}`;
@@ -36,7 +43,7 @@ function violations(): string[] {
 }
 
 describe('the browser page', () => {
-  it('imports only core, the protocol, its own files, markdown-it and the highlighter', () => {
+  it('imports only core, the protocol, its own files, the price tables, markdown-it and the highlighter', () => {
     expect(violations()).toEqual([]);
   });
 

@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicBody, openaiBody, requestAt } from '../../src/agent/index.js';
 import { isElidedChunkData } from '../../src/core/backend.js';
 import { Session, type SessionEvent } from '../../src/core/index.js';
 import {
   EncryptedStore,
+  inspectSession,
   MemoryKeyVault,
   MemoryStore,
   masterKeyProvider,
@@ -19,6 +21,7 @@ import {
 } from '../../src/store/index.js';
 import { startViewerServer, ViewerError, type ViewerServer } from '../../src/viewer/index.js';
 import {
+  type CallRequest,
   SNAPSHOT_PART_CHARS,
   type SnapshotStart,
   type StreamLine,
@@ -97,6 +100,14 @@ describe('the viewer server', () => {
       session.append('user/message', user('u2', 'short'), { surfaceOp: 'append' });
     });
     await record(store, 'empty', () => {});
+    await record(store, 'called', (session) => {
+      session.append('request/header', {
+        provider: 'openai.chat',
+        model: 'gpt-4o-mini',
+        system: 'Be brief.',
+      });
+      recordToolTurn(session, 1);
+    });
     for (const id of ['claude-code-s1/subagents/agent-a1', 'windows\\like']) {
       await record(store, id, (session) => {
         session.append('user/message', user('u0', `in ${id}`), { surfaceOp: 'append' });
@@ -123,6 +134,7 @@ describe('the viewer server', () => {
         .sort(),
     ).toEqual([
       'alpha',
+      'called',
       'claude-code-s1/subagents/agent-a1',
       'empty',
       'huge',
@@ -137,6 +149,7 @@ describe('the viewer server', () => {
       '/api/sessions',
       '/api/sessions/alpha/events',
       '/api/sessions/streamed/chunks',
+      '/api/sessions/called/request?seq=3',
     ]) {
       expect((await get(server.port, path)).status).toBe(403);
       expect((await get(server.port, `${path}?token=${token.slice(0, -1)}x`)).status).toBe(403);
@@ -334,6 +347,49 @@ describe('the viewer server', () => {
     expect(bodies.headers['content-security-policy']).toContain("default-src 'none'");
     expect(JSON.parse(bodies.body).chunks).toEqual(chunkSeqs.map((seq) => events[seq]));
     expect((await get(server.port, api('/api/sessions/nobody/chunks'))).status).toBe(404);
+  });
+
+  it('serves the request a call received as requestAt rebuilds it, and as each provider body', async () => {
+    const session = await inspectSession(store, 'called');
+    const rebuilt = requestAt(session, 3);
+    const asked = async (query: string): Promise<CallRequest> => {
+      const reply = await get(server.port, api(`/api/sessions/called/request?${query}`));
+      expect(reply.status, reply.body).toBe(200);
+      return JSON.parse(reply.body) as CallRequest;
+    };
+    const canonical = await asked('seq=3');
+    expect(canonical).toMatchObject({ wire: 'palimpsest', stepStartSeq: 3, turn: 1, step: 1 });
+    expect(canonical.digest).toBe(rebuilt.digest);
+    expect(canonical.body).toEqual(JSON.parse(JSON.stringify(rebuilt.request)));
+    // Any seq inside the step names the same call.
+    expect((await asked('seq=4')).digest).toBe(rebuilt.digest);
+    expect((await asked('seq=3&wire=openai')).body).toEqual(
+      openaiBody(rebuilt.header, rebuilt.messages),
+    );
+    expect((await asked('seq=3&wire=anthropic')).body).toEqual(
+      anthropicBody(rebuilt.header, rebuilt.messages),
+    );
+  });
+
+  it('refuses a request route with a bad seq or wire, a seq outside every step, an unknown session', async () => {
+    const refusal = async (path: string): Promise<Reply> => get(server.port, api(path));
+    for (const query of ['', '?seq=', '?seq=-1', '?seq=1.5', '?seq=abc', '?seq=1e3']) {
+      const reply = await refusal(`/api/sessions/called/request${query}`);
+      expect(reply.status, query).toBe(400);
+      expect(reply.body).toMatch(
+        /^expected \?seq= the seq of an event \(a non-negative integer\), found /,
+      );
+    }
+    const wire = await refusal('/api/sessions/called/request?seq=3&wire=gopher');
+    expect(wire.status).toBe(400);
+    expect(wire.body).toBe('expected ?wire= one of palimpsest, openai, anthropic, found "gopher"');
+    const outside = await refusal('/api/sessions/called/request?seq=0');
+    expect(outside.status).toBe(400);
+    expect(outside.body).toMatch(/^INVALID_ARGUMENT: expected seq 0 .* inside a step/);
+    const beyond = await refusal('/api/sessions/called/request?seq=999');
+    expect(beyond.status).toBe(400);
+    expect(beyond.body).toMatch(/^INVALID_ARGUMENT: expected the seq of an event .*found 999/);
+    expect((await refusal('/api/sessions/nobody/request?seq=1')).status).toBe(404);
   });
 
   it('refuses a port out of range with a typed error', async () => {

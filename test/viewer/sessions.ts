@@ -46,6 +46,8 @@ export async function recordHostile(storeUrl: string): Promise<string> {
     { surfaceOp: 'append' },
   );
   session.append('step/start', { turn: 1, step: 1 });
+  // A header the trace shows: its model a script, its system prompt every trick.
+  session.append('request/header', { provider: HOSTILE.bidi, model: HOSTILE.script, system: all });
   const chunk = session.append('assistant/chunk', {
     turn: 1,
     step: 1,

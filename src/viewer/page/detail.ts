@@ -30,7 +30,7 @@ export interface DetailActions {
 }
 
 /** Text longer than {@link DETAIL_CHARS}: the head and a button that shows the rest. */
-function capped(text: string, render: (text: string) => Child): Child {
+export function capped(text: string, render: (text: string) => Child): Child {
   if (text.length <= DETAIL_CHARS) return render(text);
   const holder = el('div');
   const more = el(
@@ -43,7 +43,8 @@ function capped(text: string, render: (text: string) => Child): Child {
   return holder;
 }
 
-function plain(text: string): Child {
+/** `text` as preformatted text, deceptive characters made visible. */
+export function plain(text: string): Child {
   return el('pre', { class: 'plain' }, visible(text));
 }
 

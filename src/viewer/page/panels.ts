@@ -4,6 +4,7 @@
  */
 import { conversationPanel } from './conversation.js';
 import type { Panel } from './panel.js';
+import { tracePanel } from './trace.js';
 
 /** Every panel, in tab order. */
-export const PANELS: readonly Panel[] = [conversationPanel];
+export const PANELS: readonly Panel[] = [conversationPanel, tracePanel];

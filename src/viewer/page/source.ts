@@ -4,6 +4,7 @@
  * an HTML export embeds in a non-executable script element.
  */
 import {
+  type CallRequest,
   type ChunkBodies,
   EMBEDDED_DATA_ID,
   MARKS,
@@ -65,6 +66,16 @@ export class ServerSource {
     if (!response.ok) throw new Error(`the stream chunks failed: ${response.status} ${text}`);
     const { chunks } = JSON.parse(text) as ChunkBodies;
     return { chunks: Array.isArray(chunks) ? chunks : [], bytes: text.length };
+  }
+
+  /** The request of the call whose step holds `seq` in session `id`, in the form `wire` names. */
+  async request(id: string, seq: number, wire: CallRequest['wire']): Promise<CallRequest> {
+    const response = await fetch(
+      this.url(`/api/sessions/${encodeURIComponent(id)}/request`, { seq: String(seq), wire }),
+    );
+    const text = await response.text();
+    if (!response.ok) throw new Error(`the request failed: ${response.status} ${text}`);
+    return JSON.parse(text) as CallRequest;
   }
 
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */

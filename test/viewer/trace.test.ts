@@ -1,0 +1,301 @@
+/**
+ * The Trace view in a real browser: the demo session served and exported, a session whose calls
+ * were retried and failed, a Claude Code session imported with its subagents, and a session the
+ * AI SDK middleware recorded from real provider recordings. The request a call shows is what
+ * `requestAt` rebuilds for it; its stream is its parts; failures show their errors.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { z } from 'zod';
+import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
+import { anthropicBody, openaiBody, requestAt } from '../../src/agent/index.js';
+import { Session } from '../../src/core/index.js';
+import { inspectSession, openStore } from '../../src/store/index.js';
+import { sdkRecording } from '../agent/ai-sdk-recordings.js';
+import { useWireServer } from '../agent/wire-server.js';
+import { cli } from '../cli/helpers.js';
+import {
+  describeBrowser,
+  expectNoIncidents,
+  guardedPage,
+  screenshot,
+  serveView,
+  useBrowserAndStore,
+} from './browser.js';
+import { recordDemo, saveSession } from './sessions.js';
+import { retriedSession } from './trace-sessions.js';
+
+/** A Claude Code 1.0.x transcript with two subagents, one Task call failed (see the corpus README). */
+const CLAUDE_CODE = join(
+  import.meta.dirname,
+  '..',
+  'import',
+  'corpus',
+  'claude-code',
+  'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
+);
+const CLAUDE_CODE_ID = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+
+/** Shows the trace panel and waits for its turns. */
+async function openTrace(page: Page): Promise<void> {
+  await page.locator('.row').first().waitFor();
+  await page.keyboard.press('5');
+  await page.locator('[data-testid="trace-group"]').first().waitFor();
+}
+
+/** The request the detail pane shows, parsed. */
+async function shownRequest(page: Page): Promise<unknown> {
+  const body = page.locator('[data-testid="trace-request-body"] pre');
+  await body.waitFor();
+  return JSON.parse((await body.textContent()) ?? '');
+}
+
+/** A value as JSON carries it (what the server sends and the page prints). */
+const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+describeBrowser('the trace view', () => {
+  const wire = useWireServer({ per: 'file' });
+  let demo = '';
+  const setup = useBrowserAndStore(async (storeUrl, dir) => {
+    demo = recordDemo(storeUrl, dir);
+    await saveSession(storeUrl, retriedSession());
+    const imported = cli(['--store', storeUrl, 'import', '--from', 'claude-code', CLAUDE_CODE], {
+      cwd: dir,
+    });
+    if (imported.code !== 0) throw new Error(`import: ${imported.stderr}`);
+    // The AI SDK middleware over Anthropic, answered by recorded Anthropic streams.
+    const session = Session.create({ id: 'ai-sdk' });
+    wire.enqueue(
+      ...[
+        ...sdkRecording('anthropic/anthropic-tool-no-args.chunks.txt'),
+        ...sdkRecording('anthropic/anthropic-clear-thinking.1.chunks.txt'),
+      ].map((fixture) => ({ fixture })),
+    );
+    const model = createAnthropic({ baseURL: wire.baseURL, apiKey: 'test-key' })(
+      'claude-sonnet-4-5',
+    );
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      prompt: 'Use the tools to answer.',
+      tools: {
+        updateIssueList: tool({
+          description: 'Refreshes the list of open issues.',
+          inputSchema: z.object({}),
+          execute: async () => 'The list holds 3 open issues.',
+        }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    await result.consumeStream();
+    await saveSession(storeUrl, session);
+  });
+
+  /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
+  async function inServedTrace(id: string, check: (page: Page) => Promise<void>): Promise<void> {
+    const { dir, storeUrl, browser } = setup;
+    const { url, child } = await serveView(storeUrl, id, dir);
+    try {
+      const { page, incidents } = await guardedPage(browser);
+      await page.goto(url);
+      await openTrace(page);
+      await check(page);
+      expectNoIncidents(incidents);
+      await page.close();
+    } finally {
+      child.kill('SIGINT');
+    }
+  }
+
+  it('draws the demo served: every turn, call and tool, parallel tools overlapping, a call’s request and stream', async () => {
+    const { storeUrl } = setup;
+    const store = await openStore(storeUrl, { readOnly: true });
+    const session = await inspectSession(store, demo);
+    await store.close();
+    await inServedTrace(demo, async (page) => {
+      const types = session.events.map((event) => event.type);
+      const count = (type: string) => types.filter((t) => t === type).length;
+      expect(await page.locator('[data-testid="trace-call"]').count()).toBe(count('step/start'));
+      expect(await page.locator('[data-testid="trace-tool"]').count()).toBe(count('tool/call'));
+      expect(await page.locator('[data-testid="trace-compaction"]').count()).toBe(
+        count('compaction/start'),
+      );
+      // Turn 1 step 2 read two files at once.
+      expect(await page.locator('.trace-row.tool.parallel').count()).toBeGreaterThanOrEqual(2);
+      expect(await page.locator('.trace-summary').textContent()).toBe(
+        `${count('turn/start')} turns · ${count('step/start')} model calls · ${count('tool/call')} tool executions`,
+      );
+
+      // The third call streamed its answer: its request and its parts.
+      const call = page.locator('[data-testid="trace-call"]').nth(2);
+      const stepStart = Number(await call.getAttribute('data-seq'));
+      await call.click();
+      const rebuilt = requestAt(session, stepStart);
+      expect(await shownRequest(page)).toEqual(asJson(rebuilt.request));
+      await expect
+        .poll(() => page.locator('[data-testid="trace-digest"]').textContent())
+        .toBe(`digest ${rebuilt.digest}, as the writer recorded it`);
+      const parts = session.events.filter(
+        (event) =>
+          event.type === 'assistant/chunk' &&
+          event.seq > stepStart &&
+          event.seq < (rebuilt.answerSeq ?? 0),
+      );
+      const stream = page.locator('[data-testid="trace-stream"] li');
+      expect(await stream.count()).toBe(parts.length);
+      // The bodies arrive after the first render; then every part shows its text.
+      await expect
+        .poll(() => page.locator('[data-testid="trace-stream"]').textContent())
+        .not.toContain('its body is loading');
+      const deltas = parts.flatMap((part) => {
+        const delta = (part.data as { chunk?: { delta?: unknown } }).chunk?.delta;
+        return typeof delta === 'string' ? [{ seq: part.seq, delta }] : [];
+      });
+      const first = deltas[0];
+      expect(first).toBeDefined();
+      expect(
+        await stream.nth(parts.findIndex((part) => part.seq === first?.seq)).textContent(),
+      ).toContain(JSON.stringify(first?.delta));
+      await screenshot(page, 'served-trace', true);
+
+      await page.locator('[data-wire="openai"]').click();
+      await expect
+        .poll(async () => JSON.stringify(await shownRequest(page)))
+        .toBe(JSON.stringify(openaiBody(rebuilt.header, rebuilt.messages)));
+
+      // The tab keys go on working from the trace.
+      await page.keyboard.press('1');
+      await expect.poll(() => page.locator('body').getAttribute('data-view')).toBe('model');
+      await page.keyboard.press('5');
+      await expect.poll(() => page.locator('body').getAttribute('data-view')).toBe('trace');
+    });
+  });
+
+  it('draws the demo from an HTML export, its requests rebuilt by core as requestAt rebuilds them', async () => {
+    const { dir, storeUrl, browser } = setup;
+    const store = await openStore(storeUrl, { readOnly: true });
+    const session = await inspectSession(store, demo);
+    await store.close();
+    const exported = cli(['export', demo, '--format', 'html', '--store', storeUrl], { cwd: dir });
+    expect(exported.code).toBe(0);
+    const file = join(dir, 'trace-demo.html');
+    writeFileSync(file, exported.stdout);
+    const { page, incidents } = await guardedPage(browser);
+    await page.goto(pathToFileURL(file).href);
+    await openTrace(page);
+    const calls = page.locator('[data-testid="trace-call"]');
+    for (const index of [0, 3]) {
+      const stepStart = Number(await calls.nth(index).getAttribute('data-seq'));
+      await calls.nth(index).click();
+      const { header, messages } = requestAt(session, stepStart);
+      expect(await shownRequest(page)).toEqual(asJson({ header, messages }));
+      expect(await page.locator('[data-testid="trace-request"] .hint').textContent()).toContain(
+        `palimpsest request ${demo} ${stepStart} --wire openai`,
+      );
+    }
+    expect(await page.locator('[data-wire]').count()).toBe(0);
+    expectNoIncidents(incidents);
+    await page.close();
+  });
+
+  it('shows a retried call’s retry, a failed tool’s error and the call a rate limit ended, on a time axis', async () => {
+    await inServedTrace('retried', async (page) => {
+      const [retried, failed] = [0, 1].map((n) =>
+        page.locator('[data-testid="trace-call"]').nth(n),
+      );
+      const figures = (await retried?.locator('.trace-figures').textContent()) ?? '';
+      expect(figures).toContain('1 retry');
+      expect(figures).toContain('in 12,000 (cached 10,000) · out 300');
+      expect(figures).toMatch(/\$0\.0\d+/);
+      // The turn ran 0–2,500 ms; the call 1,000–2,000 ms.
+      const bar = retried?.locator('.trace-bar');
+      expect(
+        await bar?.evaluate(
+          (element) => (element as unknown as { style: { left: string } }).style.left,
+        ),
+      ).toBe('40%');
+      expect(
+        await bar?.evaluate(
+          (element) => (element as unknown as { style: { width: string } }).style.width,
+        ),
+      ).toBe('40%');
+      expect(await page.locator('.trace-row.tool.parallel').count()).toBe(2);
+      expect(await page.locator('.trace-row.tool.failed .trace-error').textContent()).toContain(
+        'ENOENT: a.txt is missing',
+      );
+      expect(await failed?.getAttribute('class')).toContain('failed');
+      expect(await failed?.locator('.trace-error').textContent()).toContain(
+        'rate_limit_error: Rate limited',
+      );
+      await retried?.click();
+      const detail = page.locator('[data-testid="trace-detail"]');
+      await expect.poll(() => detail.textContent()).toContain('retry 1');
+      expect(await detail.textContent()).toContain('overloaded_error: Overloaded (waited 500 ms)');
+      await failed?.click();
+      await expect
+        .poll(() => detail.textContent())
+        .toContain('error: rate_limit_error: Rate limited');
+      // The retried call for the docs, its request loaded.
+      await retried?.click();
+      await expect
+        .poll(() => page.locator('[data-testid="trace-digest"]').textContent())
+        .toContain('(the writer recorded none)');
+      await screenshot(page, 'served-trace-failures', true);
+    });
+  });
+
+  it('links an imported Claude Code session’s subagent calls to their child sessions, the failed one marked', async () => {
+    const { storeUrl } = setup;
+    const store = await openStore(storeUrl, { readOnly: true });
+    const session = await inspectSession(store, CLAUDE_CODE_ID);
+    await store.close();
+    await inServedTrace(CLAUDE_CODE_ID, async (page) => {
+      const steps = session.events.filter((event) => event.type === 'step/start').length;
+      expect(await page.locator('[data-testid="trace-call"]').count()).toBe(steps);
+      const links = page.locator('.trace-child a');
+      expect(await links.count()).toBe(2);
+      expect(
+        await page.locator('.trace-row.tool.failed .trace-error').first().textContent(),
+      ).toMatch(/InputValidationError|error/i);
+      // Its calls reported usage: priced.
+      expect(
+        await page.locator('[data-testid="trace-call"] .trace-figures').first().textContent(),
+      ).toMatch(/\$\d/);
+      const childId = (await links.first().textContent()) ?? '';
+      expect(childId).toContain('/subagents/sidechain-');
+      await links.first().click();
+      await expect.poll(() => page.locator('#title').textContent()).toBe(childId);
+    });
+  });
+
+  it('shows an AI SDK session’s request as requestAt rebuilds it, its digest the one the middleware recorded', async () => {
+    const { storeUrl } = setup;
+    const store = await openStore(storeUrl, { readOnly: true });
+    const session = await inspectSession(store, 'ai-sdk');
+    await store.close();
+    await inServedTrace('ai-sdk', async (page) => {
+      const calls = page.locator('[data-testid="trace-call"]');
+      expect(await calls.count()).toBe(2);
+      const second = calls.nth(1);
+      const stepStart = Number(await second.getAttribute('data-seq'));
+      await second.click();
+      const rebuilt = requestAt(session, stepStart);
+      expect(rebuilt.recordedDigest).toBe(rebuilt.digest);
+      expect(await shownRequest(page)).toEqual(asJson(rebuilt.request));
+      await expect
+        .poll(() => page.locator('[data-testid="trace-digest"]').textContent())
+        .toBe(`digest ${rebuilt.digest}, as the writer recorded it`);
+      await page.locator('[data-wire="anthropic"]').click();
+      await expect
+        .poll(async () => JSON.stringify(await shownRequest(page)))
+        .toBe(JSON.stringify(anthropicBody(rebuilt.header, rebuilt.messages)));
+      expect(await second.locator('.trace-figures').textContent()).toMatch(
+        /in [\d,]+.* · out [\d,]+/,
+      );
+    });
+  });
+});
