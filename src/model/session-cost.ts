@@ -10,68 +10,25 @@ import {
   type RequestHeaderData,
   type Session,
   type SessionEvent,
-  type TokenUsage,
 } from '../core/index.js';
 import { requestHeaderTokens, rewriteCause } from './cache-report.js';
 import {
-  addFields,
-  type CostBreakdown,
-  NO_COST,
-  NO_TOKENS,
-  priceUsage,
-  splitUsage,
-  type TokenSplit,
-} from './call-cost.js';
+  type CallCost,
+  type CostTotals,
+  callCosts,
+  type SessionCostOptions,
+  Totals,
+} from './call-costs.js';
 import { walkCalls } from './call-walk.js';
-import { DEFAULT_PRICES } from './default-prices.js';
 import { messageTokens } from './message-tokens.js';
-import {
-  checkPriceTable,
-  type PriceTable,
-  priceAt,
-  type RecordedPrice,
-  recordedPrice,
-} from './price-table.js';
 import { type EntryRentFigures, type RentFigures, RentLedger } from './token-rent.js';
 
-/** Options of {@link sessionCost}. */
-export interface SessionCostOptions {
-  /** The table for calls whose header recorded no price (default {@link DEFAULT_PRICES}). */
-  readonly prices?: PriceTable;
-  /** Price every call from `prices`, ignoring the rates the session recorded (default `false`). */
-  readonly ignoreRecordedPrices?: boolean;
-}
-
-/** One model call, priced. */
-export interface CallCost {
-  /** The `assistant/message` (a step's call) or `compaction/end` (a summarizer's) carrying the usage. */
-  readonly seq: number;
-  readonly kind: 'step' | 'compaction';
-  /** The turn it was made in (absent for a compaction outside any turn). */
-  readonly turn?: number;
-  readonly step?: number;
-  readonly time: number;
-  readonly provider: string;
-  readonly model: string;
-  readonly tokens: TokenSplit;
-  /** Absent when no rates were found for the model. */
-  readonly cost?: CostBreakdown;
-  /** The rates that priced it, and whether the session recorded them or the table gave them. */
-  readonly price?: {
-    readonly table: string;
-    readonly effectiveFrom: string;
-    readonly recorded: boolean;
-  };
-}
-
-/** Calls summed. `cost` counts the priced calls only. */
-export interface CostTotals {
-  readonly calls: number;
-  /** Calls no rates were found for: their tokens are in `tokens`, not in `cost`. */
-  readonly unpricedCalls: number;
-  readonly tokens: TokenSplit;
-  readonly cost: CostBreakdown;
-}
+export {
+  type CallCost,
+  type CostTotals,
+  callCosts,
+  type SessionCostOptions,
+} from './call-costs.js';
 
 /** What one surface entry cost across the agent's requests it stayed in. */
 export interface EntryRent extends EntryRentFigures {
@@ -191,142 +148,6 @@ export function sessionCost(session: Session, options: SessionCostOptions = {}):
     unpricedModels,
     ...rentOf(session, calls),
   };
-}
-
-/**
- * Every call that reported usage, priced as {@link sessionCost} prices it, in log order, and the
- * currency of the amounts: for a reader that needs each call's cost and not the totals or the
- * token rent (whose walk over the surface costs about as much as a load).
- *
- * @example
- * ```ts
- * import { Session } from 'palimpsest';
- * import { callCosts } from 'palimpsest/agent';
- *
- * const { currency, calls } = callCosts(Session.create({ id: 'no-calls' }));
- * console.log(currency, calls.length); // 'USD' 0
- * ```
- */
-export function callCosts(
-  session: Session,
-  options: SessionCostOptions = {},
-): { readonly currency: string; readonly calls: CallCost[] } {
-  const table = options.prices === undefined ? DEFAULT_PRICES : checkPriceTable(options.prices);
-  return {
-    currency: table.currency,
-    calls: priceCalls(session, table, options.ignoreRecordedPrices === true),
-  };
-}
-
-/** Every call that reported usage, priced, in log order. */
-function priceCalls(session: Session, table: PriceTable, ignoreRecorded: boolean): CallCost[] {
-  const calls: CallCost[] = [];
-  let header: RequestHeaderData | undefined;
-  let turn: number | undefined;
-  for (let seq = 0; seq < session.seq; seq++) {
-    const type = session.eventType(seq);
-    if (
-      type !== 'assistant/message' &&
-      type !== 'compaction/end' &&
-      type !== 'request/header' &&
-      type !== 'turn/start'
-    ) {
-      continue;
-    }
-    const event = session.event(seq);
-    if (event === undefined) continue;
-    if (isEventOfType(event, 'request/header')) header = event.data;
-    else if (isEventOfType(event, 'turn/start')) turn = event.data.turn;
-    else {
-      const call = callOf(event, header, turn);
-      if (call !== undefined) calls.push(price(call, header, table, ignoreRecorded));
-    }
-  }
-  return calls;
-}
-
-type UnpricedCall = Omit<CallCost, 'cost' | 'price'> & { readonly usage: TokenUsage };
-
-function callOf(
-  event: SessionEvent,
-  header: RequestHeaderData | undefined,
-  turn: number | undefined,
-): UnpricedCall | undefined {
-  const data = event.data as {
-    usage?: TokenUsage;
-    step?: number;
-    message?: { source?: { provider?: unknown; model?: unknown } };
-    model?: { provider?: unknown; model?: unknown };
-  } | null;
-  const usage = data?.usage;
-  if (typeof usage !== 'object' || usage === null) return undefined;
-  const step = event.type === 'assistant/message';
-  const named = step ? data?.message?.source : data?.model;
-  const provider =
-    typeof named?.provider === 'string' ? named.provider : (header?.provider ?? 'unknown');
-  const model = typeof named?.model === 'string' ? named.model : (header?.model ?? 'unknown');
-  return {
-    seq: event.seq,
-    kind: step ? 'step' : 'compaction',
-    ...(turn === undefined ? {} : { turn }),
-    ...(step && typeof data?.step === 'number' ? { step: data.step } : {}),
-    time: event.time,
-    provider,
-    model,
-    tokens: splitUsage(usage),
-    usage,
-  };
-}
-
-function price(
-  call: UnpricedCall,
-  header: RequestHeaderData | undefined,
-  table: PriceTable,
-  ignoreRecorded: boolean,
-): CallCost {
-  const { usage, ...rest } = call;
-  // A recorded price is the header's model's: a summarizer of another model is priced by the table.
-  const recorded =
-    !ignoreRecorded && header?.provider === call.provider && header.model === call.model
-      ? recordedPrice(header)
-      : undefined;
-  const usable: RecordedPrice | undefined =
-    recorded !== undefined && recorded.currency === table.currency ? recorded : undefined;
-  const rates = usable ?? priceAt(table, call.provider, call.model, call.time);
-  if (rates === undefined) return rest;
-  return {
-    ...rest,
-    cost: priceUsage(usage, rates.rates),
-    price: {
-      table: rates.table,
-      effectiveFrom: rates.effectiveFrom,
-      recorded: usable !== undefined,
-    },
-  };
-}
-
-class Totals {
-  calls = 0;
-  unpriced = 0;
-  tokens: TokenSplit = NO_TOKENS;
-  cost: CostBreakdown = NO_COST;
-
-  add(call: CallCost): this {
-    this.calls += 1;
-    this.tokens = addFields(this.tokens, call.tokens);
-    if (call.cost === undefined) this.unpriced += 1;
-    else this.cost = addFields(this.cost, call.cost);
-    return this;
-  }
-
-  totals(): CostTotals {
-    return {
-      calls: this.calls,
-      unpricedCalls: this.unpriced,
-      tokens: this.tokens,
-      cost: this.cost,
-    };
-  }
 }
 
 /** Token rent and rewrite savings over the agent's calls, in one walk. */

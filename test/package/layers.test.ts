@@ -24,7 +24,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   testing: ['core'],
   adapters: ['core', 'store', 'model', 'agent', 'compaction', 'import'],
   import: ['core', 'store'],
-  viewer: ['core', 'store'],
+  // The server runs `palimpsest verify`'s checks (agent's `verifyStoredSession`) and the page
+  // prices calls (model's pure `call-costs.ts`); the page itself is held to core by its own test.
+  viewer: ['core', 'store', 'model', 'agent'],
   cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
 };
 

@@ -97,6 +97,11 @@ describe('the viewer server', () => {
       session.append('user/message', user('u2', 'short'), { surfaceOp: 'append' });
     });
     await record(store, 'empty', () => {});
+    // A turn a crash left open: what `palimpsest verify` fails.
+    await record(store, 'open-turn', (session) => {
+      session.append('turn/start', { turn: 1 });
+      session.append('user/message', user('u0', 'and then?'), { surfaceOp: 'append' });
+    });
     for (const id of ['claude-code-s1/subagents/agent-a1', 'windows\\like']) {
       await record(store, id, (session) => {
         session.append('user/message', user('u0', `in ${id}`), { surfaceOp: 'append' });
@@ -127,6 +132,7 @@ describe('the viewer server', () => {
       'empty',
       'huge',
       'long',
+      'open-turn',
       'streamed',
       'windows\\like',
     ]);
@@ -137,6 +143,9 @@ describe('the viewer server', () => {
       '/api/sessions',
       '/api/sessions/alpha/events',
       '/api/sessions/streamed/chunks',
+      '/api/sessions/streamed/verify',
+      '/api/sessions/streamed/tree',
+      '/api/sessions/streamed/messages',
     ]) {
       expect((await get(server.port, path)).status).toBe(403);
       expect((await get(server.port, `${path}?token=${token.slice(0, -1)}x`)).status).toBe(403);
@@ -334,6 +343,42 @@ describe('the viewer server', () => {
     expect(bodies.headers['content-security-policy']).toContain("default-src 'none'");
     expect(JSON.parse(bodies.body).chunks).toEqual(chunkSeqs.map((seq) => events[seq]));
     expect((await get(server.port, api('/api/sessions/nobody/chunks'))).status).toBe(404);
+  });
+
+  it("runs verify's checks on the verify route: a closed session passes, an open turn fails", async () => {
+    const passed = JSON.parse((await get(server.port, api('/api/sessions/streamed/verify'))).body);
+    const stored = (await store.load('streamed')).events.length;
+    expect(passed).toMatchObject({ ok: true, problems: [], integrity: 'none', events: stored });
+    expect(typeof passed.checkedAt).toBe('number');
+    const failed = JSON.parse((await get(server.port, api('/api/sessions/open-turn/verify'))).body);
+    expect(failed.ok).toBe(false);
+    expect(failed.problems).toContain(
+      'a turn left open by a crash — palimpsest repair open-turn closes it',
+    );
+    expect(failed.problems.some((problem: string) => problem.includes('OPEN_AT_END'))).toBe(true);
+  });
+
+  it('answers 404 with NOT_FOUND for a session the store lacks, on every session route', async () => {
+    for (const route of ['verify', 'tree', 'messages']) {
+      const reply = await get(server.port, api(`/api/sessions/nobody/${route}`));
+      expect(reply.status).toBe(404);
+      expect(reply.body).toMatch(/^NOT_FOUND: /);
+    }
+  });
+
+  it('answers the tree of a session and its messages for the branch diff', async () => {
+    const tree = JSON.parse((await get(server.port, api('/api/sessions/streamed/tree'))).body);
+    expect(tree).toMatchObject({ root: { id: 'streamed', link: null, children: [] }, omitted: 0 });
+    const messages = JSON.parse(
+      (await get(server.port, api('/api/sessions/streamed/messages'))).body,
+    );
+    expect(messages.header.id).toBe('streamed');
+    expect(messages.events.map((event: SessionEvent) => event.type)).toEqual([
+      'user/message',
+      'assistant/message',
+      'tool/result',
+      'assistant/message',
+    ]);
   });
 
   it('refuses a port out of range with a typed error', async () => {

@@ -3,6 +3,7 @@
  * panel here and nowhere else.
  */
 import type { Panel } from './panel.js';
+import { sessionPanel } from './session-panel.js';
 
 /** Every panel, in tab order. */
-export const PANELS: readonly Panel[] = [];
+export const PANELS: readonly Panel[] = [sessionPanel];
