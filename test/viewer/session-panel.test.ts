@@ -13,7 +13,7 @@ import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
-import { runTurn } from '../../src/agent/index.js';
+import { defineTool, runTurn } from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
@@ -233,6 +233,47 @@ describeBrowser('the Session view', () => {
     await screenshot(page, 'exported-session-subagents', true);
     expectNoIncidents(incidents);
     await page.close();
+  });
+
+  it('updates its totals as a served session grows, and says verify saw a shorter log', async () => {
+    const { dir, storeUrl, browser } = setup;
+    const store = await openStore(storeUrl);
+    const turn = async (input: string) => {
+      const session = await openSession(store, 'growing');
+      await runTurn({
+        session,
+        model: scriptedModel([
+          { toolCalls: [{ id: `c-${input}`, name: 'lookup', args: {} }] },
+          { text: `done: ${input}` },
+        ]),
+        tools: [defineTool({ name: 'lookup', parameters: z.object({}), execute: () => 'found' })],
+        input,
+      });
+      await session.close();
+    };
+    await turn('first');
+    const { url, child } = await serveView(storeUrl, 'growing', dir);
+    try {
+      const { page, incidents } = await guardedPage(browser);
+      await page.goto(url);
+      await expect.poll(() => page.locator('#verify-status').textContent()).toMatch(/^verify: ok/);
+      await page.keyboard.press('6');
+      const totals = page.locator('[data-testid="sp-totals"]');
+      await expect.poll(() => totals.textContent()).toContain('Model calls2');
+      expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('lookup1');
+      await turn('second');
+      await expect.poll(() => totals.textContent()).toContain('Model calls4');
+      expect(await totals.textContent()).toContain('Turns2');
+      expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('lookup2');
+      expect(await page.locator('[data-testid="sp-verify"]').textContent()).toMatch(
+        /the log has grown to \d+ events since/,
+      );
+      expectNoIncidents(incidents);
+      await page.close();
+    } finally {
+      child.kill('SIGINT');
+      await store.close();
+    }
   });
 
   it('totals an AI SDK middleware session priced at the rates it recorded', async () => {
