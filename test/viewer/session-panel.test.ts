@@ -29,6 +29,9 @@ import {
 } from './browser.js';
 import { recordDemo } from './sessions.js';
 
+/** How long the page may take for what the server computes (verify reads the whole log). */
+const SERVER_ANSWER = { timeout: 20_000 };
+
 const CORPUS = join(import.meta.dirname, '..', 'import', 'corpus', 'claude-code');
 /** The Claude Code session id inside the corpus's `codemie--turn-2` transcript (see its README). */
 const CLAUDE_SESSION = 'e9fb405b-169f-40eb-9396-7e75076f045d';
@@ -136,10 +139,12 @@ describeBrowser('the Session view', () => {
       const { page, incidents } = await guardedPage(browser);
       await page.goto(url);
       await page.locator('.row').first().waitFor();
-      await expect.poll(() => page.locator('#verify-status').textContent()).toMatch(/^verify: ok/);
+      await expect
+        .poll(() => page.locator('#verify-status').textContent(), SERVER_ANSWER)
+        .toMatch(/^verify: ok/);
       await page.keyboard.press('6');
       const totals = page.locator('[data-testid="sp-totals"]');
-      await expect.poll(() => totals.textContent()).toContain(`Model calls${calls}`);
+      await expect.poll(() => totals.textContent(), SERVER_ANSWER).toContain(`Model calls${calls}`);
       expect(await totals.textContent()).toContain(`Turns${turns}`);
       expect(await page.locator('[data-testid="tool-calls"]').textContent()).toMatch(/read_file/);
       expect(await page.locator('[data-testid="sp-verify"]').textContent()).toContain(
@@ -150,7 +155,7 @@ describeBrowser('the Session view', () => {
       );
       expect(await totals.textContent()).toContain('Costunknown (no rates for scripted:');
       const tree = page.locator('[data-testid="sp-tree"]');
-      await expect.poll(() => tree.textContent()).toContain(`${ids.fork} fork at #`);
+      await expect.poll(() => tree.textContent(), SERVER_ANSWER).toContain(`${ids.fork} fork at #`);
       expect(await page.locator('[data-testid="tree-current"] strong').textContent()).toBe(
         ids.demo,
       );
@@ -158,15 +163,22 @@ describeBrowser('the Session view', () => {
       await page.locator('[data-testid="diff-compare"]').click();
       const prefix = page.locator('[data-testid="diff-prefix"] summary');
       await expect
-        .poll(() => prefix.textContent())
+        .poll(() => prefix.textContent(), SERVER_ANSWER)
         .toBe(`${shared.length} messages in common (#${shared[0]?.seq}–#${shared.at(-1)?.seq})`);
       const rows = page.locator('[data-testid="diff-row"]');
-      await expect.poll(() => rows.count()).toBeGreaterThan(1);
+      await expect.poll(() => rows.count(), SERVER_ANSWER).toBeGreaterThan(1);
       const diff = await page.locator('[data-testid="sp-diff"]').textContent();
       expect(diff).toContain('Try the other approach instead.');
       expect(diff).toContain('On this branch we try the other approach.');
       await page.setViewportSize({ width: 1400, height: 1250 });
       await screenshot(page, 'served-session', true);
+      // A seq of this session's side opens it in the list views, selected.
+      const first = page.locator('[data-testid="diff-row"] .sp-seq').first();
+      const seq = ((await first.textContent()) ?? '').slice(1);
+      await first.click();
+      await expect
+        .poll(() => page.locator('.row.selected').getAttribute('data-seq'), SERVER_ANSWER)
+        .toBe(seq);
       expectNoIncidents(incidents);
       await page.close();
     } finally {
@@ -181,7 +193,9 @@ describeBrowser('the Session view', () => {
       const { page, incidents } = await guardedPage(browser);
       await page.goto(url);
       const banner = page.locator('#verify-status.verify-failed');
-      await expect.poll(() => banner.textContent()).toMatch(/^VERIFY FAILED: 2 problems/);
+      await expect
+        .poll(() => banner.textContent(), SERVER_ANSWER)
+        .toMatch(/^VERIFY FAILED: 2 problems/);
       await page.locator('#tabs [data-view="session"]').click();
       const verify = page.locator('[data-testid="sp-verify"]');
       expect(await verify.getAttribute('class')).toContain('failed');
@@ -256,13 +270,15 @@ describeBrowser('the Session view', () => {
     try {
       const { page, incidents } = await guardedPage(browser);
       await page.goto(url);
-      await expect.poll(() => page.locator('#verify-status').textContent()).toMatch(/^verify: ok/);
+      await expect
+        .poll(() => page.locator('#verify-status').textContent(), SERVER_ANSWER)
+        .toMatch(/^verify: ok/);
       await page.keyboard.press('6');
       const totals = page.locator('[data-testid="sp-totals"]');
-      await expect.poll(() => totals.textContent()).toContain('Model calls2');
+      await expect.poll(() => totals.textContent(), SERVER_ANSWER).toContain('Model calls2');
       expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('lookup1');
       await turn('second');
-      await expect.poll(() => totals.textContent()).toContain('Model calls4');
+      await expect.poll(() => totals.textContent(), SERVER_ANSWER).toContain('Model calls4');
       expect(await totals.textContent()).toContain('Turns2');
       expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('lookup2');
       expect(await page.locator('[data-testid="sp-verify"]').textContent()).toMatch(
@@ -295,7 +311,7 @@ describeBrowser('the Session view', () => {
       await page.keyboard.press('6');
       const totals = page.locator('[data-testid="sp-totals"]');
       await expect
-        .poll(() => totals.textContent())
+        .poll(() => totals.textContent(), SERVER_ANSWER)
         .toContain(`Output${output.toLocaleString('en-US')}`);
       expect(await totals.textContent()).toMatch(/Cost0\.\d+ USD/);
       expect(await totals.textContent()).toContain('Model calls2');

@@ -82,7 +82,7 @@ export function treeSection(
       );
     parts.push(el('ul', { class: 'sp-tree' }, nodeItem(root, id, context)));
     if (omitted > 0) parts.push(el('p', {}, `… and ${counted(omitted, 'session')} more`));
-    if (sessionChecksExported(checks))
+    if (checks.source === undefined)
       parts.push(el('p', { class: 'sp-dim' }, 'as the store held them when this file was written'));
   } else {
     const local = localTree(viewed);
@@ -114,10 +114,6 @@ export function treeSection(
   replaceChildren(into, title, ...parts);
 }
 
-function sessionChecksExported(checks: SessionChecks): boolean {
-  return checks.source === undefined;
-}
-
 /** The sessions that share a beginning with this one: its fork parent, its forks, sibling forks. */
 function branchCandidates(
   viewed: ViewedSession,
@@ -146,27 +142,18 @@ function branchCandidates(
   return [...found];
 }
 
+/** One message of a branch; with `reveal`, its seq is a button that opens it in the list views. */
 function messageCell(
   message: BranchMessage | undefined,
   reveal: ((seq: number) => void) | undefined,
 ): HTMLElement {
   if (message === undefined) return el('div', { class: 'sp-cell empty' });
-  const seq = el('span', { class: 'seq' }, `#${message.seq}`);
-  if (reveal !== undefined) {
-    const link = el(
-      'button',
-      { type: 'button', class: 'sp-seq', title: 'Show it in the list views' },
-      `#${message.seq}`,
-    );
-    link.addEventListener('click', () => reveal(message.seq));
-    seq.replaceWith(link);
-    return el(
-      'div',
-      { class: `sp-cell sp-role-${message.role}` },
-      link,
-      el('span', { class: 'label' }, message.role),
-      excerpt(message.text, 600),
-    );
+  let seq: HTMLElement;
+  if (reveal === undefined) seq = el('span', { class: 'seq' }, `#${message.seq}`);
+  else {
+    const title = 'Show it in the list views';
+    seq = el('button', { type: 'button', class: 'sp-seq', title }, `#${message.seq}`);
+    seq.addEventListener('click', () => reveal(message.seq));
   }
   return el(
     'div',
