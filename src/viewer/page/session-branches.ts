@@ -222,13 +222,16 @@ function drawDiff(
   );
 }
 
-/** The "compare branches" section: a branch to pick, then the two continuations side by side. */
+/**
+ * The "compare branches" section: a branch to pick, then the two continuations side by side.
+ * Returns the removal of its listener (the candidates change when the store's tree arrives).
+ */
 export function branchSection(
   into: HTMLElement,
   viewed: ViewedSession,
   context: PanelContext,
   checks: SessionChecks,
-): HTMLElement {
+): () => void {
   const source = checks.source;
   if (source === undefined) {
     into.append(
@@ -238,7 +241,7 @@ export function branchSection(
         'The branch diff needs the served viewer (palimpsest view): this file holds one session.',
       ),
     );
-    return into;
+    return () => undefined;
   }
   const picker = el('select', {
     'aria-label': 'Branch to compare with',
@@ -268,7 +271,7 @@ export function branchSection(
     );
   };
   fillPicker();
-  checks.onChange(() => {
+  const stop = checks.onChange(() => {
     if (picker.isConnected) fillPicker();
   });
   compare.addEventListener('click', () => {
@@ -293,5 +296,5 @@ export function branchSection(
     el('div', { class: 'sp-diff-pick' }, picker, compare, empty),
     out,
   );
-  return into;
+  return stop;
 }

@@ -260,6 +260,7 @@ export const sessionPanel: Panel = {
     drawn?.stop();
     const figures = new SessionFigures();
     figures.update(viewed.session);
+    const diff = section('Compare branches', 'sp-diff');
     const state: Drawn = {
       viewed,
       figures,
@@ -269,8 +270,13 @@ export const sessionPanel: Panel = {
       window: section('Context window', 'sp-window'),
       tree: section('Forks and subagents', 'sp-tree'),
       context,
-      stop: sessionChecks.onChange(() => drawChecks(state)),
+      stop: () => {
+        stopChecks();
+        stopDiff();
+      },
     };
+    const stopChecks = sessionChecks.onChange(() => drawChecks(state));
+    const stopDiff = branchSection(diff, viewed, context, sessionChecks);
     drawn = state;
     drawVerify(state);
     drawTotals(state);
@@ -285,7 +291,7 @@ export const sessionPanel: Panel = {
         state.totals,
         state.window,
         state.tree,
-        branchSection(section('Compare branches', 'sp-diff'), viewed, context, sessionChecks),
+        diff,
       ),
     );
     void sessionChecks.loadTree();
