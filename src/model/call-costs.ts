@@ -1,7 +1,7 @@
 /**
- * Every model call of a log priced at the rates in effect when it was made: the part of the cost
- * that needs no request digest or surface walk, so the viewer's page can price calls in the
- * browser as the CLI does (it imports only pure modules: core and the price tables).
+ * Every model call a session's log records, priced at the rates in effect when it was made (the
+ * rates the session recorded, else the price table's of that day), and their sums. Pure: the
+ * viewer's page runs it in the browser, so it imports core and the price modules alone.
  */
 import {
   isEventOfType,
@@ -10,7 +10,15 @@ import {
   type SessionEvent,
   type TokenUsage,
 } from '../core/index.js';
-import { type CostBreakdown, priceUsage, splitUsage, type TokenSplit } from './call-cost.js';
+import {
+  addFields,
+  type CostBreakdown,
+  NO_COST,
+  NO_TOKENS,
+  priceUsage,
+  splitUsage,
+  type TokenSplit,
+} from './call-cost.js';
 import { DEFAULT_PRICES } from './default-prices.js';
 import {
   checkPriceTable,
@@ -19,7 +27,6 @@ import {
   type RecordedPrice,
   recordedPrice,
 } from './price-table.js';
-
 /** Options of `sessionCost` and {@link callCosts}. */
 export interface SessionCostOptions {
   /** The table for calls whose header recorded no price (default {@link DEFAULT_PRICES}). */
@@ -50,6 +57,15 @@ export interface CallCost {
   };
 }
 
+/** Calls summed. `cost` counts the priced calls only. */
+export interface CostTotals {
+  readonly calls: number;
+  /** Calls no rates were found for: their tokens are in `tokens`, not in `cost`. */
+  readonly unpricedCalls: number;
+  readonly tokens: TokenSplit;
+  readonly cost: CostBreakdown;
+}
+
 /**
  * Every call that reported usage, priced as `sessionCost` prices it, in log order, and the
  * currency of the amounts: for a reader that needs each call's cost and not the totals or the
@@ -68,55 +84,55 @@ export function callCosts(
   session: Session,
   options: SessionCostOptions = {},
 ): { readonly currency: string; readonly calls: CallCost[] } {
-  const table = options.prices === undefined ? DEFAULT_PRICES : checkPriceTable(options.prices);
-  return {
-    currency: table.currency,
-    calls: priceCalls(session, table, options.ignoreRecordedPrices === true),
-  };
-}
-
-/** Every call that reported usage, priced, in log order. */
-function priceCalls(session: Session, table: PriceTable, ignoreRecorded: boolean): CallCost[] {
+  const pricer = new CallPricer(options.prices, options.ignoreRecordedPrices === true);
   const calls: CallCost[] = [];
-  let header: RequestHeaderData | undefined;
-  let turn: number | undefined;
-  for (let seq = 0; seq < session.seq; seq++) {
-    const type = session.eventType(seq);
-    if (
-      type !== 'assistant/message' &&
-      type !== 'compaction/end' &&
-      type !== 'request/header' &&
-      type !== 'turn/start'
-    ) {
-      continue;
-    }
-    const event = session.event(seq);
-    if (event === undefined) continue;
-    if (isEventOfType(event, 'request/header')) header = event.data;
-    else if (isEventOfType(event, 'turn/start')) turn = event.data.turn;
-    else {
-      const call = callCostOf(event, header, turn, table, ignoreRecorded);
-      if (call !== undefined) calls.push(call);
-    }
-  }
-  return calls;
+  pricer.read(session, 0, (call) => calls.push(call));
+  return { currency: pricer.currency, calls };
 }
 
 /**
- * One call priced: `event` is its `assistant/message` or `compaction/end`, `header` the request
- * header in force and `turn` the turn it was made in. `undefined` when the event reported no
- * usage. What {@link callCosts} does for each call, for a reader (the viewer's trace) that prices
- * the calls it draws rather than the whole log.
+ * Prices calls as a log grows: it keeps the request header and the turn in force, so a reader
+ * that follows a live session prices each batch's calls alone (the viewer's session panel).
  */
-export function callCostOf(
-  event: SessionEvent,
-  header: RequestHeaderData | undefined,
-  turn: number | undefined,
-  table: PriceTable = DEFAULT_PRICES,
-  ignoreRecorded = false,
-): CallCost | undefined {
-  const call = callOf(event, header, turn);
-  return call === undefined ? undefined : price(call, header, table, ignoreRecorded);
+export class CallPricer {
+  private header: RequestHeaderData | undefined;
+  private turn: number | undefined;
+  private readonly table: PriceTable;
+
+  constructor(
+    table: PriceTable = DEFAULT_PRICES,
+    private readonly ignoreRecorded = false,
+  ) {
+    this.table = table === DEFAULT_PRICES ? table : checkPriceTable(table);
+  }
+
+  /** The currency of every amount. */
+  get currency(): string {
+    return this.table.currency;
+  }
+
+  /** Reads the events of `session` from seq `from` on, handing each priced call to `found`. */
+  read(session: Session, from: number, found: (call: CallCost) => void): void {
+    for (let seq = from; seq < session.seq; seq++) {
+      const type = session.eventType(seq);
+      if (
+        type !== 'assistant/message' &&
+        type !== 'compaction/end' &&
+        type !== 'request/header' &&
+        type !== 'turn/start'
+      ) {
+        continue;
+      }
+      const event = session.event(seq);
+      if (event === undefined) continue;
+      if (isEventOfType(event, 'request/header')) this.header = event.data;
+      else if (isEventOfType(event, 'turn/start')) this.turn = event.data.turn;
+      else {
+        const call = callOf(event, this.header, this.turn);
+        if (call !== undefined) found(price(call, this.header, this.table, this.ignoreRecorded));
+      }
+    }
+  }
 }
 
 type UnpricedCall = Omit<CallCost, 'cost' | 'price'> & { readonly usage: TokenUsage };
@@ -177,4 +193,46 @@ function price(
       recorded: usable !== undefined,
     },
   };
+}
+
+/** Calls added one by one into {@link CostTotals}. */
+export class Totals {
+  calls = 0;
+  unpriced = 0;
+  tokens: TokenSplit = NO_TOKENS;
+  cost: CostBreakdown = NO_COST;
+
+  add(call: CallCost): this {
+    this.calls += 1;
+    this.tokens = addFields(this.tokens, call.tokens);
+    if (call.cost === undefined) this.unpriced += 1;
+    else this.cost = addFields(this.cost, call.cost);
+    return this;
+  }
+
+  totals(): CostTotals {
+    return {
+      calls: this.calls,
+      unpricedCalls: this.unpriced,
+      tokens: this.tokens,
+      cost: this.cost,
+    };
+  }
+}
+
+/**
+ * One call priced: `event` is its `assistant/message` or `compaction/end`, `header` the request
+ * header in force and `turn` the turn it was made in. `undefined` when the event reported no
+ * usage. What {@link callCosts} does for each call, for a reader (the viewer's trace) that prices
+ * the calls it draws rather than the whole log.
+ */
+export function callCostOf(
+  event: SessionEvent,
+  header: RequestHeaderData | undefined,
+  turn: number | undefined,
+  table: PriceTable = DEFAULT_PRICES,
+  ignoreRecorded = false,
+): CallCost | undefined {
+  const call = callOf(event, header, turn);
+  return call === undefined ? undefined : price(call, header, table, ignoreRecorded);
 }

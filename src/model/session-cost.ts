@@ -12,20 +12,23 @@ import {
   type SessionEvent,
 } from '../core/index.js';
 import { requestHeaderTokens, rewriteCause } from './cache-report.js';
-import { addFields, type CostBreakdown, NO_COST, NO_TOKENS, type TokenSplit } from './call-cost.js';
-import { type CallCost, callCosts, type SessionCostOptions } from './call-costs.js';
+import {
+  type CallCost,
+  type CostTotals,
+  callCosts,
+  type SessionCostOptions,
+  Totals,
+} from './call-costs.js';
 import { walkCalls } from './call-walk.js';
 import { messageTokens } from './message-tokens.js';
 import { type EntryRentFigures, type RentFigures, RentLedger } from './token-rent.js';
 
-/** Calls summed. `cost` counts the priced calls only. */
-export interface CostTotals {
-  readonly calls: number;
-  /** Calls no rates were found for: their tokens are in `tokens`, not in `cost`. */
-  readonly unpricedCalls: number;
-  readonly tokens: TokenSplit;
-  readonly cost: CostBreakdown;
-}
+export {
+  type CallCost,
+  type CostTotals,
+  callCosts,
+  type SessionCostOptions,
+} from './call-costs.js';
 
 /** What one surface entry cost across the agent's requests it stayed in. */
 export interface EntryRent extends EntryRentFigures {
@@ -145,30 +148,6 @@ export function sessionCost(session: Session, options: SessionCostOptions = {}):
     unpricedModels,
     ...rentOf(session, calls),
   };
-}
-
-class Totals {
-  calls = 0;
-  unpriced = 0;
-  tokens: TokenSplit = NO_TOKENS;
-  cost: CostBreakdown = NO_COST;
-
-  add(call: CallCost): this {
-    this.calls += 1;
-    this.tokens = addFields(this.tokens, call.tokens);
-    if (call.cost === undefined) this.unpriced += 1;
-    else this.cost = addFields(this.cost, call.cost);
-    return this;
-  }
-
-  totals(): CostTotals {
-    return {
-      calls: this.calls,
-      unpricedCalls: this.unpriced,
-      tokens: this.tokens,
-      cost: this.cost,
-    };
-  }
 }
 
 /** Token rent and rewrite savings over the agent's calls, in one walk. */

@@ -29,8 +29,15 @@ function sha256(text: string): string {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
-/** The self-contained HTML document of one session. */
-export function exportHtml(header: SessionHeader, events: readonly SessionEvent[]): string {
+/**
+ * The self-contained HTML document of one session, with what the store said of it when it was
+ * written (`verify`, `tree`) when the caller gives them.
+ */
+export function exportHtml(
+  header: SessionHeader,
+  events: readonly SessionEvent[],
+  atExport: Pick<SessionSnapshot, 'verify' | 'tree'> = {},
+): string {
   const { script, style } = pageAssets();
   if (/<\/script|<!--/i.test(script) || /<\/style/i.test(style)) {
     throw new ViewerError(
@@ -38,7 +45,13 @@ export function exportHtml(header: SessionHeader, events: readonly SessionEvent[
       'the bundled page holds a closing tag, so it cannot be inlined (rebuild with npm run build)',
     );
   }
-  const snapshot: SessionSnapshot = { kind: 'snapshot', header, events, children: [] };
+  const snapshot: SessionSnapshot = {
+    kind: 'snapshot',
+    header,
+    events,
+    children: [],
+    ...atExport,
+  };
   const csp = [
     "default-src 'none'",
     `script-src ${sha256(script)}`,

@@ -4,10 +4,18 @@
  */
 export { ViewerError, type ViewerErrorCode } from './errors.js';
 export { exportHtml, inertJson } from './export-html.js';
-export type { SessionList, SessionListing, SessionSnapshot, StreamLine } from './protocol.js';
+export type {
+  SessionList,
+  SessionListing,
+  SessionSnapshot,
+  SessionTree,
+  StreamLine,
+  VerifyStatus,
+} from './protocol.js';
 export {
   SERVED_CSP,
   startViewerServer,
   type ViewerServer,
   type ViewerServerOptions,
 } from './server.js';
+export { sessionTree, verifyStatus } from './session-routes.js';

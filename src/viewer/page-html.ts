@@ -10,7 +10,7 @@ const BODY = `<aside id="sidebar">
 <ul id="session-list"></ul>
 </aside>
 <main>
-<header id="top"><button type="button" id="sidebar-toggle" aria-controls="sidebar" aria-expanded="false">Sessions</button><h1 id="title">palimpsest</h1><div id="stats"></div><div id="forks"></div></header>
+<header id="top"><button type="button" id="sidebar-toggle" aria-controls="sidebar" aria-expanded="false">Sessions</button><h1 id="title">palimpsest</h1><div id="stats"></div><div id="forks"></div><div id="verify-status" role="status"></div></header>
 <nav id="tabs">
 <button type="button" data-view="model" class="active">Model view</button>
 <button type="button" data-view="transcript">Transcript</button>

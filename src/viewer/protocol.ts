@@ -38,6 +38,61 @@ export interface SessionSnapshot {
   readonly events: readonly SessionEvent[];
   /** Sessions forked from this one (empty in an export, which has no store to ask). */
   readonly children: readonly string[];
+  /** An export's: what `palimpsest verify` found when the file was written. */
+  readonly verify?: VerifyStatus;
+  /** An export's: the tree of sessions around this one in the store it came from. */
+  readonly tree?: SessionTree;
+}
+
+/**
+ * The answer of `GET /api/sessions/:id/verify`, and what an export embeds: the checks of
+ * `palimpsest verify` (core's fold and invariants, a torn tail, request digests, and the hash
+ * chain when the session has one), run by the server on the stored session.
+ */
+export interface VerifyStatus {
+  readonly ok: boolean;
+  readonly problems: readonly string[];
+  readonly notes: readonly string[];
+  /** Whether the store's hash chain was checked (the session has checkpoints) or there is none. */
+  readonly integrity: 'checked' | 'none';
+  /** How many events the stored log held when it was checked. */
+  readonly events: number;
+  /** When it was checked (epoch ms). */
+  readonly checkedAt: number;
+}
+
+/** A session in the tree of sessions: forks under their parent, subagents under their caller. */
+export interface SessionTreeNode {
+  readonly id: string;
+  /** How it hangs off its parent node (`null` for the root). */
+  readonly link: 'fork' | 'subagent' | null;
+  readonly createdAt: number;
+  /** A fork's: how many events it copied from its parent. */
+  readonly seedLength?: number;
+  /** A subagent's: the parent's tool call that ran it. */
+  readonly toolCallId?: string;
+  readonly children: readonly SessionTreeNode[];
+}
+
+/** The answer of `GET /api/sessions/:id/tree`: the tree from the session's topmost ancestor. */
+export interface SessionTree {
+  readonly root: SessionTreeNode;
+  /** An ancestor the store no longer holds, named by the root's header. */
+  readonly missingParent?: string;
+  /** Nodes left out past {@link TREE_NODE_LIMIT}. */
+  readonly omitted: number;
+}
+
+/** The most sessions a tree carries. */
+export const TREE_NODE_LIMIT = 500;
+
+/**
+ * The answer of `GET /api/sessions/:id/messages`: the session's surface-eligible events (the
+ * messages, in log order), which the branch diff compares with another session's.
+ */
+export interface BranchMessages {
+  readonly header: SessionHeader;
+  readonly events: readonly SessionEvent[];
 }
 
 /**

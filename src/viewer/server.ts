@@ -42,6 +42,7 @@ import {
   type SnapshotStart,
   type StreamLine,
 } from './protocol.js';
+import { branchMessages, sessionTree, verifyStatus } from './session-routes.js';
 
 /** Options of {@link startViewerServer}. */
 export interface ViewerServerOptions {
@@ -185,13 +186,18 @@ async function handle(
   if (path === '/api/sessions') {
     return sendJson(response, await sessionList(context.store, url.searchParams.get('q') ?? ''));
   }
-  const match = /^\/api\/sessions\/([^/]+)\/(events|chunks|request)$/.exec(path);
+  const match = /^\/api\/sessions\/([^/]+)\/(events|chunks|request|verify|tree|messages)$/.exec(
+    path,
+  );
   if (match?.[1] === undefined) throw new Refusal(404, `no such API route: ${path.slice(0, 80)}`);
   const id = sessionIdOf(match[1]);
   if (match[2] === 'chunks') return sendJson(response, await chunkBodies(context.store, id));
   if (match[2] === 'request') {
     return sendJson(response, await callRequest(context.store, id, url.searchParams));
   }
+  if (match[2] === 'verify') return sendJson(response, await verifyStatus(context.store, id));
+  if (match[2] === 'tree') return sendJson(response, await sessionTree(context.store, id));
+  if (match[2] === 'messages') return sendJson(response, await branchMessages(context.store, id));
   return streamSession(request, response, context, id);
 }
 

@@ -24,8 +24,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   testing: ['core'],
   adapters: ['core', 'store', 'model', 'agent', 'compaction', 'import'],
   import: ['core', 'store'],
-  // The server rebuilds a call's request (`requestAt`, the provider bodies) for the trace, and
-  // the page prices calls with model's pure price tables (its own import rule says which).
+  // The server rebuilds a call's request (`requestAt`, the provider bodies) for the trace and runs
+  // `palimpsest verify`'s checks (agent's `verifyStoredSession`); the page prices calls with
+  // model's pure price modules (its own import rule says which).
   viewer: ['core', 'store', 'model', 'agent'],
   cli: ['core', 'store', 'model', 'agent', 'compaction', 'testing', 'adapters', 'import', 'viewer'],
 };

@@ -40,6 +40,13 @@ async function visitEverything(page: Page): Promise<void> {
     }
     await page.keyboard.press('Enter'); // unfold what can be unfolded, and look again
   }
+  // The Session view names the session (markup) in its tree and the tools its calls ran.
+  await page.locator('#tabs [data-view="session"]').click();
+  await page.locator('[data-testid="tree-current"]').waitFor();
+  expect(await page.locator('[data-testid="tree-current"] strong').textContent()).toBe(HOSTILE_ID);
+  expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('read_file');
+  await page.locator('[data-testid="sp-verify"] .sp-verdict').waitFor();
+  expect(await injected(page)).toEqual([]);
   await visitTrace(page);
 }
 

@@ -1,7 +1,7 @@
 /**
- * The page runs in the browser: its files import core, the viewer's shared protocol and each
- * other, and the packages it bundles (markdown-it, the highlighter), never the store, a `node:` module or
- * the server half of the viewer. (The layer test checks the viewer as a whole; this is the
+ * The page runs in the browser: its files import core, the viewer's shared protocol, the pure
+ * call pricing of the model layer, each other, and the packages it bundles (markdown-it, the
+ * highlighter), never the store, a `node:` module or the server half of the viewer. (The layer test checks the viewer as a whole; this is the
  * stricter rule for the part esbuild bundles.)
  */
 import { readFileSync } from 'node:fs';
@@ -12,8 +12,9 @@ import { sourceFiles, srcDir } from '../source-files.js';
 
 const pageDir = join(srcDir, 'viewer', 'page');
 /**
- * Beside core: the trace prices each call as the CLI does, with model's price tables and the
- * function that applies them, which import core alone (no digest, no `node:`, no provider SDK).
+ * Beside core: the trace and the session view price calls as the CLI does, with model's price
+ * tables and the functions that apply them, which import core alone (no digest, no `node:`, no
+ * provider SDK).
  */
 const pricing = ['call-costs.ts', 'call-cost.ts', 'price-table.ts', 'default-prices.ts'].map(
   (file) => join(srcDir, 'model', file),

@@ -108,6 +108,11 @@ describe('the viewer server', () => {
       });
       recordToolTurn(session, 1);
     });
+    // A turn a crash left open: what `palimpsest verify` fails.
+    await record(store, 'open-turn', (session) => {
+      session.append('turn/start', { turn: 1 });
+      session.append('user/message', user('u0', 'and then?'), { surfaceOp: 'append' });
+    });
     for (const id of ['claude-code-s1/subagents/agent-a1', 'windows\\like']) {
       await record(store, id, (session) => {
         session.append('user/message', user('u0', `in ${id}`), { surfaceOp: 'append' });
@@ -139,6 +144,7 @@ describe('the viewer server', () => {
       'empty',
       'huge',
       'long',
+      'open-turn',
       'streamed',
       'windows\\like',
     ]);
@@ -150,6 +156,9 @@ describe('the viewer server', () => {
       '/api/sessions/alpha/events',
       '/api/sessions/streamed/chunks',
       '/api/sessions/called/request?seq=3',
+      '/api/sessions/streamed/verify',
+      '/api/sessions/streamed/tree',
+      '/api/sessions/streamed/messages',
     ]) {
       expect((await get(server.port, path)).status).toBe(403);
       expect((await get(server.port, `${path}?token=${token.slice(0, -1)}x`)).status).toBe(403);
@@ -390,6 +399,42 @@ describe('the viewer server', () => {
     expect(beyond.status).toBe(400);
     expect(beyond.body).toMatch(/^INVALID_ARGUMENT: expected the seq of an event .*found 999/);
     expect((await refusal('/api/sessions/nobody/request?seq=1')).status).toBe(404);
+  });
+
+  it("runs verify's checks on the verify route: a closed session passes, an open turn fails", async () => {
+    const passed = JSON.parse((await get(server.port, api('/api/sessions/streamed/verify'))).body);
+    const stored = (await store.load('streamed')).events.length;
+    expect(passed).toMatchObject({ ok: true, problems: [], integrity: 'none', events: stored });
+    expect(typeof passed.checkedAt).toBe('number');
+    const failed = JSON.parse((await get(server.port, api('/api/sessions/open-turn/verify'))).body);
+    expect(failed.ok).toBe(false);
+    expect(failed.problems).toContain(
+      'a turn left open by a crash — palimpsest repair open-turn closes it',
+    );
+    expect(failed.problems.some((problem: string) => problem.includes('OPEN_AT_END'))).toBe(true);
+  });
+
+  it('answers 404 with NOT_FOUND for a session the store lacks, on every session route', async () => {
+    for (const route of ['verify', 'tree', 'messages']) {
+      const reply = await get(server.port, api(`/api/sessions/nobody/${route}`));
+      expect(reply.status).toBe(404);
+      expect(reply.body).toMatch(/^NOT_FOUND: /);
+    }
+  });
+
+  it('answers the tree of a session and its messages for the branch diff', async () => {
+    const tree = JSON.parse((await get(server.port, api('/api/sessions/streamed/tree'))).body);
+    expect(tree).toMatchObject({ root: { id: 'streamed', link: null, children: [] }, omitted: 0 });
+    const messages = JSON.parse(
+      (await get(server.port, api('/api/sessions/streamed/messages'))).body,
+    );
+    expect(messages.header.id).toBe('streamed');
+    expect(messages.events.map((event: SessionEvent) => event.type)).toEqual([
+      'user/message',
+      'assistant/message',
+      'tool/result',
+      'assistant/message',
+    ]);
   });
 
   it('refuses a port out of range with a typed error', async () => {

@@ -10,7 +10,7 @@ import { anthropicBody, openaiBody } from '../../agent/index.js';
 import { formatMessage, requestHeaderAt, type Session } from '../../core/index.js';
 import { exportClaudeCode, exportCodex, exportPi } from '../../import/index.js';
 import { inspectSession } from '../../store/index.js';
-import { exportHtml } from '../../viewer/index.js';
+import { exportHtml, sessionTree, verifyStatus } from '../../viewer/index.js';
 import { type CliContext, parseCount } from '../context.js';
 import { CliError, EXIT } from '../failure.js';
 import { codeBlock, inertProse } from '../markdown.js';
@@ -85,8 +85,14 @@ async function htmlExport(context: CliContext, id: string, at: string | undefine
       EXIT.usage,
     );
   }
-  const loaded = await context.withReader((store) => store.load(id));
-  context.terminal.out.write(exportHtml(loaded.header, loaded.events));
+  // What only the store can say (verify's checks, the forks and subagents around the session)
+  // goes in as it is now, dated, so the file's session view has it without a server.
+  const { loaded, verify, tree } = await context.withReader(async (store) => ({
+    loaded: await store.load(id),
+    verify: await verifyStatus(store, id),
+    tree: await sessionTree(store, id),
+  }));
+  context.terminal.out.write(exportHtml(loaded.header, loaded.events, { verify, tree }));
 }
 
 /**

@@ -8,37 +8,14 @@
 import type { SummaryCost } from '../../agent/index.js';
 import {
   isEventOfType,
-  type JsonObject,
   type Session,
   type SessionHeader,
   type UsageTotals,
 } from '../../core/index.js';
+import { subagentField, type TreeLink, treeLinkOf } from '../../core/tree-link.js';
 import { inspectSession, NotFoundError, type SessionStore } from '../../store/index.js';
 import { timeText } from '../render.js';
 import { safeLine, table } from '../terminal.js';
-
-/** How a session hangs off another. */
-export interface TreeLink {
-  readonly parent: string;
-  readonly link: 'subagent' | 'fork';
-}
-
-/** The session a session hangs off, from its header: its subagent parent first, else its fork parent. */
-export function treeLinkOf(header: SessionHeader): TreeLink | undefined {
-  const parent = subagentField(header, 'session');
-  if (parent !== undefined) return { parent, link: 'subagent' };
-  return header.parentSession === undefined
-    ? undefined
-    : { parent: header.parentSession, link: 'fork' };
-}
-
-/** A text field of the header's `metadata.subagentOf`, when it has one. */
-function subagentField(header: SessionHeader, name: 'session' | 'toolCallId'): string | undefined {
-  const link = header.metadata?.subagentOf;
-  if (typeof link !== 'object' || link === null || Array.isArray(link)) return undefined;
-  const value = (link as JsonObject)[name];
-  return typeof value === 'string' ? value : undefined;
-}
 
 /** What `ls --tree` needs of an `ls` row. */
 export interface TreeRow {

@@ -2,19 +2,8 @@
  * `palimpsest verify`: loads, folds and lints sessions, checks their recorded request digests,
  * and with `--integrity` their hash chains (checkpoints, signatures, anchors). Read-only.
  */
-import { checkRequestDigests } from '../../agent/index.js';
-import { checkInvariants, planRepair, Session } from '../../core/index.js';
-import {
-  type Anchor,
-  EncryptedStore,
-  EncryptionError,
-  holdsSealedPayloads,
-  type IntegrityReport,
-  LoadedSession,
-  type SessionStore,
-  ShreddedKeyError,
-  verifyIntegrity,
-} from '../../store/index.js';
+import { type SessionVerdict, verifyStoredSession } from '../../agent/session-verify.js';
+import type { Anchor, SessionStore } from '../../store/index.js';
 import { everySession } from '../../store/session/list-all.js';
 import { type CliContext, readGivenFile } from '../context.js';
 import { CliError, describeFailure, EXIT } from '../failure.js';
@@ -40,15 +29,7 @@ export interface VerifyOptions {
 }
 
 /** What `verify` found of one session. */
-interface VerifyResult {
-  id: string;
-  events: number;
-  ok: boolean;
-  problems: string[];
-  code?: string;
-  notes: string[];
-  integrity?: IntegrityReport;
-}
+type VerifyResult = SessionVerdict;
 
 /** `palimpsest verify [ID…] [--all] [--integrity [--key PEM]… [--anchors FILE|URL]]` */
 export async function verifyCommand(
@@ -101,70 +82,7 @@ async function verifyOne(
   anchors: readonly Anchor[],
 ): Promise<VerifyResult> {
   try {
-    const loaded = await loadOrKeyless(store, id);
-    if (!(loaded instanceof LoadedSession)) {
-      return keyless(loaded.sealed, loaded.why, integrity, keys, anchors);
-    }
-    if (holdsSealedPayloads(loaded)) {
-      return keyless(
-        loaded,
-        'no key was given (--key-vault with the master key)',
-        integrity,
-        keys,
-        anchors,
-      );
-    }
-    const session = Session.create({ header: loaded.header, seed: loaded.events });
-    // An imported session mirrors its source: a source that ends inside a turn (the harness
-    // stopped mid-turn, or is still writing) is what it holds, not a crash of its writer.
-    const origin = loaded.header.metadata?.imported;
-    const imported = typeof origin === 'object' && origin !== null;
-    const violations = checkInvariants(session.events, { requireClosed: true });
-    const open = violations.filter((violation) => violation.code === 'OPEN_AT_END');
-    const problems = violations
-      .filter((violation) => !imported || violation.code !== 'OPEN_AT_END')
-      .map((violation) => `#${violation.seq} ${violation.code}: ${violation.message}`);
-    const notes: string[] = [];
-    if (imported && open.length > 0) {
-      notes.push(
-        'the source ends inside a turn (its harness stopped mid-turn, or is still writing it)',
-      );
-    }
-    if (loaded.tornTail !== undefined)
-      problems.push(
-        `torn final batch (${loaded.tornTail.reason}; a crash) — palimpsest repair drops it`,
-      );
-    if (!imported && planRepair(session.events).length > 0)
-      problems.push(`a turn left open by a crash — palimpsest repair ${id} closes it`);
-    const explained = new Map<number, number>();
-    for (const mismatch of checkRequestDigests(session)) {
-      if (mismatch.redactedBy !== undefined) {
-        explained.set(mismatch.redactedBy, (explained.get(mismatch.redactedBy) ?? 0) + 1);
-        continue;
-      }
-      problems.push(
-        `#${mismatch.seq} REQUEST_DIGEST: the writer recorded ${mismatch.recorded} for this answer's request; the request rebuilt from the log has ${mismatch.rebuilt}`,
-      );
-    }
-    for (const [redaction, count] of explained) {
-      notes.push(
-        `${count} answer(s) were built from content the redaction at #${redaction} erased: their requests are rebuilt with placeholders, so their recorded digests no longer match`,
-      );
-    }
-    if (!integrity) return { id, events: session.seq, ok: problems.length === 0, problems, notes };
-    const report = verifyIntegrity(loaded.header, loaded.events, {
-      publicKeys: keys,
-      anchors: anchors.filter((anchor) => anchor.session === id),
-    });
-    integrityFindings(report, problems, notes);
-    return {
-      id,
-      events: session.seq,
-      ok: problems.length === 0,
-      problems,
-      notes,
-      integrity: report,
-    };
+    return await verifyStoredSession(store, id, { integrity, keys, anchors });
   } catch (error) {
     const failure = describeFailure(error);
     const code = (error as { code?: unknown }).code;
@@ -176,91 +94,6 @@ async function verifyOne(
       ...(typeof code === 'string' ? { code } : {}),
       notes: [],
     };
-  }
-}
-
-/**
- * The session opened, or, when it is encrypted and its key cannot be had (shredded, not in the
- * vault, another master key's), its sealed form and why.
- */
-async function loadOrKeyless(
-  store: SessionStore,
-  id: string,
-): Promise<LoadedSession | { sealed: LoadedSession; why: string }> {
-  try {
-    return await store.load(id);
-  } catch (error) {
-    const unavailable =
-      ShreddedKeyError.isInstance(error) ||
-      (EncryptionError.isInstance(error) && error.code !== 'SEAL_BROKEN');
-    if (!unavailable || !(store instanceof EncryptedStore)) throw error;
-    const why = ShreddedKeyError.isInstance(error)
-      ? 'its key was shredded'
-      : `its key is unavailable (${error.code})`;
-    return { sealed: await store.inner.load(id), why };
-  }
-}
-
-/**
- * An encrypted session read without its keys: its envelopes hold the hash chain (each sealed
- * payload carries its digest), so `--integrity` checks it; its content cannot be checked.
- */
-function keyless(
-  loaded: LoadedSession,
-  why: string,
-  integrity: boolean,
-  keys: readonly string[],
-  anchors: readonly Anchor[],
-): VerifyResult {
-  const id = loaded.header.id;
-  const events = loaded.events.length;
-  if (!integrity) {
-    return {
-      id,
-      events,
-      ok: false,
-      problems: [
-        `KEY_REQUIRED: the session is encrypted and ${why}: its content cannot be checked; its hash chain can (--integrity)`,
-      ],
-      code: 'KEY_REQUIRED',
-      notes: [],
-    };
-  }
-  const report = verifyIntegrity(loaded.header, loaded.events, {
-    publicKeys: keys,
-    anchors: anchors.filter((anchor) => anchor.session === id),
-  });
-  const problems: string[] = [];
-  const notes = [`encrypted, and ${why}: the hash chain was checked, the content was not`];
-  integrityFindings(report, problems, notes);
-  return { id, events, ok: problems.length === 0, problems, notes, integrity: report };
-}
-
-/** The problems and notes an integrity report adds. */
-function integrityFindings(report: IntegrityReport, problems: string[], notes: string[]): void {
-  const broken = report.broken;
-  if (broken !== undefined) {
-    problems.unshift(`#${broken.seq} INTEGRITY_${broken.kind.toUpperCase()}: ${broken.message}`);
-  }
-  if (report.completeness.status === 'truncated') {
-    problems.push(`COMPLETENESS: ${report.completeness.message}`);
-  }
-  if (report.pendingRedactions.length > 0) {
-    problems.push(
-      `REDACTION_PENDING: seqs ${report.pendingRedactions.join(', ')} still hold the content a redaction erased`,
-    );
-  }
-  if (report.checkpoints === 0 && report.events > 0) {
-    notes.push(
-      'no checkpoint: the chain protects nothing yet (palimpsest checkpoint ID appends one)',
-    );
-  } else if (report.completeness.status === 'unknown') {
-    notes.push(report.completeness.message);
-  }
-  if (report.signatures.unknownKey > 0) {
-    notes.push(
-      `${report.signatures.unknownKey} signed checkpoint(s) not checked: their key was not given (--key)`,
-    );
   }
 }
 

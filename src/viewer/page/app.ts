@@ -5,6 +5,7 @@
  */
 import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
 import { MARKS, type SessionAppend, type SessionSnapshot } from '../protocol.js';
+import { sessionContextWindow } from './context-window.js';
 import { detail } from './detail.js';
 import { byId, el, replaceChildren } from './dom.js';
 import type { Panel, PanelContext } from './panel.js';
@@ -19,7 +20,7 @@ import { VirtualList } from './virtual-list.js';
 /** How an event relates to the selected one. */
 type Relation = 'source' | 'citer' | 'shadowed' | 'shadower';
 
-/** Context window a bar is drawn against when the header names none. */
+/** Context window a bar is drawn against when neither the request header nor the model says. */
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** How the page links to another session: a hash route when served, nothing in an export. */
@@ -153,11 +154,8 @@ export class SessionPage {
   }
 
   private readContextWindow(): void {
-    const settings = (
-      this.viewed?.session.header as { settings?: { contextWindow?: unknown } } | undefined
-    )?.settings;
-    const window = settings?.contextWindow;
-    this.contextWindow = typeof window === 'number' && window > 0 ? window : DEFAULT_CONTEXT_WINDOW;
+    const window = this.viewed === undefined ? undefined : sessionContextWindow(this.viewed);
+    this.contextWindow = window?.tokens ?? DEFAULT_CONTEXT_WINDOW;
   }
 
   /** Shows the list view or panel a tab names. */

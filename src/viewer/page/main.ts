@@ -4,6 +4,7 @@
  * (`#/s/ID`), applying each batch a writer commits.
  */
 import { SessionPage } from './app.js';
+import { sessionChecks } from './session-checks.js';
 import { SessionSidebar } from './sessions.js';
 import { embeddedSnapshot, ServerSource } from './source.js';
 
@@ -27,6 +28,7 @@ function boot(): void {
   const embedded = embeddedSnapshot();
   if (embedded !== undefined) {
     document.body.classList.add('exported');
+    sessionChecks.open(embedded.snapshot, undefined);
     new SessionPage(undefined).load(embedded.snapshot, embedded.bytes);
     return;
   }
@@ -46,17 +48,21 @@ function boot(): void {
       id,
       {
         snapshot: (snapshot, bytes) => {
+          sessionChecks.open(snapshot, source);
           page.load(snapshot, bytes);
           if (seq !== undefined) page.reveal(seq);
-          // The stubs' bodies, after the first render (the model view never shows them).
-          if (page.missingBodies() > 0) {
-            source.chunks(id, controller.signal).then(
-              ({ chunks, bytes }) => page.takeBodies(chunks, bytes),
-              (error: unknown) => {
-                if (!controller.signal.aborted) page.fail(String(error));
-              },
-            );
-          }
+          // The stubs' bodies, after the first render (the model view never shows them), then
+          // verify's checks, which read the whole log on the server.
+          const bodies =
+            page.missingBodies() === 0
+              ? Promise.resolve()
+              : source.chunks(id, controller.signal).then(
+                  ({ chunks, bytes }) => page.takeBodies(chunks, bytes),
+                  (error: unknown) => {
+                    if (!controller.signal.aborted) page.fail(String(error));
+                  },
+                );
+          void bodies.then(() => (controller.signal.aborted ? undefined : sessionChecks.check()));
         },
         events: (batch, bytes) => page.append(batch, bytes),
         failure: (message) => page.fail(message),

@@ -4,7 +4,8 @@
  */
 import { conversationPanel } from './conversation.js';
 import type { Panel } from './panel.js';
+import { sessionPanel } from './session-panel.js';
 import { tracePanel } from './trace.js';
 
 /** Every panel, in tab order. */
-export const PANELS: readonly Panel[] = [conversationPanel, tracePanel];
+export const PANELS: readonly Panel[] = [conversationPanel, tracePanel, sessionPanel];

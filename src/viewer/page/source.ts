@@ -4,6 +4,7 @@
  * an HTML export embeds in a non-executable script element.
  */
 import {
+  type BranchMessages,
   type CallRequest,
   type ChunkBodies,
   EMBEDDED_DATA_ID,
@@ -11,10 +12,19 @@ import {
   type SessionAppend,
   type SessionList,
   type SessionSnapshot,
+  type SessionTree,
   SNAPSHOT_PART_PREFIX,
   type StreamLine,
+  type VerifyStatus,
 } from '../protocol.js';
 import { PendingSnapshot } from './snapshot-parts.js';
+
+/** The JSON answers of the routes under `/api/sessions/:id/`. */
+export interface SessionAnswers {
+  readonly verify: VerifyStatus;
+  readonly tree: SessionTree;
+  readonly messages: BranchMessages;
+}
 
 /** Receives what a session stream delivers. */
 export interface StreamHandlers {
@@ -52,6 +62,14 @@ export class ServerSource {
     if (!response.ok)
       throw new Error(`the session list failed: ${response.status} ${await response.text()}`);
     return (await response.json()) as SessionList;
+  }
+
+  /** What the server says about session `id`: `verify`'s checks, its tree, its messages. */
+  async about<R extends keyof SessionAnswers>(id: string, route: R): Promise<SessionAnswers[R]> {
+    const response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/${route}`));
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${route} failed: ${response.status} ${text}`);
+    return JSON.parse(text) as SessionAnswers[R];
   }
 
   /** The stream chunks of session `id` in full, and the length of the answer's text. */
