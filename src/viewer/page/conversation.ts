@@ -26,6 +26,8 @@ class ConversationView {
   private readonly context: DrawContext;
   /** Index of the first drawn entry. */
   private drawnFrom: number;
+  /** Whether the reader is at the bottom: content that grows there (an image, a font) keeps them there. */
+  private following = true;
 
   constructor(
     into: HTMLElement,
@@ -61,8 +63,16 @@ class ConversationView {
     this.drawEarlier();
     this.scroller.scrollTop = this.scroller.scrollHeight;
     this.scroller.addEventListener('scroll', () => {
+      this.following = this.atBottom();
       if (this.scroller.scrollTop < BOTTOM_SLACK && this.drawnFrom > 0) this.drawEarlier();
     });
+    // Entries can grow after they are drawn (an image decoded, a font loaded) and the view can
+    // shrink (a status line above it): a reader at the bottom stays there.
+    const keep = new ResizeObserver(() => {
+      if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
+    });
+    keep.observe(this.list);
+    keep.observe(this.scroller);
     if (index.entries.length === 0) {
       this.list.append(el('p', { class: 'hint' }, 'This session has no messages yet.'));
     }
@@ -88,9 +98,7 @@ class ConversationView {
   /** Draws the entries of the events from seq `from` on, at the bottom. */
   extend(from: number): void {
     const { viewed, index } = this.context;
-    const atBottom =
-      this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight <
-      BOTTOM_SLACK;
+    const atBottom = this.atBottom();
     const fragment = document.createDocumentFragment();
     for (let seq = from; seq < viewed.session.seq; seq++) {
       const event = viewed.event(seq);
@@ -111,6 +119,11 @@ class ConversationView {
       if (info.endTime !== undefined) this.context.separators.delete(info);
     }
     if (atBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  private atBottom(): boolean {
+    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
+    return scrollHeight - scrollTop - clientHeight < BOTTOM_SLACK;
   }
 
   /** Puts a result that just arrived into the card of its call, when that card is drawn. */
