@@ -38,7 +38,16 @@ const CLAUDE_CODE = join(
   'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
 );
 const CLAUDE_CODE_ID = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
-const VIEWS = ['model', 'transcript', 'raw', 'conversation'] as const;
+const VIEWS = ['model', 'transcript', 'raw', 'conversation', 'trace', 'session'] as const;
+/** What each view shows once it is drawn. */
+const VIEW_READY: Record<(typeof VIEWS)[number], string> = {
+  model: '.row',
+  transcript: '.row',
+  raw: '.row',
+  conversation: '.conversation .message',
+  trace: '.trace-row',
+  session: '[data-testid="tree-current"]',
+};
 
 let demoId = '';
 
@@ -155,9 +164,7 @@ describeBrowser('the conversation view', () => {
         const context = `served page at ${width} px, ${scheme}`;
         for (const view of VIEWS) {
           await page.locator(`#tabs [data-view="${view}"]`).click();
-          if (view === 'conversation')
-            await page.locator('.conversation .message').first().waitFor();
-          else await page.locator('.row').first().waitFor();
+          await page.locator(VIEW_READY[view]).first().waitFor();
           await expectAccessible(page, `${view} view of the ${context}`);
         }
         if (width === 800) {
@@ -199,8 +206,10 @@ describeBrowser('the conversation view', () => {
     await page.locator('.row').first().waitFor();
     for (const view of VIEWS) {
       await page.locator(`#tabs [data-view="${view}"]`).click();
+      await page.locator(VIEW_READY[view]).first().waitFor();
       await expectAccessible(page, `${view} view of the export`);
     }
+    await page.locator('#tabs [data-view="conversation"]').click();
     await page.locator('.conversation .rewrite.compaction').waitFor();
     expectNoIncidents(incidents);
     await page.close();
