@@ -247,6 +247,51 @@ describe('sessionCost', () => {
     );
   });
 
+  it('prices the 2026 models at their own rates, not at a neighbour that shares a prefix', () => {
+    const at = (provider: string, model: string, day: string) =>
+      priceAt(DEFAULT_PRICES, provider, model, Date.parse(`${day}T12:00:00Z`))?.rates;
+    expect(at('anthropic.messages', 'claude-opus-4-6', '2026-03-01')).toMatchObject({
+      input: 5,
+      cacheRead: 0.5,
+      output: 25,
+    });
+    // Opus 5.5 reads the cache at a twentieth of its input rate; Opus 5 at a tenth.
+    expect(at('anthropic.messages', 'claude-opus-5-5', '2026-11-01')).toMatchObject({
+      input: 4,
+      cacheRead: 0.2,
+      cacheWrite1h: 8,
+    });
+    expect(at('anthropic.messages', 'claude-opus-5', '2026-11-01')?.cacheRead).toBe(0.5);
+    // Sonnet 5.5's cache reads halved on 2026-10-07: a call is priced at its own day's rate.
+    expect(at('anthropic.messages', 'claude-sonnet-5-5', '2026-10-06')?.cacheRead).toBe(0.2);
+    expect(at('anthropic.messages', 'claude-sonnet-5-5', '2026-10-07')?.cacheRead).toBe(0.1);
+    expect(at('openai.responses', 'gpt-5.4-mini', '2026-06-01')?.input).toBe(0.75);
+    expect(at('openai.responses', 'gpt-5.1-codex-max', '2026-01-01')?.output).toBe(10);
+    expect(at('google.generative-ai', 'gemini-3-pro-preview', '2026-01-01')?.input).toBe(2);
+    expect(at('openai.responses', 'gpt-5.7', '2026-06-01')).toBeUndefined();
+  });
+
+  it('bills a Haiku 5.5 request whose prompt passes 100,000 tokens, cache reads included, at five times its rates', () => {
+    const rates = priceAt(
+      DEFAULT_PRICES,
+      'anthropic.messages',
+      'claude-haiku-5-5',
+      Date.parse('2026-11-01'),
+    )?.rates;
+    if (rates === undefined) throw new Error('no Haiku 5.5 price');
+    // inputTokens counts every input token, the cached ones included (the AI SDK's convention).
+    const short = { inputTokens: 100_000, cachedInputTokens: 80_000, outputTokens: 1_000 };
+    expect(priceUsage(short, rates).total).toBeCloseTo(
+      (20_000 * 0.1 + 80_000 * 0.01 + 1_000 * 0.5) / 1e6,
+      12,
+    );
+    const long = { ...short, inputTokens: 100_001 };
+    expect(priceUsage(long, rates).total).toBeCloseTo(
+      (20_001 * 0.5 + 80_000 * 0.05 + 1_000 * 2.5) / 1e6,
+      12,
+    );
+  });
+
   it('refuses a malformed price table with a message naming the field', () => {
     const bad = { ...TABLE, entries: [{ ...TABLE.entries[0], rates: { input: -1, output: 1 } }] };
     expect(() => sessionCost(Session.create({ id: 'x' }), { prices: bad as PriceTable })).toThrow(

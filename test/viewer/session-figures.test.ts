@@ -140,6 +140,18 @@ describe('the context window', () => {
     expect(knownWindow('gpt-4o-mini')).toBe(128_000);
     expect(knownWindow('gpt-4.1-mini')).toBe(1_047_576);
   });
+
+  it('knows the 1M-token Claude models apart from the 200,000-token ones, and no id past a prefix', () => {
+    expect(knownWindow('claude-opus-4-6')).toBe(1_000_000);
+    expect(knownWindow('claude-sonnet-5-5')).toBe(1_000_000);
+    expect(knownWindow('claude-haiku-5-5')).toBe(1_000_000);
+    expect(knownWindow('claude-sonnet-4-5-20250929')).toBe(200_000);
+    expect(knownWindow('claude-haiku-4-5')).toBe(200_000);
+    expect(knownWindow('gpt-5-chat-latest')).toBe(128_000);
+    expect(knownWindow('gpt-5.1-codex-max')).toBe(400_000);
+    // gpt-5 is not gpt-5.4: a window the table does not know is none, not a neighbour's.
+    expect(knownWindow('gpt-5.4')).toBeUndefined();
+  });
 });
 
 describe('durationText', () => {
