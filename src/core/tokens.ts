@@ -25,42 +25,101 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
 /** What an image counts, whatever its size (providers charge roughly 500 to 1,600). */
 export const IMAGE_TOKENS = 1600;
 
-/** Estimated tokens of a text (never fewer than a GPT tokenizer counts; see the module notes). */
+/** ASCII character classes for the scanner. */
+const LOWER = 1;
+const UPPER = 2;
+const DIGIT = 3;
+const BLANK = 4; // a space or a tab
+const OTHER = 5; // a newline or punctuation
+const ASCII_CLASS = new Uint8Array(128).map((_, code) =>
+  code >= 97 && code <= 122
+    ? LOWER
+    : code >= 65 && code <= 90
+      ? UPPER
+      : code >= 48 && code <= 57
+        ? DIGIT
+        : code === 32 || code === 9
+          ? BLANK
+          : OTHER,
+);
+
+/**
+ * Estimated tokens of a text (never fewer than a GPT tokenizer counts; see the module notes).
+ * One pass over the characters with every run's state in locals: pricing and compaction
+ * estimate every entry of a session, so this is on the path of a whole log's characters.
+ */
 export function estimateTokens(text: string): number {
   let halves = 0; // counted in half tokens so that punctuation and CJK stay integers
   let spaces = 0;
   let otherLetters = 0;
-  const closeRuns = (): void => {
-    // A single space rides on the next word's token; longer runs (indentation) cost their own.
-    halves += 2 * Math.ceil(Math.max(0, spaces - 1) / 4) + 2 * Math.ceil(otherLetters / 2);
-    spaces = 0;
-    otherLetters = 0;
-  };
+  const length = text.length;
   let i = 0;
-  while (i < text.length) {
+  while (i < length) {
     const code = text.charCodeAt(i);
-    if (isAsciiAlnum(code)) {
-      closeRuns();
-      const end = wordEnd(text, i);
-      halves += 2 * wordTokens(text, i, end);
-      i = end;
-      continue;
-    }
-    if (code === 32 || code === 9) {
-      if (otherLetters > 0) closeRuns();
+    const kind = code < 128 ? ASCII_CLASS[code] : 0;
+    if (kind === BLANK) {
+      if (otherLetters > 0) {
+        halves += 2 * Math.ceil(otherLetters / 2);
+        otherLetters = 0;
+      }
       spaces++;
       i++;
       continue;
     }
-    if (code >= 128 && isLetterLike(code)) {
-      if (spaces > 0) closeRuns();
+    if (kind === 0 && isLetterLike(code)) {
+      if (spaces > 0) {
+        // A single space rides on the next word's token; longer runs (indentation) cost their own.
+        if (spaces > 1) halves += 2 * Math.ceil((spaces - 1) / 4);
+        spaces = 0;
+      }
       otherLetters++;
       i++;
       continue;
     }
-    closeRuns();
-    if (code === 10 || code === 13) halves += 2;
-    else if (code < 128) halves += 2;
+    if (spaces > 1) halves += 2 * Math.ceil((spaces - 1) / 4);
+    if (otherLetters > 0) halves += 2 * Math.ceil(otherLetters / 2);
+    spaces = 0;
+    otherLetters = 0;
+    if (kind === LOWER || kind === UPPER || kind === DIGIT) {
+      // One ASCII word (`[A-Za-z0-9]+`). Words that mix letters and digits, or switch case more
+      // than twice, are identifiers, hashes or base64: tokenizers split those into pieces of one
+      // or two characters, so they count one token per character, the most an ASCII text can
+      // cost. Other words count one token per 4 letters of each case run (`fold` `Surface`),
+      // digits one per 3 (tokenizers group digits by at most three).
+      const start = i;
+      let digits = 0;
+      let transitions = 0;
+      let previous = 0; // the class of the previous letter; 0 after a digit
+      let runTokens = 0;
+      let run = 0;
+      for (; i < length; i++) {
+        const next = text.charCodeAt(i);
+        const letter = next < 128 ? ASCII_CLASS[next] : 0;
+        if (letter === LOWER) {
+          if (previous === UPPER) transitions++;
+        } else if (letter === UPPER) {
+          if (previous === LOWER) {
+            transitions++;
+            runTokens += Math.ceil(run / 4);
+            run = 0;
+          }
+        } else if (letter === DIGIT) digits++;
+        else break;
+        previous = letter === DIGIT ? 0 : letter;
+        run++;
+      }
+      const word = i - start;
+      halves +=
+        2 *
+        (digits === word
+          ? Math.ceil(word / 3)
+          : digits > 0 || transitions > 2
+            ? word
+            : runTokens + Math.ceil(run / 4));
+      continue;
+    }
+    if (kind === OTHER)
+      halves += 2; // a newline or ASCII punctuation
     else if (isCjk(code)) halves += 3;
     else if (code >= 0xd800 && code <= 0xdbff) {
       halves += 6; // astral symbols: emoji and the like
@@ -68,55 +127,9 @@ export function estimateTokens(text: string): number {
     } else halves += 6;
     i++;
   }
-  closeRuns();
+  if (spaces > 1) halves += 2 * Math.ceil((spaces - 1) / 4);
+  if (otherLetters > 0) halves += 2 * Math.ceil(otherLetters / 2);
   return Math.ceil(halves / 2);
-}
-
-/**
- * Tokens of one ASCII word (`[A-Za-z0-9]+`). Words that mix letters and digits, or switch case
- * more than twice, are identifiers, hashes or base64: tokenizers split those into pieces of one
- * or two characters, so they count one token per character, the most an ASCII text can cost
- * (every token holds at least one byte).
- */
-function wordTokens(text: string, start: number, end: number): number {
-  let digits = 0;
-  let transitions = 0;
-  let previousUpper: boolean | undefined;
-  for (let i = start; i < end; i++) {
-    const code = text.charCodeAt(i);
-    if (code <= 57) {
-      digits++;
-      previousUpper = undefined;
-      continue;
-    }
-    const upper = code <= 90;
-    if (previousUpper !== undefined && upper !== previousUpper) transitions++;
-    previousUpper = upper;
-  }
-  const length = end - start;
-  if (digits === length) return Math.ceil(length / 3);
-  if (digits > 0 || transitions > 2) return length;
-  // camelCase and Capitalized words: one token per 4 letters of each case run.
-  let tokens = 0;
-  let run = 0;
-  for (let i = start; i < end; i++) {
-    if (run > 0 && text.charCodeAt(i) <= 90 && text.charCodeAt(i - 1) > 90) {
-      tokens += Math.ceil(run / 4);
-      run = 0;
-    }
-    run++;
-  }
-  return tokens + Math.ceil(run / 4);
-}
-
-function wordEnd(text: string, start: number): number {
-  let end = start;
-  while (end < text.length && isAsciiAlnum(text.charCodeAt(end))) end++;
-  return end;
-}
-
-function isAsciiAlnum(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
 /** Estimated tokens of one message as a provider receives it. */

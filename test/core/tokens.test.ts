@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
@@ -91,6 +92,75 @@ describe('estimateTokens', () => {
   it('counts nothing for an empty text and grows with the text', () => {
     expect(estimateTokens('')).toBe(0);
     expect(estimateTokens('a'.repeat(400))).toBeGreaterThan(estimateTokens('a'.repeat(40)));
+  });
+
+  it('counts what a run-by-run reading of the rules in its notes counts (property)', () => {
+    // Maximal runs of one class, each costed by the module notes' rules, in half tokens.
+    const runs = /[A-Za-z0-9]+|[ \t]+|[\u00c0-\u024f\u0370-\u06ff\u0900-\u0dff]+|[\s\S]/gu;
+    const cjk =
+      /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]/u;
+    const wordHalves = (word: string): number => {
+      if (/^[0-9]+$/.test(word)) return 2 * Math.ceil(word.length / 3);
+      const caseRuns = word.match(/[A-Z]+|[a-z]+/g) ?? [];
+      if (/[0-9]/.test(word) || caseRuns.length > 3) return 2 * word.length;
+      // A lower-case run after an upper-case one continues its token run (`Surface`).
+      let tokens = 0;
+      let run = 0;
+      for (const part of caseRuns) {
+        if (run > 0 && /^[A-Z]/.test(part)) {
+          tokens += Math.ceil(run / 4);
+          run = 0;
+        }
+        run += part.length;
+      }
+      return 2 * (tokens + Math.ceil(run / 4));
+    };
+    const reference = (text: string): number => {
+      let halves = 0;
+      for (const [piece] of text.matchAll(runs)) {
+        if (/^[A-Za-z0-9]/.test(piece)) halves += wordHalves(piece);
+        else if (/^[ \t]/.test(piece)) halves += 2 * Math.ceil((piece.length - 1) / 4);
+        else if (piece.length > 1 && (piece.codePointAt(0) ?? 0) <= 0xffff)
+          halves += 2 * Math.ceil(piece.length / 2);
+        else if (/^[\u00c0-\u024f\u0370-\u06ff\u0900-\u0dff]$/u.test(piece)) halves += 2;
+        else if (piece.charCodeAt(0) < 128) halves += 2;
+        else if (cjk.test(piece)) halves += 3;
+        else halves += 6;
+      }
+      return Math.ceil(halves / 2);
+    };
+    const pieces = [
+      'a',
+      'Zq',
+      'QX',
+      'abcde',
+      '7',
+      '2024',
+      ' ',
+      '    ',
+      '\t',
+      '\n',
+      '.',
+      '{"k":',
+      'é',
+      'Жи',
+      'λ',
+      '中',
+      'あ',
+      '한',
+      '😀',
+      '€',
+      '\u0905',
+      'camelCaseName',
+      'sha1f3e9',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
+        const text = parts.join('');
+        expect(estimateTokens(text)).toBe(reference(text));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('counts a message with its framing, tool calls and images', () => {
