@@ -19,12 +19,13 @@ import pg from 'pg';
 import { Session } from '../src/core/index.js';
 import { rebuildSearchIndex, searchSessions } from '../src/store/index.js';
 import { openJsonlStore } from '../src/store/jsonl/index.js';
+import { SEARCH_INDEX_FILE } from '../src/store/jsonl/paths.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
 import { tsqueryOf } from '../src/store/postgres/search-index.js';
 import { parseSearchQuery } from '../src/store/search/query.js';
 import { everySession } from '../src/store/session/list-all.js';
 import { loadDriver } from '../src/store/sqlite/schema.js';
-import { fts5Match, SEARCH_FILE_NAME } from '../src/store/sqlite/search-index.js';
+import { fts5Match } from '../src/store/sqlite/search-index.js';
 import { postgresBinaries, startPostgres } from '../test/postgres/server.js';
 import { progressLog } from './agent-workload.js';
 import { quantile } from './measure.js';
@@ -251,7 +252,7 @@ async function main(): Promise<void> {
     readStart = process.hrtime.bigint();
     const indexed = await rebuildSearchIndex(store);
     const buildNs = Number(process.hrtime.bigint() - readStart);
-    const indexBytes = statSync(join(dir, SEARCH_FILE_NAME)).size;
+    const indexBytes = statSync(join(dir, SEARCH_INDEX_FILE)).size;
     log(`indexed ${indexed} sessions in ${formatDuration(buildNs)}, ${formatBytes(indexBytes)}`);
 
     const queries = [
@@ -263,7 +264,7 @@ async function main(): Promise<void> {
       `read_file ${VOCABULARY[2500]}`,
     ];
     const Driver = await loadDriver();
-    const direct = new Driver(join(dir, SEARCH_FILE_NAME), { readonly: true });
+    const direct = new Driver(join(dir, SEARCH_INDEX_FILE), { readonly: true });
     const load = loadavg()
       .map((value) => value.toFixed(1))
       .join(', ');

@@ -13,7 +13,7 @@ import {
   masterKeyFromFile,
   openStore,
 } from '../../src/store/index.js';
-import { SEARCH_FILE_NAME } from '../../src/store/sqlite/search-index.js';
+import { SEARCH_INDEX_FILE as SEARCH_FILE_NAME } from '../../src/store/jsonl/paths.js';
 import { MARKER, recordGovernedSession } from '../store/governed-session.js';
 import { cli, tempStores } from './helpers.js';
 

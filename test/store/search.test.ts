@@ -18,7 +18,8 @@ import {
   type SessionStore,
   searchSessions,
 } from '../../src/store/index.js';
-import { SEARCH_FILE_NAME } from '../../src/store/sqlite/search-index.js';
+import { openJsonlStore } from '../../src/store/jsonl/index.js';
+import { SEARCH_INDEX_FILE as SEARCH_FILE_NAME } from '../../src/store/jsonl/paths.js';
 import { compactWith, T0, writeFork, writeTurn } from './search/sessions.js';
 import { everyBackend } from './store-urls.js';
 import { storedBytes } from './stored-bytes.js';
@@ -290,6 +291,42 @@ describe('the JSONL index file, after an erasure', () => {
       );
     } finally {
       await reopened.close();
+    }
+  });
+});
+
+describe('the JSONL index file, after a bare store.delete', () => {
+  it('loses the session at once, row by row, when the store was opened with openStore', async () => {
+    const [, makeUrl] = everyBackend('search-file-delete')[0] as [string, () => string];
+    const url = makeUrl();
+    const store = await openStore(url);
+    try {
+      await writeTurn(store, 'gone', 'delete me wwdeletedmarker');
+      await writeTurn(store, 'kept', 'still here yykeptmarker');
+      expect((await searchSessions(store, 'wwdeletedmarker')).hits).toHaveLength(2);
+      await store.delete('gone');
+    } finally {
+      await store.close();
+    }
+    const index = readFileSync(join(url.slice('jsonl:'.length), SEARCH_FILE_NAME), 'latin1');
+    expect(index.includes('wwdeletedmarker')).toBe(false);
+    expect(index.includes('yykeptmarker')).toBe(true);
+  });
+
+  it('removes the index file whole when the store was opened without the hook, and the next search builds it again', async () => {
+    const [, makeUrl] = everyBackend('search-file-delete-bare')[0] as [string, () => string];
+    const directory = makeUrl().slice('jsonl:'.length);
+    const store = await openJsonlStore(directory);
+    try {
+      await writeTurn(store, 'gone', 'delete me uudeletedmarker');
+      await writeTurn(store, 'kept', 'still here ttkeptmarker');
+      expect((await searchSessions(store, 'uudeletedmarker')).hits).toHaveLength(2);
+      await store.delete('gone');
+      expect(existsSync(join(directory, SEARCH_FILE_NAME))).toBe(false);
+      expect((await searchSessions(store, 'ttkeptmarker')).hits).toHaveLength(2);
+      expect((await searchSessions(store, 'uudeletedmarker')).hits).toEqual([]);
+    } finally {
+      await store.close();
     }
   });
 });

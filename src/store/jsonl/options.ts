@@ -77,6 +77,13 @@ export interface JsonlStoreOptions {
    * how long a writer waits for a lock. A test moves it by hand instead of waiting.
    */
   readonly lockClock?: LockClock;
+  /**
+   * Called by `delete` after it removed a session's log, with the session's id, before the
+   * delete resolves. `openStore` passes one that takes the session out of the search index file
+   * beside the logs. Without one, `delete` removes that file whole (it is a cache, built again
+   * by the next search), so no word of a deleted session outlives its log on disk.
+   */
+  readonly onSessionDeleted?: (id: string) => Promise<void>;
 }
 
 /** The options as the store runs with them. */
@@ -89,6 +96,7 @@ export interface ResolvedOptions {
   readonly ownerAlive: (owner: LockOwner) => boolean;
   readonly lockTiming: LockTiming;
   readonly readOnly: boolean;
+  readonly onSessionDeleted: ((id: string) => Promise<void>) | undefined;
 }
 
 /** Smallest accepted `maxLineBytes`: a header and a commit marker must fit. */
@@ -117,5 +125,6 @@ export function resolveOptions(options: JsonlStoreOptions): ResolvedOptions {
     ownerAlive: options.isOwnerAlive ?? isOwnerAlive,
     lockTiming: resolveLockTiming(options),
     readOnly: options.readOnly === true,
+    onSessionDeleted: options.onSessionDeleted,
   };
 }

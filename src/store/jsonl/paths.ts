@@ -12,6 +12,16 @@ import { InvalidSessionIdError } from '../contract/errors.js';
 export const LOG_SUFFIX = '.jsonl';
 /** Suffix of writer-lock files. */
 export const LOCK_SUFFIX = '.lock';
+/**
+ * The search index beside the logs (an FTS5 database `store/session/search.ts` keeps through the
+ * SQLite backend). It is a cache of the logs: the store removes it, with its journals, when it
+ * deletes a session, so that no word of a deleted session outlives its log on disk.
+ */
+export const SEARCH_INDEX_FILE = 'search-index.sqlite';
+/** The index file and the journals SQLite may keep beside it. */
+export const SEARCH_INDEX_FILES: readonly string[] = ['', '-journal', '-wal', '-shm'].map(
+  (suffix) => `${SEARCH_INDEX_FILE}${suffix}`,
+);
 /** Longest encoded name before the id is hashed instead (well below the 255-byte name limit). */
 export const MAX_ENCODED_LENGTH = 200;
 

@@ -10,6 +10,7 @@
  * expected seq checked against the file itself, and a failed fsync stops all further appends to
  * that session.
  */
+import { join } from 'node:path';
 import { validateHeader } from '../../core/header.js';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import { ConflictError, InvalidStoreError, LockedError, StorageError } from '../contract/errors.js';
@@ -43,7 +44,7 @@ import {
   shortId,
 } from '../contract/store-rules.js';
 import { encodeBatch } from './format.js';
-import { type FsFacade, openExisting, statExisting } from './fs.js';
+import { type FsFacade, openExisting, statExisting, unlinkQuietly } from './fs.js';
 import { encodeHeaderLine, summarize } from './header.js';
 import {
   acquireLock,
@@ -58,7 +59,13 @@ import {
 } from './lock.js';
 import { encodeLog } from './log-file.js';
 import type { JsonlFailpoint, ResolvedOptions } from './options.js';
-import { contained, isLogFileName, type SessionPaths, sessionPaths } from './paths.js';
+import {
+  contained,
+  isLogFileName,
+  SEARCH_INDEX_FILES,
+  type SessionPaths,
+  sessionPaths,
+} from './paths.js';
 import { heldLock, serialized } from './process-state.js';
 import { scanLog } from './scan.js';
 import { readStats } from './stats.js';
@@ -291,8 +298,19 @@ export class JsonlStore implements SessionStore {
         } finally {
           await releaseQuietly(this.#lockEnv, target, owner.token);
         }
+        await this.#forgetIndexed(id);
       });
     });
+  }
+
+  /** Takes a deleted session out of the search index beside the logs (see `onSessionDeleted`). */
+  async #forgetIndexed(id: string): Promise<void> {
+    const hook = this.#options.onSessionDeleted;
+    if (hook !== undefined) return hook(id);
+    // The index may hold the session's words; the next search builds it again from the logs.
+    for (const name of SEARCH_INDEX_FILES) {
+      await unlinkQuietly(this.#fs, join(this.directory, name));
+    }
   }
 
   lock(id: string): Promise<SessionLock> {

@@ -86,7 +86,15 @@ export async function openStore(
   switch (scheme) {
     case 'jsonl': {
       const { openJsonlStore } = await import('../jsonl/index.js');
-      return openJsonlStore(path, withReadOnly(options.jsonl, options.readOnly));
+      // A session deleted through the store leaves the search index file at once, row by row.
+      const store: SessionStore = await openJsonlStore(path, {
+        onSessionDeleted: async (id) => {
+          const { forgetInSearchIndex } = await import('./search.js');
+          await forgetInSearchIndex(store, [id]);
+        },
+        ...withReadOnly(options.jsonl, options.readOnly),
+      });
+      return store;
     }
     case 'sqlite': {
       const { openSqliteStore } = await import('../sqlite/index.js');

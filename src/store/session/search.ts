@@ -9,7 +9,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionEvent, SessionHeader } from '../../core/index.js';
 import type { SessionStore, SessionSummary } from '../contract/session-store.js';
-import { decodeSessionId, isLogFileName, LOG_SUFFIX } from '../jsonl/paths.js';
+import { decodeSessionId, isLogFileName, LOG_SUFFIX, SEARCH_INDEX_FILE } from '../jsonl/paths.js';
 import { JsonlStore } from '../jsonl/store.js';
 import { searchDocuments, sessionFacts } from '../search/documents.js';
 import {
@@ -22,7 +22,6 @@ import { parseSearchQuery, type SearchQuery } from '../search/query.js';
 import { scanMatch } from '../search/scan.js';
 import { hasSearchIndex, type SearchIndex } from '../search/search-index.js';
 import { isDamage, openSearchFile, removeSearchFile } from '../sqlite/search-file.js';
-import { SEARCH_FILE_NAME } from '../sqlite/search-index.js';
 import { everySession } from './list-all.js';
 
 /** What a search found, and how. */
@@ -90,7 +89,7 @@ export async function searchSessions(
  * ```
  */
 export async function rebuildSearchIndex(store: SessionStore): Promise<number> {
-  if (store instanceof JsonlStore) removeSearchFile(store.directory);
+  if (store instanceof JsonlStore) removeSearchFile(indexFileOf(store));
   return withIndex(store, async (index) => {
     if (index === undefined) return 0;
     await index.clear();
@@ -111,18 +110,23 @@ export async function forgetInSearchIndex(
   ids: readonly string[],
 ): Promise<void> {
   if (!(store instanceof JsonlStore) || ids.length === 0) return;
-  if (!existsSync(join(store.directory, SEARCH_FILE_NAME))) return;
+  if (!existsSync(indexFileOf(store))) return;
   let file: Awaited<ReturnType<typeof openSearchFile>> | undefined;
   try {
-    file = await openSearchFile(store.directory);
+    file = await openSearchFile(indexFileOf(store));
     for (const id of ids) await file.index.drop(id);
   } catch {
     file?.close();
     file = undefined;
-    removeSearchFile(store.directory);
+    removeSearchFile(indexFileOf(store));
   } finally {
     file?.close();
   }
+}
+
+/** The search index file of a JSONL store. */
+function indexFileOf(store: JsonlStore): string {
+  return join(store.directory, SEARCH_INDEX_FILE);
 }
 
 /** Runs `work` over the store's index, opening (and for JSONL, repairing) it first. */
@@ -132,15 +136,15 @@ async function withIndex<T>(
 ): Promise<T> {
   if (hasSearchIndex(store)) return work(await store.searchIndex());
   if (!(store instanceof JsonlStore)) return work(undefined);
-  let file = await openSearchFile(store.directory);
+  let file = await openSearchFile(indexFileOf(store));
   try {
     return await work(file.index);
   } catch (error) {
     if (!isDamage(error)) throw error;
     // The file broke under us: it is a cache, so it is made again from the logs.
     file.close();
-    removeSearchFile(store.directory);
-    file = await openSearchFile(store.directory);
+    removeSearchFile(indexFileOf(store));
+    file = await openSearchFile(indexFileOf(store));
     return await work(file.index);
   } finally {
     file.close();

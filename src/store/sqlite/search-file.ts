@@ -4,10 +4,9 @@
  * identity, unreadable, damaged) is deleted and built again from the logs, never trusted.
  */
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { driverCode } from './driver-errors.js';
 import { loadDriver, type SqliteDatabase } from './schema.js';
-import { Fts5SearchIndex, SEARCH_FILE_NAME } from './search-index.js';
+import { Fts5SearchIndex } from './search-index.js';
 
 /** Marks the file as palimpsest's search index, in `PRAGMA application_id` (ASCII `PaSx`). */
 const INDEX_APPLICATION_ID = 0x50615378;
@@ -29,14 +28,13 @@ export function isDamage(error: unknown): boolean {
 }
 
 /**
- * Opens (or makes) the index file in `directory`. A file with another identity or one SQLite
- * cannot read is removed with its journal and made anew.
+ * Opens (or makes) the index file at `path`. A file with another identity or one SQLite cannot
+ * read is removed with its journal and made anew.
  *
  * @throws InvalidStoreError `DRIVER_NOT_INSTALLED` when better-sqlite3 is missing.
  */
-export async function openSearchFile(directory: string): Promise<SearchFile> {
+export async function openSearchFile(path: string): Promise<SearchFile> {
   const Driver = await loadDriver();
-  const path = join(directory, SEARCH_FILE_NAME);
   const attempt = (): SearchFile => {
     const db = new Driver(path);
     try {
@@ -65,14 +63,13 @@ export async function openSearchFile(directory: string): Promise<SearchFile> {
     return attempt();
   } catch (error) {
     if (!isDamage(error)) throw error;
-    removeSearchFile(directory);
+    removeSearchFile(path);
     return attempt();
   }
 }
 
-/** Deletes the index file and its journal, if present. */
-export function removeSearchFile(directory: string): void {
-  const path = join(directory, SEARCH_FILE_NAME);
+/** Deletes the index file at `path` and its journals, if present. */
+export function removeSearchFile(path: string): void {
   for (const file of [path, `${path}-journal`, `${path}-wal`, `${path}-shm`]) {
     rmSync(file, { force: true });
   }

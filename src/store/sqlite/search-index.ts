@@ -6,7 +6,6 @@
  * without a scan. `search_docs` lists the rowids in use: FTS5 answers a rowid range by scanning
  * the whole table, an `IN` list of rowids by looking each up, so ranges are taken from there.
  */
-import { basename } from 'node:path';
 import type { SearchDocument } from '../search/documents.js';
 import { MATCH_CLOSE, MATCH_OPEN, type SearchHit, type SearchOptions } from '../search/hits.js';
 import type { SearchQuery } from '../search/query.js';
@@ -246,12 +245,4 @@ function insertDocument(insert: SqliteStatement, base: number, document: SearchD
     document.model,
     document.time,
   );
-}
-
-/** The name of the index file a JSONL store keeps in its directory. */
-export const SEARCH_FILE_NAME = 'search-index.sqlite';
-
-/** A file name the JSONL index may have (for messages). */
-export function isSearchFile(path: string): boolean {
-  return basename(path) === SEARCH_FILE_NAME;
 }
