@@ -15,6 +15,10 @@ export interface Interactive {
   readonly interactive: number;
   /** When the snapshot's last part arrived (`MARKS.received`), the origin of the first render. */
   readonly received: number;
+  /** When the page's script, having run, asked for the session's stream (`MARKS.streamAsked`). */
+  readonly asked: number;
+  /** When the stream's first line came: the server had read the log and encoded the snapshot. */
+  readonly started: number;
 }
 
 /**
@@ -55,12 +59,19 @@ export async function paintAndInteractive(
       'bench:interactive',
       { timeout: 300_000 },
     );
-    const [paint, interactive, received] = (await page.evaluate(
-      `['bench:painted', 'bench:interactive', ${JSON.stringify(MARKS.received)}].map((name) => performance.getEntriesByName(name)[0].startTime)`,
-    )) as [number, number, number];
+    const names = [
+      'bench:painted',
+      'bench:interactive',
+      MARKS.received,
+      MARKS.streamAsked,
+      MARKS.streamStarted,
+    ];
+    const [paint, interactive, received, asked, started] = (await page.evaluate(
+      `${JSON.stringify(names)}.map((name) => performance.getEntriesByName(name)[0].startTime)`,
+    )) as [number, number, number, number, number];
     const view = await page.evaluate('document.body.dataset.view');
     if (view !== 'transcript') throw new Error(`the tab switch was not answered: ${String(view)}`);
-    return { paint, interactive, received };
+    return { paint, interactive, received, asked, started };
   } finally {
     await page.close();
   }

@@ -183,6 +183,10 @@ export const EMBEDDED_DATA_ID = 'palimpsest-session';
 
 /** Performance marks the page sets, which the benchmark reads. */
 export const MARKS = {
+  /** The page's script has run and asks for the session's stream. */
+  streamAsked: 'palimpsest:stream-asked',
+  /** The stream's first line is in: the server has read the log and encoded the snapshot. */
+  streamStarted: 'palimpsest:stream-started',
   received: 'palimpsest:snapshot-received',
   parsed: 'palimpsest:snapshot-parsed',
   seeded: 'palimpsest:session-seeded',

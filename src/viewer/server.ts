@@ -27,6 +27,7 @@ import {
   searchSessions,
 } from '../store/index.js';
 import { everySession } from '../store/session/list-all.js';
+import { AnswerCache } from './answer-cache.js';
 import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
 import { pageDocument } from './page-html.js';
@@ -112,10 +113,10 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
   const token = options.token ?? randomBytes(24).toString('base64url');
   const streams = new Set<AbortController>();
   const state = { port: 0 };
+  const cache = new AnswerCache();
   const server = createServer((request, response) => {
-    handle(request, response, { store: options.store, token, port: state.port, streams }).catch(
-      (error: unknown) => fail(response, error),
-    );
+    const context = { store: options.store, token, port: state.port, streams, cache };
+    handle(request, response, context).catch((error: unknown) => fail(response, error));
   });
   await listen(server, port);
   state.port = (server.address() as AddressInfo).port;
@@ -153,6 +154,7 @@ interface Context {
   readonly token: string;
   readonly port: number;
   readonly streams: Set<AbortController>;
+  readonly cache: AnswerCache;
 }
 
 async function handle(
@@ -184,7 +186,8 @@ async function handle(
   if (!path.startsWith('/api/')) throw new Refusal(404, `no such page: ${path.slice(0, 80)}`);
   checkToken(url.searchParams.get('token'), context.token);
   if (path === '/api/sessions') {
-    return sendJson(response, await sessionList(context.store, url.searchParams.get('q') ?? ''));
+    const query = url.searchParams.get('q') ?? '';
+    return sendJson(response, await sessionList(context.store, context.cache, query));
   }
   const match = /^\/api\/sessions\/([^/]+)\/(events|chunks|request|verify|tree|messages)$/.exec(
     path,
@@ -195,7 +198,11 @@ async function handle(
   if (match[2] === 'request') {
     return sendJson(response, await callRequest(context.store, id, url.searchParams));
   }
-  if (match[2] === 'verify') return sendJson(response, await verifyStatus(context.store, id));
+  if (match[2] === 'verify') {
+    const head = headOf(url.searchParams.get('seq'));
+    const status = context.cache.verifyOf(id, head, () => verifyStatus(context.store, id));
+    return sendJson(response, await status);
+  }
   if (match[2] === 'tree') return sendJson(response, await sessionTree(context.store, id));
   if (match[2] === 'messages') return sendJson(response, await branchMessages(context.store, id));
   return streamSession(request, response, context, id);
@@ -242,7 +249,23 @@ function servedPage(): string {
   return cachedPage;
 }
 
-async function sessionList(store: SessionStore, query: string): Promise<SessionList> {
+/** The `?seq=` of a verify request: the event count the page holds, if it says. */
+function headOf(text: string | null): number | undefined {
+  if (text === null) return undefined;
+  if (!/^\d{1,15}$/.test(text)) {
+    throw new Refusal(
+      400,
+      `expected ?seq= the event count of the page's session (a non-negative integer), found ${quoted(text)}`,
+    );
+  }
+  return Number(text);
+}
+
+async function sessionList(
+  store: SessionStore,
+  cache: AnswerCache,
+  query: string,
+): Promise<SessionList> {
   const { sessions, damaged } = await everySession(store);
   const needle = query.toLowerCase();
   const found = needle === '' ? undefined : await hitsBySession(store, query);
@@ -253,7 +276,7 @@ async function sessionList(store: SessionStore, query: string): Promise<SessionL
     const hits = found?.get(id);
     if (found !== undefined && hits === undefined && !id.toLowerCase().includes(needle)) continue;
     try {
-      const stats = await store.summarize(id);
+      const stats = await cache.statsOf(summary, (listed) => store.summarize(listed));
       listed.push({
         ...(hits === undefined ? {} : { hits }),
         id,

@@ -36,11 +36,22 @@ function boot(): void {
   const page = new SessionPage((id) => `#/s/${encodeURIComponent(id)}`);
   const sidebar = new SessionSidebar(source, routeId);
   let streaming: AbortController | undefined;
+  // The list is asked for once the routed session's snapshot is in: the server reads every
+  // session's log for its counts, which would compete with reading the one the person opened.
+  let listed = false;
+  const list = (): void => {
+    if (listed) return;
+    listed = true;
+    void sidebar.refresh();
+  };
   const open = (): void => {
     streaming?.abort();
     sidebar.render();
     const routed = route();
-    if (routed === undefined) return;
+    if (routed === undefined) {
+      list();
+      return;
+    }
     const { id, seq } = routed;
     const controller = new AbortController();
     streaming = controller;
@@ -51,6 +62,7 @@ function boot(): void {
           sessionChecks.open(snapshot, source);
           page.load(snapshot, bytes);
           if (seq !== undefined) page.reveal(seq);
+          list();
           // The stubs' bodies, after the first render (the model view never shows them), then
           // verify's checks, which read the whole log on the server.
           const bodies =
@@ -62,16 +74,21 @@ function boot(): void {
                     if (!controller.signal.aborted) page.fail(String(error));
                   },
                 );
-          void bodies.then(() => (controller.signal.aborted ? undefined : sessionChecks.check()));
+          const head = snapshot.events.length;
+          void bodies.then(() =>
+            controller.signal.aborted ? undefined : sessionChecks.check(head),
+          );
         },
         events: (batch, bytes) => page.append(batch, bytes),
-        failure: (message) => page.fail(message),
+        failure: (message) => {
+          page.fail(message);
+          list();
+        },
       },
       controller.signal,
     );
   };
   window.addEventListener('hashchange', open);
-  void sidebar.refresh();
   open();
 }
 

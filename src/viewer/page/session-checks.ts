@@ -38,14 +38,18 @@ export class SessionChecks {
     this.renderBanner();
   }
 
-  /** Asks the server to verify the session (again). */
-  async check(): Promise<void> {
+  /**
+   * Asks the server to verify the session: at `head` events (the snapshot's count; the server
+   * answers from what it kept when it checked that many before), or without, afresh.
+   */
+  async check(head?: number): Promise<void> {
     const source = this.source;
     if (source === undefined) return;
     const id = this.id;
     this.verify = { state: 'pending' };
     this.changed();
-    const answer = await settle(source.about(id, 'verify'));
+    const query: Record<string, string> = head === undefined ? {} : { seq: String(head) };
+    const answer = await settle(source.about(id, 'verify', query));
     if (id !== this.id) return;
     this.verify = answer;
     this.changed();

@@ -20,6 +20,8 @@ function sorted(sessions: readonly SessionListing[], key: SortKey): SessionListi
 /** Keeps the sidebar's list in step with its search box and sort order. */
 export class SessionSidebar {
   private sessions: readonly SessionListing[] = [];
+  /** Whether the server has answered once (until then the list says it is coming). */
+  private answered = false;
   private asked = 0;
 
   constructor(
@@ -49,6 +51,7 @@ export class SessionSidebar {
       const list = await this.source.sessions(text);
       if (asked !== this.asked) return; // a newer search answered first
       this.sessions = list.sessions;
+      this.answered = true;
       this.render();
       if (list.damaged.length > 0) {
         byId('session-list').append(
@@ -85,7 +88,11 @@ export class SessionSidebar {
           ...(session.hits ?? []).map((hit) => hitLink(session.id, hit)),
         ),
       ),
-      this.sessions.length === 0 ? el('li', { class: 'empty' }, 'no session matches') : null,
+      this.sessions.length > 0
+        ? null
+        : this.answered
+          ? el('li', { class: 'empty' }, 'no session matches')
+          : el('li', { class: 'pending' }, 'listing the sessions…'),
     );
   }
 }

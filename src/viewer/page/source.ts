@@ -65,8 +65,14 @@ export class ServerSource {
   }
 
   /** What the server says about session `id`: `verify`'s checks, its tree, its messages. */
-  async about<R extends keyof SessionAnswers>(id: string, route: R): Promise<SessionAnswers[R]> {
-    const response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/${route}`));
+  async about<R extends keyof SessionAnswers>(
+    id: string,
+    route: R,
+    query: Record<string, string> = {},
+  ): Promise<SessionAnswers[R]> {
+    const response = await fetch(
+      this.url(`/api/sessions/${encodeURIComponent(id)}/${route}`, query),
+    );
     const text = await response.text();
     if (!response.ok) throw new Error(`${route} failed: ${response.status} ${text}`);
     return JSON.parse(text) as SessionAnswers[R];
@@ -99,6 +105,7 @@ export class ServerSource {
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */
   async stream(id: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
     let response: Response;
+    performance.mark(MARKS.streamAsked);
     try {
       response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/events`), {
         signal,
@@ -154,6 +161,7 @@ export class ServerSource {
       const line = JSON.parse(text) as StreamLine;
       switch (line.kind) {
         case 'snapshot-start': {
+          performance.mark(MARKS.streamStarted);
           const problem = pending.start(line, text.length);
           if (problem !== undefined) {
             handlers.failure(problem);
