@@ -52,6 +52,11 @@ class StoredMessageList implements MessageList {
     Object.freeze(this);
   }
 
+  /** The store of a list of this class: it only grows, so it names every list that reads it. */
+  static storeOf(list: MessageList): object | undefined {
+    return #store in list ? list.#store : undefined;
+  }
+
   at(index: number): Message | undefined {
     const relative = Math.trunc(index) || 0;
     const position = relative < 0 ? relative + this.length : relative;
@@ -80,4 +85,14 @@ function clampPosition(value: number | undefined, fallback: number, length: numb
 /** The list of the first `length` messages of `store`, which must never change below `length`. */
 export function messageListOf(store: readonly Message[], length: number): MessageList {
   return new StoredMessageList(store, length);
+}
+
+/**
+ * What a session's list reads, as an identity (a weak key): two lists of the same lineage hold
+ * the same message at every position below the shorter one's length, so a reader that kept
+ * what it built from one list extends it for a longer one of its lineage. Undefined for a
+ * list the session did not make.
+ */
+export function messageListLineage(list: MessageList): object | undefined {
+  return StoredMessageList.storeOf(list);
 }

@@ -73,6 +73,8 @@ export class SurfaceManager implements SessionSurface {
     | undefined;
   private frozenSeqs: readonly number[] | undefined;
   private readonly replacements: SurfaceReplacement[] | undefined;
+  /** Where the committed events end while a seed fills a log sized ahead (see `seedUpTo`). */
+  private seededUpTo: number | undefined;
 
   /**
    * @param log the committed events, read by reference (the owner appends to it); a hole is an
@@ -152,7 +154,25 @@ export class SurfaceManager implements SessionSurface {
     if (candidate.surfaceOp === undefined) return;
     this.sync();
     const plan = this.plan(candidate, details);
-    this.pending = { event: candidate, index: this.log.length, plan };
+    this.pending = { event: candidate, index: this.committed(), plan };
+  }
+
+  /**
+   * Notes that a seed sized the log ahead (one allocation for a million slots, where growing it
+   * reallocates again and again) and that its committed events end at `length`, until
+   * {@link SurfaceManager.endSeed}: the slots past it are not events yet.
+   */
+  seedUpTo(length: number): void {
+    this.seededUpTo = length;
+  }
+
+  /** Ends {@link SurfaceManager.seedUpTo}: the log's length says again where its events end. */
+  endSeed(): void {
+    this.seededUpTo = undefined;
+  }
+
+  private committed(): number {
+    return this.seededUpTo ?? this.log.length;
   }
 
   /** {@link validateNext} for the seed event at `index`, without a details object per event. */
@@ -163,7 +183,8 @@ export class SurfaceManager implements SessionSurface {
   /** Folds events committed since the last synchronization. */
   private sync(): void {
     const log = this.log;
-    while (this.processed < log.length) {
+    const committed = this.committed();
+    while (this.processed < committed) {
       const event = log[this.processed];
       if (event?.surfaceOp === undefined) {
         // Most of a log (chunks, brackets, tool calls) never touches the surface.
@@ -392,29 +413,35 @@ function seedElidedLog(
   let nextRun = 0;
   let nextHeld = held[0]?.seq ?? -1;
   const start = log.length;
-  for (let index = 0; index < slots.length; index++) {
-    const raw = slots[index];
-    if (raw === undefined) {
-      if (index === nextHeld) {
-        admitHeld(held[nextRun] as HeldDeltaRun, admit, limits);
-        nextHeld = held[++nextRun]?.seq ?? -1;
+  // The log is sized once: its holes read as `undefined` like the log's other elided chunks,
+  // without a write each, and each event lands in its slot.
+  log.length = start + slots.length;
+  let index = 0;
+  try {
+    for (; index < slots.length; index++) {
+      const raw = slots[index];
+      if (raw === undefined) {
+        if (index === nextHeld) {
+          admitHeld(held[nextRun] as HeldDeltaRun, admit, limits);
+          nextHeld = held[++nextRun]?.seq ?? -1;
+        }
+        continue;
       }
-      continue;
-    }
-    const event = admit(raw, index);
-    // The holes before it: growing the length leaves them as holes of the array, which read
-    // as `undefined` like the log's other elided chunks, without a write each.
-    if (log.length < start + index) {
+      const event = admit(raw, index);
+      manager.seedUpTo(start + index);
       manager.skipHoles(start + index);
-      log.length = start + index;
+      manager.validateSeeded(event, index);
+      log[start + index] = event;
+      noteSeeded(elided, event);
     }
-    manager.validateSeeded(event, index);
-    log.push(event);
-    noteSeeded(elided, event);
-  }
-  if (log.length < start + slots.length) {
+    manager.seedUpTo(start + slots.length);
     manager.skipHoles(start + slots.length);
-    log.length = start + slots.length;
+  } catch (error) {
+    // As if the events had been pushed one by one: the log ends before the one refused.
+    log.length = start + index;
+    throw error;
+  } finally {
+    manager.endSeed();
   }
   elided.finish();
   return elided.count;

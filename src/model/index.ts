@@ -58,17 +58,16 @@ export {
   type TokenRates,
   withPrice,
 } from './price-table.js';
+export { buildPrompt } from './prompt.js';
+export { toolCallInput, toolOutput } from './prompt-parts.js';
 export { anthropicBody, openaiBody } from './provider-bodies.js';
 export { knownSecrets, REDACTED, redactJson, redactSecrets, SECRET_ENV_VARS } from './redact.js';
 export {
   buildCallOptions,
   buildHeader,
-  buildPrompt,
   type ModelSettings,
   NUMBER_SETTINGS,
   type ResponseFormat,
-  toolCallInput,
-  toolOutput,
 } from './request.js';
 export {
   type CanonicalRequest,

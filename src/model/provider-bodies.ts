@@ -10,7 +10,7 @@ import type {
   RequestHeaderData,
   ToolResultBlock,
 } from '../core/index.js';
-import { toolCallInput } from './request.js';
+import { toolCallInput } from './prompt-parts.js';
 
 /** The body of an OpenAI chat-completions request. */
 export function openaiBody(

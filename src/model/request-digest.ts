@@ -8,7 +8,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import type { Message, MessageCursor, RequestHeaderData, Session } from '../core/index.js';
-import { buildCallOptions, buildPrompt } from './request.js';
+import { buildPrompt } from './prompt.js';
+import { buildCallOptions } from './request.js';
 
 /** The request a call received, in palimpsest's canonical form. */
 export interface CanonicalRequest {

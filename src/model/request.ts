@@ -5,30 +5,21 @@
  * request can be rebuilt from a log prefix.
  */
 import type {
-  JSONObject,
-  JSONValue,
   LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
-  LanguageModelV3Message,
-  LanguageModelV3Prompt,
   LanguageModelV3ToolChoice,
-  LanguageModelV3ToolResultOutput,
-  LanguageModelV3ToolResultPart,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import type {
-  AssistantContentBlock,
-  ImageBlock,
   JsonObject,
   JsonValue,
   Message,
   MessageList,
   RequestHeaderData,
-  ToolMessage,
-  ToolResultBlock,
   ToolSchema,
 } from '../core/index.js';
+import { buildPrompt } from './prompt.js';
 import type { Tool } from './tool.js';
 
 /** Generation settings recorded in the request header and passed to the model. */
@@ -134,204 +125,6 @@ export function buildCallOptions(
     >;
   }
   return options;
-}
-
-/** The provider prompt for a system prompt and derived messages. */
-export function buildPrompt(
-  system: string | undefined,
-  messages: readonly Message[] | MessageList,
-): LanguageModelV3Prompt {
-  const prompt: LanguageModelV3Message[] = [];
-  if (system !== undefined && system !== '') prompt.push({ role: 'system', content: system });
-  // A tool result names its tool in the provider format; the name lives on the call.
-  const toolNames = new Map<string, string>();
-  for (let index = 0; index < messages.length; index++) {
-    const message = messages.at(index) as Message;
-    switch (message.role) {
-      case 'user':
-        prompt.push(
-          converted(message, () => ({
-            role: 'user',
-            content: message.content.map((block) =>
-              block.type === 'text'
-                ? textPart(block.text, block.providerMetadata)
-                : filePart(block),
-            ),
-          })),
-        );
-        break;
-      case 'assistant':
-        for (const block of message.content) {
-          if (block.type === 'tool-call') toolNames.set(block.id, block.name);
-        }
-        prompt.push(
-          converted(message, () => ({
-            role: 'assistant',
-            content: message.content.map(assistantPart),
-          })),
-        );
-        break;
-      case 'tool': {
-        // Consecutive results answer one assistant message; providers expect them together.
-        let end = index + 1;
-        while (end < messages.length && messages.at(end)?.role === 'tool') end++;
-        prompt.push(toolRun(messages.slice(index, end) as readonly ToolMessage[], toolNames));
-        index = end - 1;
-        break;
-      }
-    }
-  }
-  return prompt;
-}
-
-/**
- * Messages are frozen and outlive many requests, so each is converted once, and a request whose
- * messages extend the previous request's gets the same provider messages again (which lets a
- * reader that sees the same objects skip them). Providers only read the prompt; the cached
- * parts are never mutated.
- */
-const conversions = new WeakMap<Message, LanguageModelV3Message>();
-
-function converted(
-  message: Message,
-  convert: () => LanguageModelV3Message,
-): LanguageModelV3Message {
-  let value = conversions.get(message);
-  if (value === undefined) {
-    value = convert();
-    conversions.set(message, value);
-  }
-  return value;
-}
-
-interface ToolRun {
-  readonly results: readonly ToolMessage[];
-  readonly names: readonly string[];
-  readonly value: LanguageModelV3Message;
-}
-
-/** Runs of results merged into one provider message, by their first result. */
-const toolRuns = new WeakMap<Message, ToolRun>();
-
-/** The provider message of a run of consecutive tool results, the same object for the same run. */
-function toolRun(
-  results: readonly ToolMessage[],
-  toolNames: ReadonlyMap<string, string>,
-): LanguageModelV3Message {
-  const names = results.map((result) => toolNames.get(result.content[0].toolCallId) ?? 'unknown');
-  const first = results[0] as ToolMessage;
-  const cached = toolRuns.get(first);
-  if (
-    cached !== undefined &&
-    cached.results.length === results.length &&
-    cached.results.every((result, at) => result === results[at] && cached.names[at] === names[at])
-  ) {
-    return cached.value;
-  }
-  const value: LanguageModelV3Message = {
-    role: 'tool',
-    content: results.map((result) => toolResultPart(result.content[0], toolNames)),
-  };
-  toolRuns.set(first, { results, names, value });
-  return value;
-}
-
-function assistantPart(block: AssistantContentBlock) {
-  switch (block.type) {
-    case 'text':
-      return textPart(block.text, block.providerMetadata);
-    case 'reasoning':
-      return {
-        type: 'reasoning' as const,
-        text: block.text,
-        ...providerOptions(block.providerMetadata),
-      };
-    case 'image':
-      return filePart(block);
-    case 'tool-call':
-      return {
-        type: 'tool-call' as const,
-        toolCallId: block.id,
-        toolName: block.name,
-        input: toolCallInput(block.arguments),
-        ...providerOptions(block.providerMetadata),
-      };
-  }
-}
-
-/**
- * The logged arguments are the model's raw text. Providers need an object; text that is not
- * a JSON object (the model's mistake, already answered by an error result) is sent as `{}` so
- * the session stays usable with providers that reject anything else.
- */
-export function toolCallInput(argumentsText: string): JsonValue {
-  try {
-    const parsed: unknown = JSON.parse(argumentsText);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-      return parsed as JsonObject;
-    }
-  } catch {
-    // Fall through: not JSON.
-  }
-  return {};
-}
-
-function toolResultPart(
-  block: ToolResultBlock,
-  toolNames: ReadonlyMap<string, string>,
-): LanguageModelV3ToolResultPart {
-  return {
-    type: 'tool-result',
-    toolCallId: block.toolCallId,
-    toolName: toolNames.get(block.toolCallId) ?? 'unknown',
-    output: toolOutput(block),
-    ...providerOptions(block.providerMetadata),
-  };
-}
-
-/**
- * The provider output of a tool result: its JSON value when it is one (`isJson`), its text
- * joined by newlines (`error-text` for an error), or its items when it holds images.
- */
-export function toolOutput(block: ToolResultBlock): LanguageModelV3ToolResultOutput {
-  const [only] = block.content;
-  if (block.isJson === true && block.content.length === 1 && only?.type === 'text') {
-    const value = JSON.parse(only.text) as JSONValue;
-    return block.isError === true ? { type: 'error-json', value } : { type: 'json', value };
-  }
-  if (block.content.every((item) => item.type === 'text')) {
-    const value = block.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
-    return block.isError === true ? { type: 'error-text', value } : { type: 'text', value };
-  }
-  return {
-    type: 'content',
-    value: block.content.map((item) => {
-      if (item.type === 'text') return { type: 'text' as const, text: item.text };
-      if (item.data !== undefined) {
-        return { type: 'file-data' as const, data: item.data, mediaType: item.mediaType };
-      }
-      return { type: 'file-url' as const, url: item.url ?? '' };
-    }),
-  };
-}
-
-function textPart(text: string, metadata: JsonObject | undefined) {
-  return { type: 'text' as const, text, ...providerOptions(metadata) };
-}
-
-function filePart(block: ImageBlock) {
-  return {
-    type: 'file' as const,
-    mediaType: block.mediaType,
-    data: block.data ?? new URL(block.url ?? ''),
-  };
-}
-
-/** Metadata a provider attached to a block goes back to it as that block's provider options. */
-function providerOptions(metadata: JsonObject | undefined): {
-  providerOptions?: SharedV3ProviderOptions;
-} {
-  return metadata === undefined ? {} : { providerOptions: metadata as Record<string, JSONObject> };
 }
 
 function toolChoice(choice: NonNullable<ModelSettings['toolChoice']>): LanguageModelV3ToolChoice {

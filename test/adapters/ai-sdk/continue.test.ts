@@ -94,12 +94,15 @@ describe('streamText over toModelMessages(session)', () => {
 });
 
 describe('sessionMiddleware with autoCompaction as beforeStep', () => {
-  it('compacts inside the SDK’s loop, and the next call sends the compacted surface', async () => {
+  it('compacts inside the SDK’s loop, and every later call sends the compacted surface', async () => {
     const session = Session.create();
     const big = 'x'.repeat(4_000);
+    const dump = { toolCalls: [{ name: 'dump', args: {} }] };
     const model = scriptedModel([
-      { toolCalls: [{ name: 'dump', args: {} }], usage: { inputTokens: 50, outputTokens: 10 } },
-      { toolCalls: [{ name: 'dump', args: {} }], usage: { inputTokens: 1_100, outputTokens: 10 } },
+      { ...dump, usage: { inputTokens: 50, outputTokens: 10 } },
+      { ...dump, usage: { inputTokens: 1_100, outputTokens: 10 } },
+      { ...dump, usage: { inputTokens: 100, outputTokens: 10 } },
+      { ...dump, usage: { inputTokens: 100, outputTokens: 10 } },
       { text: 'Done.' },
     ]);
     const writer = scriptedModel([{ text: 'Summary: two dumps were read.' }]);
@@ -117,15 +120,19 @@ describe('sessionMiddleware with autoCompaction as beforeStep', () => {
       model: wrapLanguageModel({ model, middleware }),
       prompt: 'Read the dumps.',
       tools: { dump: tool({ inputSchema: z.object({}), execute: async () => big }) },
-      stopWhen: stepCountIs(5),
+      stopWhen: stepCountIs(6),
     });
     await result.consumeStream();
     expect(await result.text).toBe('Done.');
     expect(actions).toEqual(['compact']);
-    // The SDK's own history for the third call held both dumps; the model got the surface.
+    // The SDK's own history for the later calls held both dumps; the model got the surface,
+    // each call's prompt extending the previous one's.
+    for (const step of [3, 4, 5]) {
+      const sent = model.calls[step - 1]?.prompt ?? [];
+      expect(wire(sent)).toEqual(wire(rebuildRequest(session, 1, step).callOptions.prompt));
+      expect(JSON.stringify(sent)).toContain('Summary: two dumps were read.');
+    }
     const third = model.calls[2]?.prompt ?? [];
-    expect(wire(third)).toEqual(wire(rebuildRequest(session, 1, 3).callOptions.prompt));
-    expect(JSON.stringify(third)).toContain('Summary: two dumps were read.');
     expect(wire(third)).not.toEqual(
       wire(
         buildPrompt(undefined, fromModelMessages([{ role: 'user', content: 'Read the dumps.' }])),
