@@ -171,3 +171,26 @@ export function serveView(
     child.on('exit', (code) => reject(new Error(`view exited with ${code}: ${out}`)));
   });
 }
+
+/**
+ * Serves session `id` of `setup`'s store, opens it in a guarded page `width` px wide, runs
+ * `check`, and fails on any incident of the page; the server stops either way.
+ */
+export async function inServedPage(
+  setup: BrowserAndStore,
+  id: string,
+  check: (page: Page) => Promise<void>,
+  width = 1400,
+): Promise<void> {
+  const { url, child } = await serveView(setup.storeUrl, id, setup.dir);
+  try {
+    const { page, incidents } = await guardedPage(setup.browser);
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(url);
+    await check(page);
+    expectNoIncidents(incidents);
+    await page.close();
+  } finally {
+    child.kill('SIGINT');
+  }
+}

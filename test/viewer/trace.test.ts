@@ -23,8 +23,8 @@ import {
   describeBrowser,
   expectNoIncidents,
   guardedPage,
+  inServedPage,
   screenshot,
-  serveView,
   useBrowserAndStore,
 } from './browser.js';
 import { recordDemo, saveSession } from './sessions.js';
@@ -96,20 +96,12 @@ describeBrowser('the trace view', () => {
   });
 
   /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
-  async function inServedTrace(id: string, check: (page: Page) => Promise<void>): Promise<void> {
-    const { dir, storeUrl, browser } = setup;
-    const { url, child } = await serveView(storeUrl, id, dir);
-    try {
-      const { page, incidents } = await guardedPage(browser);
-      await page.goto(url);
+  /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
+  const inServedTrace = (id: string, check: (page: Page) => Promise<void>): Promise<void> =>
+    inServedPage(setup, id, async (page) => {
       await openTrace(page);
       await check(page);
-      expectNoIncidents(incidents);
-      await page.close();
-    } finally {
-      child.kill('SIGINT');
-    }
-  }
+    });
 
   it('draws the demo served: every turn, call and tool, parallel tools overlapping, a call’s request and stream', async () => {
     const { storeUrl } = setup;

@@ -27,7 +27,8 @@ export interface WaterfallContext {
   readonly eventAt: (seq: number) => SessionEvent | undefined;
   /** The seq of the selected span, if any. */
   readonly selected: number | undefined;
-  readonly select: (span: TraceSpan, row: HTMLElement) => void;
+  /** Shows `span` whole; `byKey` when the keyboard chose it (its request is scrolled to). */
+  readonly select: (span: TraceSpan, row: HTMLElement, byKey: boolean) => void;
   readonly sessionLink: (id: string, className: string) => HTMLElement;
 }
 
@@ -130,14 +131,13 @@ function row(
         : null,
     ),
   );
-  const choose = (): void => context.select(span, element);
   element.addEventListener('click', (event) => {
-    if ((event.target as HTMLElement).closest('a') === null) choose();
+    if ((event.target as HTMLElement).closest('a') === null) context.select(span, element, false);
   });
   element.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' || event.key === ' ') {
+    if (event.target === element && (event.key === 'Enter' || event.key === ' ')) {
       event.preventDefault();
-      choose();
+      context.select(span, element, true);
     }
   });
   return element;

@@ -6,6 +6,7 @@
  * drawn when it is opened (all of them at first when the session is small).
  */
 import { el, replaceChildren } from './dom.js';
+import { stepFrom } from './keys.js';
 import type { Panel, PanelContext } from './panel.js';
 import { ServerSource } from './source.js';
 import type { ViewedSession } from './state.js';
@@ -55,6 +56,27 @@ export const tracePanel: Panel = {
   name: 'trace',
   label: 'Trace',
   key: '5',
+  keys: {
+    move(into, by) {
+      const rows = [...into.querySelectorAll<HTMLElement>('.trace-row')];
+      const scroller = into.querySelector<HTMLElement>('.trace-main') ?? into;
+      const next = stepFrom(rows, by, scroller, (row) => row.hasAttribute('aria-current'));
+      next?.focus({ preventScroll: true });
+      next?.scrollIntoView({ block: 'nearest' });
+    },
+    open(into) {
+      const row = placeOf(into);
+      if (row === undefined) return;
+      row.focus({ preventScroll: true });
+      row.click();
+      into.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
+    },
+    help: [
+      ['j / k, ↓ / ↑', 'go to the next / previous call, tool or compaction'],
+      ['Enter', 'show it whole: a call’s exact request and its recorded stream'],
+      ['Tab', 'the turns (Enter opens or folds one) and the rows'],
+    ],
+  },
   render(into, viewed, context) {
     const state = stateOf(viewed);
     state.trace.update(viewed.session);
@@ -152,7 +174,7 @@ function drawGroup(
   const waterfall: WaterfallContext = {
     eventAt: (seq) => viewed.event(seq),
     selected: state.selected,
-    select: (span, row) => select(span, row, viewed, state, context),
+    select: (span, row, byKey) => select(span, row, byKey, viewed, state, context),
     sessionLink: context.sessionLink,
   };
   const open = state.open.has(index);
@@ -184,6 +206,7 @@ function drawGroup(
 function select(
   span: TraceSpan,
   row: HTMLElement,
+  byKey: boolean,
   viewed: ViewedSession,
   state: TraceState,
   context: PanelContext,
@@ -205,4 +228,13 @@ function select(
       server: context.linker === undefined ? undefined : new ServerSource(),
     }),
   );
+  if (byKey) detail.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
+}
+
+/** The row the keyboard is on: the focused one, else the selected one. */
+function placeOf(into: HTMLElement): HTMLElement | undefined {
+  const focused = document.activeElement;
+  if (focused instanceof HTMLElement && focused.matches('.trace-row') && into.contains(focused))
+    return focused;
+  return into.querySelector<HTMLElement>('.trace-row[aria-current]') ?? undefined;
 }
