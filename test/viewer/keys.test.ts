@@ -68,7 +68,7 @@ describeBrowser('the keyboard in each view', () => {
         await page.locator('.row').first().waitFor();
         await check(page);
       },
-      width,
+      { width },
     );
 
   it('moves through the conversation’s entries with j/k and the arrows, scrolled into sight, leaving the hidden list alone', async () => {

@@ -30,6 +30,8 @@ export interface WaterfallContext {
   /** Shows `span` whole; `byKey` when the keyboard chose it (its request is scrolled to). */
   readonly select: (span: TraceSpan, row: HTMLElement, byKey: boolean) => void;
   readonly sessionLink: (id: string, className: string) => HTMLElement;
+  /** The button that unfolds a subagent call's own calls under its row `row`. */
+  readonly childToggle?: (child: string, row: HTMLElement) => HTMLElement;
 }
 
 /** The text of a group's heading: turn, time, duration, calls, tools, cost, how it ended. */
@@ -131,8 +133,12 @@ function row(
         : null,
     ),
   );
+  if (span.kind === 'tool' && span.child !== undefined && context.childToggle !== undefined) {
+    element.querySelector('.trace-child')?.append(' ', context.childToggle(span.child, element));
+  }
   element.addEventListener('click', (event) => {
-    if ((event.target as HTMLElement).closest('a') === null) context.select(span, element, false);
+    if ((event.target as HTMLElement).closest('a, button') === null)
+      context.select(span, element, false);
   });
   element.addEventListener('keydown', (event) => {
     if (event.target === element && (event.key === 'Enter' || event.key === ' ')) {

@@ -11,6 +11,7 @@ import type { Panel, PanelContext } from './panel.js';
 import { ServerSource } from './source.js';
 import type { ViewedSession } from './state.js';
 import { counted } from './text.js';
+import { childToggle } from './trace-children.js';
 import { drawSpanDetail } from './trace-detail.js';
 import { Trace, type TraceGroup, type TraceSpan } from './trace-model.js';
 import { drawWaterfall, groupHeading, spanSeq, type WaterfallContext } from './trace-waterfall.js';
@@ -31,6 +32,8 @@ interface TraceState {
   selected: number | undefined;
   /** The element of each listed group, by index. */
   readonly groups: HTMLElement[];
+  /** The subagent sessions fetched to nest their calls, by id. */
+  readonly children: Map<string, Promise<ViewedSession>>;
 }
 
 const states = new WeakMap<ViewedSession, TraceState>();
@@ -45,7 +48,14 @@ function stateOf(viewed: ViewedSession): TraceState {
     if (spans <= OPEN_ALL_SPANS) {
       for (let index = 0; index < trace.groups.length; index++) open.add(index);
     } else if (trace.groups.length > 0) open.add(trace.groups.length - 1);
-    state = { trace, shown: GROUPS_AT_ONCE, open, selected: undefined, groups: [] };
+    state = {
+      trace,
+      shown: GROUPS_AT_ONCE,
+      open,
+      selected: undefined,
+      groups: [],
+      children: new Map(),
+    };
     states.set(viewed, state);
   }
   return state;
@@ -176,6 +186,14 @@ function drawGroup(
     selected: state.selected,
     select: (span, row, byKey) => select(span, row, byKey, viewed, state, context),
     sessionLink: context.sessionLink,
+    childToggle: (child, row) =>
+      childToggle(child, row, {
+        server: serverOf(context),
+        loaded: state.children,
+        sessionLink: context.sessionLink,
+        select: (span, nestedRow, byKey, childViewed) =>
+          select(span, nestedRow, byKey, childViewed, state, context, false),
+      }),
   };
   const open = state.open.has(index);
   const heading = el(
@@ -210,8 +228,10 @@ function select(
   viewed: ViewedSession,
   state: TraceState,
   context: PanelContext,
+  own = true,
 ): void {
-  state.selected = spanSeq(span);
+  // A child's span (nested under a subagent call) has a seq of its child's log.
+  state.selected = own ? spanSeq(span) : undefined;
   const panel = row.closest('.trace');
   for (const other of panel?.querySelectorAll('.trace-row[aria-current]') ?? []) {
     other.removeAttribute('aria-current');
@@ -223,12 +243,24 @@ function select(
     detail,
     drawSpanDetail(span, viewed, {
       sessionLink: context.sessionLink,
-      reveal: context.reveal,
-      // The link maker exists only where the page is served: an export has no server to ask.
-      server: context.linker === undefined ? undefined : new ServerSource(),
+      reveal: own ? context.reveal : revealIn(viewed.session.header.id, context),
+      server: serverOf(context),
     }),
   );
   if (byKey) detail.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
+}
+
+/** A child's event opens in the child's own page, selected (an export has no child to open). */
+function revealIn(id: string, context: PanelContext): (seq: number) => void {
+  const linker = context.linker;
+  return (seq) => {
+    if (linker !== undefined) location.hash = `${linker(id)}?seq=${seq}`;
+  };
+}
+
+/** The server: the link maker exists only where the page is served, an export has none to ask. */
+function serverOf(context: PanelContext): ServerSource | undefined {
+  return context.linker === undefined ? undefined : new ServerSource();
 }
 
 /** The row the keyboard is on: the focused one, else the selected one. */
