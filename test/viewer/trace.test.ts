@@ -208,7 +208,7 @@ describeBrowser('the trace view', () => {
     });
   });
 
-  it('draws the demo from an HTML export, its requests rebuilt by core as requestAt rebuilds them', async () => {
+  it('draws the demo from an HTML export, its requests rebuilt by core as requestAt rebuilds them, their digests taken when the file was written', async () => {
     const { dir, storeUrl, browser } = setup;
     const store = await openStore(storeUrl, { readOnly: true });
     const session = await inspectSession(store, demo);
@@ -226,8 +226,14 @@ describeBrowser('the trace view', () => {
       await calls.nth(index).click();
       const { header, messages } = requestAt(session, stepStart);
       expect(await shownRequest(page)).toEqual(asJson({ header, messages }));
-      expect(await page.locator('[data-testid="trace-request"] .hint').textContent()).toContain(
-        `palimpsest request ${demo} ${stepStart} --wire openai`,
+      const hint = await page.locator('[data-testid="trace-request"] .hint').textContent();
+      expect(hint).toContain("palimpsest's canonical form only");
+      expect(hint).toContain(`palimpsest request ${demo} ${stepStart} --wire openai`);
+      // The digest palimpsest took when it wrote the file, the one the writer recorded.
+      const { digest, recordedDigest } = requestAt(session, stepStart);
+      expect(recordedDigest).toBe(digest);
+      expect(await page.locator('[data-testid="trace-digest"]').textContent()).toBe(
+        `digest ${digest}, computed when this file was written, as the writer recorded it`,
       );
     }
     expect(await page.locator('[data-wire]').count()).toBe(0);
