@@ -7,17 +7,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { z } from 'zod';
-import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { anthropicBody, openaiBody, requestAt } from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
 import { inspectSession, openStore } from '../../src/store/index.js';
-import { sdkRecording } from '../agent/ai-sdk-recordings.js';
-import { useWireServer } from '../agent/wire-server.js';
 import { cli } from '../cli/helpers.js';
 import { assistant, toolResult, user } from '../core/builders.js';
 import { expectAccessible } from './accessibility.js';
@@ -30,7 +24,7 @@ import {
   screenshot,
   useBrowserAndStore,
 } from './browser.js';
-import { recordDemo, saveSession } from './sessions.js';
+import { recordAiSdk, recordDemo, saveSession } from './sessions.js';
 import { retriedSession } from './trace-sessions.js';
 
 /** A Claude Code 1.0.x transcript with two subagents, one Task call failed (see the corpus README). */
@@ -90,7 +84,6 @@ async function shownRequest(page: Page): Promise<unknown> {
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describeBrowser('the trace view', () => {
-  const wire = useWireServer({ per: 'file' });
   let demo = '';
   const setup = useBrowserAndStore(async (storeUrl, dir) => {
     demo = recordDemo(storeUrl, dir);
@@ -100,31 +93,7 @@ describeBrowser('the trace view', () => {
       cwd: dir,
     });
     if (imported.code !== 0) throw new Error(`import: ${imported.stderr}`);
-    // The AI SDK middleware over Anthropic, answered by recorded Anthropic streams.
-    const session = Session.create({ id: 'ai-sdk' });
-    wire.enqueue(
-      ...[
-        ...sdkRecording('anthropic/anthropic-tool-no-args.chunks.txt'),
-        ...sdkRecording('anthropic/anthropic-clear-thinking.1.chunks.txt'),
-      ].map((fixture) => ({ fixture })),
-    );
-    const model = createAnthropic({ baseURL: wire.baseURL, apiKey: 'test-key' })(
-      'claude-sonnet-4-5',
-    );
-    const result = streamText({
-      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
-      prompt: 'Use the tools to answer.',
-      tools: {
-        updateIssueList: tool({
-          description: 'Refreshes the list of open issues.',
-          inputSchema: z.object({}),
-          execute: async () => 'The list holds 3 open issues.',
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    await result.consumeStream();
-    await saveSession(storeUrl, session);
+    await recordAiSdk(storeUrl, 'ai-sdk');
   });
 
   /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
@@ -436,5 +405,21 @@ describeBrowser('the trace view', () => {
     );
     expectNoIncidents(incidents);
     await page.close();
+  });
+
+  it('totals the same cost as the Session view, to the cent, both priced by CallPricer', async () => {
+    for (const id of [CLAUDE_CODE_ID, 'ai-sdk']) {
+      await inServedTrace(id, async (page) => {
+        const summary = (await page.locator('.trace-summary').textContent()) ?? '';
+        const traced = Number(/ · \$([\d.]+)$/.exec(summary)?.[1]);
+        expect(traced, summary).toBeGreaterThan(0);
+        await page.keyboard.press('6');
+        const totals = page.locator('[data-testid="sp-totals"]');
+        await totals.waitFor();
+        const shown = /Cost([\d.]+) USD/.exec((await totals.textContent()) ?? '')?.[1] ?? '';
+        // The Session view shows cents, or four decimals below a cent.
+        expect(traced.toFixed(shown.split('.')[1]?.length ?? 2)).toBe(shown);
+      });
+    }
   });
 });

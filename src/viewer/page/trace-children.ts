@@ -5,6 +5,7 @@
  * {@link CHILD_GROUPS_AT_ONCE} turns at a time, each waterfall windowed. A failure is shown in
  * place. An export carries one session only: it says so for each child.
  */
+import type { CallCost } from '../../model/call-costs.js';
 import { el, replaceChildren } from './dom.js';
 import type { ServerSource } from './source.js';
 import { ViewedSession } from './state.js';
@@ -28,6 +29,7 @@ export interface ChildCallsContext {
     row: HTMLElement,
     byKey: boolean,
     viewed: ViewedSession,
+    costs: ReadonlyMap<number, CallCost>,
   ) => void;
 }
 
@@ -106,9 +108,9 @@ function fillChild(holder: HTMLElement, viewed: ViewedSession, context: ChildCal
   const trace = new Trace();
   trace.update(viewed.session);
   const waterfall: WaterfallContext = {
-    eventAt: (seq) => viewed.event(seq),
+    costs: trace.costs,
     selected: undefined,
-    select: (span, row, byKey) => context.select(span, row, byKey, viewed),
+    select: (span, row, byKey) => context.select(span, row, byKey, viewed, trace.costs),
     sessionLink: context.sessionLink,
     childToggle: (child, row) => childToggle(child, row, context),
   };
@@ -127,7 +129,7 @@ function fillChild(holder: HTMLElement, viewed: ViewedSession, context: ChildCal
     const to = Math.min(trace.groups.length, from + CHILD_GROUPS_AT_ONCE);
     for (const group of trace.groups.slice(from, to)) {
       holder.append(
-        el('p', { class: 'trace-nested-turn' }, groupHeading(group, waterfall.eventAt)),
+        el('p', { class: 'trace-nested-turn' }, groupHeading(group, trace.costs)),
         drawWaterfall(group, waterfall),
       );
     }

@@ -7,6 +7,7 @@
  * it wrote the file, and says that the provider's body needs the CLI.
  */
 import type { JsonValue } from '../../core/index.js';
+import type { CallCost } from '../../model/call-costs.js';
 import { type CallRequest, REQUEST_WIRES } from '../protocol.js';
 import { capped, plain } from './detail.js';
 import { type Child, el, replaceChildren } from './dom.js';
@@ -25,6 +26,8 @@ const PARTS_AT_ONCE = 300;
 export interface TraceDetailContext {
   readonly sessionLink: (id: string, className: string) => HTMLElement;
   readonly reveal: (seq: number) => void;
+  /** The priced calls of the span's trace (`Trace.costs`). */
+  readonly costs: ReadonlyMap<number, CallCost>;
   /** The server, when the page is served (`undefined` in an export). */
   readonly server: ServerSource | undefined;
 }
@@ -37,7 +40,7 @@ export function drawSpanDetail(
 ): HTMLElement {
   if (span.kind === 'call') return callDetail(span, viewed, context);
   if (span.kind === 'tool') return toolDetail(span, viewed, context);
-  const cost = costOf(span, (seq) => viewed.event(seq));
+  const cost = costOf(span, context.costs);
   return el(
     'div',
     { class: 'trace-detail-body' },
@@ -57,7 +60,7 @@ function callDetail(
   viewed: ViewedSession,
   context: TraceDetailContext,
 ): HTMLElement {
-  const cost = costOf(call, (seq) => viewed.event(seq));
+  const cost = costOf(call, context.costs);
   const model =
     call.header === undefined
       ? 'no request header'

@@ -5,6 +5,7 @@
  * drawn again. Turns are listed {@link GROUPS_AT_ONCE} at a time, and a turn's waterfall is
  * drawn when it is opened (all of them at first when the session is small).
  */
+import type { CallCost } from '../../model/call-costs.js';
 import { el, replaceChildren } from './dom.js';
 import { stepFrom } from './keys.js';
 import type { Panel, PanelContext } from './panel.js';
@@ -13,6 +14,7 @@ import type { ViewedSession } from './state.js';
 import { counted } from './text.js';
 import { childToggle } from './trace-children.js';
 import { drawSpanDetail } from './trace-detail.js';
+import { money } from './trace-figures.js';
 import { Trace, type TraceGroup, type TraceSpan } from './trace-model.js';
 import { drawWaterfall, groupHeading, spanSeq, type WaterfallContext } from './trace-waterfall.js';
 
@@ -139,7 +141,8 @@ function summarize(into: HTMLElement, state: TraceState): void {
   );
   const summary = into.querySelector('.trace-summary');
   if (summary !== null) {
-    summary.textContent = `${counted(trace.groups.filter((g) => g.turn !== undefined).length, 'turn')} · ${counted(trace.calls, 'model call')} · ${counted(tools, 'tool execution')}`;
+    const cost = trace.pricedCalls === 0 ? '' : ` · ${money(trace.cost)}`;
+    summary.textContent = `${counted(trace.groups.filter((g) => g.turn !== undefined).length, 'turn')} · ${counted(trace.calls, 'model call')} · ${counted(tools, 'tool execution')}${cost}`;
   }
 }
 
@@ -182,24 +185,25 @@ function drawGroup(
   context: PanelContext,
 ): HTMLElement {
   const waterfall: WaterfallContext = {
-    eventAt: (seq) => viewed.event(seq),
+    costs: state.trace.costs,
     selected: state.selected,
-    select: (span, row, byKey) => select(span, row, byKey, viewed, state, context),
+    select: (span, row, byKey) =>
+      select(span, row, byKey, viewed, state.trace.costs, state, context),
     sessionLink: context.sessionLink,
     childToggle: (child, row) =>
       childToggle(child, row, {
         server: serverOf(context),
         loaded: state.children,
         sessionLink: context.sessionLink,
-        select: (span, nestedRow, byKey, childViewed) =>
-          select(span, nestedRow, byKey, childViewed, state, context, false),
+        select: (span, nestedRow, byKey, childViewed, costs) =>
+          select(span, nestedRow, byKey, childViewed, costs, state, context, false),
       }),
   };
   const open = state.open.has(index);
   const heading = el(
     'button',
     { type: 'button', class: 'trace-turn', 'aria-expanded': String(open) },
-    groupHeading(group, waterfall.eventAt),
+    groupHeading(group, state.trace.costs),
   );
   const section = el(
     'section',
@@ -226,6 +230,7 @@ function select(
   row: HTMLElement,
   byKey: boolean,
   viewed: ViewedSession,
+  costs: ReadonlyMap<number, CallCost>,
   state: TraceState,
   context: PanelContext,
   own = true,
@@ -245,6 +250,7 @@ function select(
       sessionLink: context.sessionLink,
       reveal: own ? context.reveal : revealIn(viewed.session.header.id, context),
       server: serverOf(context),
+      costs,
     }),
   );
   if (byKey) detail.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
