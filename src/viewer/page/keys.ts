@@ -28,6 +28,9 @@ function globalKeys(panels: readonly Panel[], sessionList: boolean): KeyHelp {
   ];
 }
 
+/** Where focus was when the key help opened, to give it back when it closes. */
+const returnFocus = new WeakMap<HTMLElement, HTMLElement | null>();
+
 /**
  * Shows the keys of the view on screen (a panel's, else the list views') and those of every
  * view, or hides them when shown; focus goes to the help and back where it was.
@@ -73,8 +76,6 @@ export function toggleKeyHelp(
   byId('tabs').after(help);
   help.focus();
 }
-
-const returnFocus = new WeakMap<HTMLElement, HTMLElement | null>();
 
 /** Hides the key help if it shows; returns whether it did. */
 export function closeKeyHelp(): boolean {
