@@ -31,6 +31,7 @@ export const slowTests: readonly string[] = [
   'test/viewer/conversation.test.ts',
   'test/viewer/trace.test.ts',
   'test/viewer/session-panel.test.ts',
+  'test/viewer/keys.test.ts',
   // A real trace backend (Fiberplane Studio, test/adapters/otel/backend/) receiving OTLP/HTTP.
   'test/adapters/otel/backend.test.ts',
   // The built `palimpsest` binary run as a process, end to end (PostgreSQL too, for some).

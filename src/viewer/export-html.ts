@@ -6,7 +6,8 @@
  * nothing else, so nothing injected could run even if it got into the markup.
  */
 import { createHash } from 'node:crypto';
-import type { SessionEvent, SessionHeader } from '../core/index.js';
+import { Session, type SessionEvent, type SessionHeader } from '../core/index.js';
+import { callDigests } from '../model/index.js';
 import { pageAssets } from './assets.js';
 import { ViewerError } from './errors.js';
 import { pageDocument } from './page-html.js';
@@ -23,6 +24,19 @@ export function inertJson(value: unknown): string {
     /[<>&\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+}
+
+/** The digest of each answered call's request, by its `step/start` seq (see `SessionSnapshot`). */
+function requestDigestsOf(
+  header: SessionHeader,
+  events: readonly SessionEvent[],
+): Record<string, string> {
+  const session = Session.create({ header, seed: events });
+  const digests: Record<string, string> = {};
+  for (const call of callDigests(session)) {
+    if (call.digest !== undefined) digests[call.stepStartSeq] = call.digest;
+  }
+  return digests;
 }
 
 function sha256(text: string): string {
@@ -51,6 +65,7 @@ export function exportHtml(
     events,
     children: [],
     ...atExport,
+    requestDigests: requestDigestsOf(header, events),
   };
   const csp = [
     "default-src 'none'",

@@ -15,7 +15,7 @@ const BODY = `<aside id="sidebar">
 <button type="button" data-view="model" class="active">Model view</button>
 <button type="button" data-view="transcript">Transcript</button>
 <button type="button" data-view="raw">Raw log</button>
-<input id="find" type="search" placeholder="Find (/)" aria-label="Find in this view">
+<input id="find" type="search" placeholder="Find (f)" aria-label="Find in this view">
 <span id="live"></span>
 </nav>
 <section id="travel">

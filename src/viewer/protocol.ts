@@ -42,6 +42,13 @@ export interface SessionSnapshot {
   readonly verify?: VerifyStatus;
   /** An export's: the tree of sessions around this one in the store it came from. */
   readonly tree?: SessionTree;
+  /**
+   * An export's: the digest of each answered call's request (`requestDigest`, as `palimpsest
+   * request` prints it), by the seq of the call's `step/start`, computed when the file was
+   * written. The requests themselves are not embedded: each holds its history again, so they
+   * grow with the square of the session (the page rebuilds any of them from the log).
+   */
+  readonly requestDigests?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -171,3 +171,38 @@ export function serveView(
     child.on('exit', (code) => reject(new Error(`view exited with ${code}: ${out}`)));
   });
 }
+
+/** Options of {@link inServedPage}. */
+export interface ServedPageOptions {
+  /** The page's width in px (default 1400). */
+  readonly width?: number;
+  /** Console errors the test causes on purpose (the browser logs a 404 it was answered). */
+  readonly expectedConsoleErrors?: RegExp;
+}
+
+/**
+ * Serves session `id` of `setup`'s store, opens it in a guarded page, runs `check`, and fails
+ * on any incident of the page; the server stops either way.
+ */
+export async function inServedPage(
+  setup: BrowserAndStore,
+  id: string,
+  check: (page: Page) => Promise<void>,
+  options: ServedPageOptions = {},
+): Promise<void> {
+  const { url, child } = await serveView(setup.storeUrl, id, setup.dir);
+  try {
+    const { page, incidents } = await guardedPage(setup.browser);
+    await page.setViewportSize({ width: options.width ?? 1400, height: 900 });
+    await page.goto(url);
+    await check(page);
+    const expected = options.expectedConsoleErrors;
+    expectNoIncidents({
+      ...incidents,
+      consoleErrors: incidents.consoleErrors.filter((text) => expected?.test(text) !== true),
+    });
+    await page.close();
+  } finally {
+    child.kill('SIGINT');
+  }
+}

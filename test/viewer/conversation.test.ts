@@ -24,10 +24,9 @@ import {
   appendLongTurn,
   LONG_ID,
   LONG_TURNS,
-  recordAiSdk,
   recordLong,
 } from './conversation-sessions.js';
-import { recordDemo } from './sessions.js';
+import { recordAiSdk, recordDemo } from './sessions.js';
 
 const CLAUDE_CODE = join(
   import.meta.dirname,
@@ -92,7 +91,7 @@ describeBrowser('the conversation view', () => {
       cwd: dir,
     });
     if (imported.code !== 0) throw new Error(`import: ${imported.stderr}`);
-    await recordAiSdk(storeUrl);
+    await recordAiSdk(storeUrl, AI_SDK_ID);
     await recordLong(storeUrl);
   });
 

@@ -7,17 +7,12 @@
 import { copyFileSync, cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { defineTool, runTurn } from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { startWireServer } from '../agent/wire-server.js';
 import { cli } from '../cli/helpers.js';
 import {
   describeBrowser,
@@ -27,7 +22,7 @@ import {
   serveView,
   useBrowserAndStore,
 } from './browser.js';
-import { recordDemo } from './sessions.js';
+import { recordAiSdk, recordDemo } from './sessions.js';
 
 /** How long the page may take for what the server computes (verify reads the whole log). */
 const SERVER_ANSWER = { timeout: 20_000 };
@@ -87,34 +82,10 @@ describeBrowser('the Session view', () => {
       );
       await store.create(open.header);
       await store.append(ids.open, open.events, { expectedSeq: 0 });
-      // The AI SDK's own loop through the recording middleware, against recorded Anthropic streams.
-      const sdk = await openSession(store, ids.sdk);
-      const wire = await startWireServer();
-      wire.enqueue('anthropic/thinking-tool-use.http', 'anthropic/text.http');
-      const model = createAnthropic({ baseURL: wire.baseURL, apiKey: 'test-key' })(
-        'claude-sonnet-4-5',
-      ) as LanguageModelV3;
-      const result = streamText({
-        model: wrapLanguageModel({ model, middleware: sessionMiddleware(sdk) }),
-        system: 'You are a careful coding agent.',
-        prompt: 'What does the header module hold?',
-        tools: {
-          read_file: tool({
-            description: 'Reads a file of the project.',
-            inputSchema: z.object({ path: z.string() }),
-            execute: async ({ path }) => `contents of ${path}`,
-          }),
-        },
-        stopWhen: stepCountIs(5),
-      });
-      await result.consumeStream();
-      await wire.close();
-      if (wire.problems.length > 0)
-        throw new Error(`the replay server: ${wire.problems.join('; ')}`);
-      await sdk.close();
     } finally {
       await store.close();
     }
+    await recordAiSdk(storeUrl, ids.sdk);
     const imported = cli(
       ['--store', storeUrl, 'import', '--from', 'claude-code', claudeProject(dir)],
       {
@@ -315,7 +286,9 @@ describeBrowser('the Session view', () => {
         .toContain(`Output${output.toLocaleString('en-US')}`);
       expect(await totals.textContent()).toMatch(/Cost0\.\d+ USD/);
       expect(await totals.textContent()).toContain('Model calls2');
-      expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain('read_file');
+      expect(await page.locator('[data-testid="tool-calls"]').textContent()).toContain(
+        'updateIssueList',
+      );
       const recorded = await page.locator('[data-testid="window-recorded"]').textContent();
       expect(recorded).toMatch(
         /last call's input, as the provider reported it \(exact\): [\d,]+ tokens at #\d+ · \d+\.\d%/,

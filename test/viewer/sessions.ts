@@ -1,9 +1,16 @@
 /**
- * Sessions the viewer tests open: the demo (recorded by the built CLI into a temporary store)
- * and a hostile one whose every string tries to become markup, script or a deception.
+ * Sessions the viewer tests open: the demo (recorded by the built CLI into a temporary store),
+ * one the AI SDK middleware recorded from the SDK's own Anthropic recordings, and a hostile one
+ * whose every string tries to become markup, script or a deception.
  */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
+import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { Session } from '../../src/core/index.js';
 import { openStore } from '../../src/store/index.js';
+import { sdkRecording } from '../agent/ai-sdk-recordings.js';
+import { startWireServer } from '../agent/wire-server.js';
 import { cli } from '../cli/helpers.js';
 import { assistant, toolResult, user } from '../core/builders.js';
 
@@ -15,6 +22,44 @@ export function recordDemo(storeUrl: string, cwd: string): string {
     throw new Error(`the demo failed (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
   }
   return id;
+}
+
+/**
+ * Records session `id` into `storeUrl`: a run of the AI SDK's `streamText` through the session
+ * middleware, its Anthropic provider answered by a loopback replay of the SDK's own recorded
+ * streams (a call of the `updateIssueList` tool without arguments, then an answer after
+ * thinking). Two model calls, both reporting usage.
+ */
+export async function recordAiSdk(storeUrl: string, id: string): Promise<void> {
+  const server = await startWireServer(
+    [
+      ...sdkRecording('anthropic/anthropic-tool-no-args.chunks.txt'),
+      ...sdkRecording('anthropic/anthropic-clear-thinking.1.chunks.txt'),
+    ].map((fixture) => ({ fixture })),
+  );
+  try {
+    const session = Session.create({ id });
+    const model = createAnthropic({ baseURL: server.baseURL, apiKey: 'test-key' })(
+      'claude-sonnet-4-5',
+    );
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
+      prompt: 'Refresh the issue list, then tell me what you think.',
+      tools: {
+        updateIssueList: tool({
+          description: 'Refreshes the list of open issues.',
+          inputSchema: z.object({}),
+          execute: async () => 'The list holds 3 open issues.',
+        }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    await result.consumeStream();
+    if (server.problems.length > 0) throw new Error(server.problems.join('\n'));
+    await saveSession(storeUrl, session);
+  } finally {
+    await server.close();
+  }
 }
 
 /** Every string a page must show as text and never run. */

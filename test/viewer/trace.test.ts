@@ -7,27 +7,24 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { z } from 'zod';
-import { sessionMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { anthropicBody, openaiBody, requestAt } from '../../src/agent/index.js';
 import { Session } from '../../src/core/index.js';
 import { inspectSession, openStore } from '../../src/store/index.js';
-import { sdkRecording } from '../agent/ai-sdk-recordings.js';
-import { useWireServer } from '../agent/wire-server.js';
 import { cli } from '../cli/helpers.js';
+import { assistant, toolResult, user } from '../core/builders.js';
+import { expectAccessible } from './accessibility.js';
 import {
   describeBrowser,
   expectNoIncidents,
   guardedPage,
+  inServedPage,
+  type ServedPageOptions,
   screenshot,
-  serveView,
   useBrowserAndStore,
 } from './browser.js';
-import { recordDemo, saveSession } from './sessions.js';
+import { recordAiSdk, recordDemo, saveSession } from './sessions.js';
 import { retriedSession } from './trace-sessions.js';
 
 /** A Claude Code 1.0.x transcript with two subagents, one Task call failed (see the corpus README). */
@@ -40,6 +37,34 @@ const CLAUDE_CODE = join(
   'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
 );
 const CLAUDE_CODE_ID = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+
+/** A session whose one tool call names a child session the store does not hold. */
+function orphanCallSession(): Session {
+  const session = Session.create({ id: 'orphan-call' });
+  session.append('turn/start', { turn: 1 });
+  session.append('user/message', user('u1', 'Ask a subagent.'), { surfaceOp: 'append' });
+  session.append('step/start', { turn: 1, step: 1 });
+  session.append(
+    'assistant/message',
+    assistant('a1', '', [{ id: 'task_1', name: 'task' }], { turn: 1, step: 1 }),
+    { surfaceOp: 'append' },
+  );
+  const call = session.append('tool/call', {
+    turn: 1,
+    step: 1,
+    callId: 'task_1',
+    name: 'task',
+    arguments: '{}',
+    child: { session: 'no-such-child' },
+  });
+  session.append('tool/result', toolResult('r1', 'task_1', 'done', { turn: 1, step: 1 }), {
+    surfaceOp: 'append',
+    sourceEventSeqs: [call.seq],
+  });
+  session.append('step/end', { turn: 1, step: 1 });
+  session.append('turn/end', { turn: 1, reason: { kind: 'completed' } });
+  return session;
+}
 
 /** Shows the trace panel and waits for its turns. */
 async function openTrace(page: Page): Promise<void> {
@@ -59,57 +84,34 @@ async function shownRequest(page: Page): Promise<unknown> {
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describeBrowser('the trace view', () => {
-  const wire = useWireServer({ per: 'file' });
   let demo = '';
   const setup = useBrowserAndStore(async (storeUrl, dir) => {
     demo = recordDemo(storeUrl, dir);
     await saveSession(storeUrl, retriedSession());
+    await saveSession(storeUrl, orphanCallSession());
     const imported = cli(['--store', storeUrl, 'import', '--from', 'claude-code', CLAUDE_CODE], {
       cwd: dir,
     });
     if (imported.code !== 0) throw new Error(`import: ${imported.stderr}`);
-    // The AI SDK middleware over Anthropic, answered by recorded Anthropic streams.
-    const session = Session.create({ id: 'ai-sdk' });
-    wire.enqueue(
-      ...[
-        ...sdkRecording('anthropic/anthropic-tool-no-args.chunks.txt'),
-        ...sdkRecording('anthropic/anthropic-clear-thinking.1.chunks.txt'),
-      ].map((fixture) => ({ fixture })),
-    );
-    const model = createAnthropic({ baseURL: wire.baseURL, apiKey: 'test-key' })(
-      'claude-sonnet-4-5',
-    );
-    const result = streamText({
-      model: wrapLanguageModel({ model, middleware: sessionMiddleware(session) }),
-      prompt: 'Use the tools to answer.',
-      tools: {
-        updateIssueList: tool({
-          description: 'Refreshes the list of open issues.',
-          inputSchema: z.object({}),
-          execute: async () => 'The list holds 3 open issues.',
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    await result.consumeStream();
-    await saveSession(storeUrl, session);
+    await recordAiSdk(storeUrl, 'ai-sdk');
   });
 
   /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
-  async function inServedTrace(id: string, check: (page: Page) => Promise<void>): Promise<void> {
-    const { dir, storeUrl, browser } = setup;
-    const { url, child } = await serveView(storeUrl, id, dir);
-    try {
-      const { page, incidents } = await guardedPage(browser);
-      await page.goto(url);
-      await openTrace(page);
-      await check(page);
-      expectNoIncidents(incidents);
-      await page.close();
-    } finally {
-      child.kill('SIGINT');
-    }
-  }
+  /** Serves session `id`, opens its trace, runs `check`, and fails on any incident of the page. */
+  const inServedTrace = (
+    id: string,
+    check: (page: Page) => Promise<void>,
+    options?: ServedPageOptions,
+  ): Promise<void> =>
+    inServedPage(
+      setup,
+      id,
+      async (page) => {
+        await openTrace(page);
+        await check(page);
+      },
+      options,
+    );
 
   it('draws the demo served: every turn, call and tool, parallel tools overlapping, a call’s request and stream', async () => {
     const { storeUrl } = setup;
@@ -175,7 +177,7 @@ describeBrowser('the trace view', () => {
     });
   });
 
-  it('draws the demo from an HTML export, its requests rebuilt by core as requestAt rebuilds them', async () => {
+  it('draws the demo from an HTML export, its requests rebuilt by core as requestAt rebuilds them, their digests taken when the file was written', async () => {
     const { dir, storeUrl, browser } = setup;
     const store = await openStore(storeUrl, { readOnly: true });
     const session = await inspectSession(store, demo);
@@ -193,8 +195,14 @@ describeBrowser('the trace view', () => {
       await calls.nth(index).click();
       const { header, messages } = requestAt(session, stepStart);
       expect(await shownRequest(page)).toEqual(asJson({ header, messages }));
-      expect(await page.locator('[data-testid="trace-request"] .hint').textContent()).toContain(
-        `palimpsest request ${demo} ${stepStart} --wire openai`,
+      const hint = await page.locator('[data-testid="trace-request"] .hint').textContent();
+      expect(hint).toContain("palimpsest's canonical form only");
+      expect(hint).toContain(`palimpsest request ${demo} ${stepStart} --wire openai`);
+      // The digest palimpsest took when it wrote the file, the one the writer recorded.
+      const { digest, recordedDigest } = requestAt(session, stepStart);
+      expect(recordedDigest).toBe(digest);
+      expect(await page.locator('[data-testid="trace-digest"]').textContent()).toBe(
+        `digest ${digest}, computed when this file was written, as the writer recorded it`,
       );
     }
     expect(await page.locator('[data-wire]').count()).toBe(0);
@@ -297,5 +305,121 @@ describeBrowser('the trace view', () => {
         /in [\d,]+.* · out [\d,]+/,
       );
     });
+  });
+
+  it('nests a subagent’s calls under the call that ran it, served: fetched through the session routes, its call the child’s', async () => {
+    const { storeUrl } = setup;
+    await inServedTrace(CLAUDE_CODE_ID, async (page) => {
+      const link = page.locator('.trace-child a').first();
+      const childId = (await link.textContent()) ?? '';
+      const store = await openStore(storeUrl, { readOnly: true });
+      const child = await inspectSession(store, childId);
+      await store.close();
+      const childSteps = child.events.filter((event) => event.type === 'step/start');
+      expect(childSteps.length).toBeGreaterThan(0);
+
+      const unfold = page.locator('[data-testid="trace-unfold"]').first();
+      expect(await unfold.getAttribute('aria-expanded')).toBe('false');
+      await unfold.click();
+      const nested = page.locator('[data-testid="trace-nested"]');
+      await nested.locator('[data-testid="trace-call"]').first().waitFor();
+      expect(await unfold.getAttribute('aria-expanded')).toBe('true');
+      expect(await nested.locator('[data-testid="trace-call"]').count()).toBe(childSteps.length);
+      expect(await nested.locator('.trace-nested-title').textContent()).toContain(childId);
+      // Nested right under the subagent's row.
+      expect(
+        await page
+          .locator('.trace-row:has([data-testid="trace-unfold"]) + [data-testid="trace-nested"]')
+          .count(),
+      ).toBe(1);
+
+      // A nested call shows the child's call: its step, its stream (Claude Code logs no request
+      // header, which the pane says).
+      const nestedCall = nested.locator('[data-testid="trace-call"]').first();
+      const stepStart = Number(await nestedCall.getAttribute('data-seq'));
+      await nestedCall.click();
+      const step = child.events.find((event) => event.seq === stepStart);
+      const { turn, step: number } = (step?.data ?? {}) as { turn?: number; step?: number };
+      expect(await page.locator('[data-testid="trace-detail"] h3').textContent()).toBe(
+        `Model call · turn ${turn} step ${number}`,
+      );
+      const answer = child.events.find(
+        (event) => event.seq > stepStart && event.type === 'assistant/message',
+      );
+      const parts = child.events.filter(
+        (event) =>
+          event.type === 'assistant/chunk' &&
+          event.seq > stepStart &&
+          event.seq < (answer?.seq ?? Number.POSITIVE_INFINITY),
+      );
+      expect(await page.locator('[data-testid="trace-stream"] li').count()).toBe(parts.length);
+      expect(await page.locator('[data-testid="trace-request"]').textContent()).toContain(
+        'No request header was logged before this call',
+      );
+      await expectAccessible(page, 'trace with a subagent’s calls nested');
+      await screenshot(page, 'served-trace-subagent', true);
+
+      // Folding removes them; unfolding again draws them from what was fetched.
+      await unfold.click();
+      expect(await nested.count()).toBe(0);
+      await unfold.click();
+      expect(await nested.locator('[data-testid="trace-call"]').count()).toBe(childSteps.length);
+    });
+  });
+
+  it('says in place that a subagent’s child session could not be loaded', async () => {
+    await inServedTrace(
+      'orphan-call',
+      async (page) => {
+        await page.locator('[data-testid="trace-unfold"]').click();
+        const error = page.locator('[data-testid="trace-nested-error"]');
+        await error.waitFor();
+        expect(await error.textContent()).toMatch(/^child session no-such-child: 404/);
+        // The rest of the trace still works.
+        await page.locator('[data-testid="trace-call"]').click();
+        expect(await page.locator('[data-testid="trace-detail"] h3').textContent()).toBe(
+          'Model call · turn 1 step 1',
+        );
+      },
+      { expectedConsoleErrors: /the server responded with a status of 404/ },
+    );
+  });
+
+  it('names each subagent child an HTML export does not carry', async () => {
+    const { dir, storeUrl, browser } = setup;
+    const exported = cli(['export', CLAUDE_CODE_ID, '--format', 'html', '--store', storeUrl], {
+      cwd: dir,
+    });
+    expect(exported.code).toBe(0);
+    const file = join(dir, 'trace-subagents.html');
+    writeFileSync(file, exported.stdout);
+    const { page, incidents } = await guardedPage(browser);
+    await page.goto(pathToFileURL(file).href);
+    await openTrace(page);
+    const children = await page.locator('.trace-child .session-link').allTextContents();
+    expect(children).toHaveLength(2);
+    const unfolds = page.locator('[data-testid="trace-unfold"]');
+    for (let index = 0; index < 2; index++) await unfolds.nth(index).click();
+    expect(await page.locator('[data-testid="trace-nested"]').allTextContents()).toEqual(
+      children.map((id) => `child session ${id}: not in this export`),
+    );
+    expectNoIncidents(incidents);
+    await page.close();
+  });
+
+  it('totals the same cost as the Session view, to the cent, both priced by CallPricer', async () => {
+    for (const id of [CLAUDE_CODE_ID, 'ai-sdk']) {
+      await inServedTrace(id, async (page) => {
+        const summary = (await page.locator('.trace-summary').textContent()) ?? '';
+        const traced = Number(/ · \$([\d.]+)$/.exec(summary)?.[1]);
+        expect(traced, summary).toBeGreaterThan(0);
+        await page.keyboard.press('6');
+        const totals = page.locator('[data-testid="sp-totals"]');
+        await totals.waitFor();
+        const shown = /Cost([\d.]+) USD/.exec((await totals.textContent()) ?? '')?.[1] ?? '';
+        // The Session view shows cents, or four decimals below a cent.
+        expect(traced.toFixed(shown.split('.')[1]?.length ?? 2)).toBe(shown);
+      });
+    }
   });
 });

@@ -8,6 +8,7 @@ import { MARKS, type SessionAppend, type SessionSnapshot } from '../protocol.js'
 import { sessionContextWindow } from './context-window.js';
 import { detail } from './detail.js';
 import { byId, el, replaceChildren } from './dom.js';
+import { closeKeyHelp, focusSessionSearch, toggleKeyHelp } from './keys.js';
 import type { Panel, PanelContext } from './panel.js';
 import { PANELS } from './panels.js';
 import { rowText } from './row-text.js';
@@ -179,6 +180,7 @@ export class SessionPage {
     if (viewed === undefined) return;
     this.panel = panel;
     this.markTab(panel.name);
+    byId('find').hidden = true;
     const into = byId('panel');
     into.hidden = false;
     panel.render(into, viewed, this.panelContext());
@@ -201,6 +203,7 @@ export class SessionPage {
       into.hidden = true;
       into.replaceChildren();
     }
+    byId('find').hidden = false;
     this.markTab(view);
     this.rebuild();
     if (this.selectedSeq !== undefined) this.selectedKey = this.keyFor(this.selectedSeq);
@@ -501,27 +504,46 @@ export class SessionPage {
     const typing =
       target.tagName === 'INPUT' || target.tagName === 'SELECT' || target.tagName === 'TEXTAREA';
     if (event.key === 'Escape') {
-      target.blur();
+      if (!closeKeyHelp()) target.blur();
       return;
     }
-    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    // A key the focused element took (a trace row's Enter) is not the page's.
+    if (typing || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const panel = this.panel;
     switch (event.key) {
       case 'j':
       case 'ArrowDown':
-        this.move(1);
-        break;
       case 'k':
-      case 'ArrowUp':
-        this.move(-1);
+      case 'ArrowUp': {
+        const by = event.key === 'j' || event.key === 'ArrowDown' ? 1 : -1;
+        if (panel === undefined) this.move(by);
+        else if (panel.keys?.move !== undefined) panel.keys.move(byId('panel'), by);
+        else return; // the arrows scroll a panel without items to move through
         break;
+      }
       case 'Enter': {
+        // A control's Enter is its own (a button presses, a link opens).
+        if (target.closest('button, a, summary') !== null) return;
+        if (panel !== undefined) {
+          panel.keys?.open?.(byId('panel'));
+          break;
+        }
         const index = this.selectedKey === undefined ? -1 : this.list.indexOf(this.selectedKey);
         const row = this.rows[index];
         if (row?.expandable === true) this.toggle(row.key);
         break;
       }
       case '/':
+        // The session list's search where there is a list; an export has only the view's find.
+        if (this.linker !== undefined) focusSessionSearch();
+        else if (panel === undefined) byId('find').focus();
+        break;
+      case 'f':
+        if (panel !== undefined) return;
         byId('find').focus();
+        break;
+      case '?':
+        toggleKeyHelp(panel, PANELS, this.linker !== undefined);
         break;
       case 't': {
         const seq = byId<HTMLInputElement>('travel-seq');

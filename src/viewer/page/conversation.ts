@@ -8,6 +8,7 @@ import { redactedSeqs } from '../../core/index.js';
 import { ConversationIndex, separatorText } from './conversation-model.js';
 import { type DrawContext, drawEntry, fillResult } from './conversation-render.js';
 import { el } from './dom.js';
+import { stepFrom } from './keys.js';
 import type { Panel, PanelContext } from './panel.js';
 import type { ViewedSession } from './state.js';
 import { counted, visible } from './text.js';
@@ -121,6 +122,44 @@ class ConversationView {
     if (atBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
+  /** Moves the keyboard's place to the entry `by` away, drawing earlier ones at the top. */
+  move(by: 1 | -1): void {
+    let items = this.items();
+    const first = items[0];
+    if (by === -1 && first !== undefined && this.drawnFrom > 0 && this.isPlace(first)) {
+      this.drawEarlier();
+      items = this.items();
+    }
+    const next = stepFrom(items, by, this.scroller, (item) => item.hasAttribute('aria-current'));
+    if (next === undefined) return;
+    for (const item of this.list.querySelectorAll(':scope > [aria-current]')) {
+      item.removeAttribute('aria-current');
+    }
+    next.setAttribute('aria-current', 'true');
+    next.tabIndex = -1;
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: 'nearest' });
+    this.following = this.atBottom();
+  }
+
+  /** Opens or folds the first fold of the current entry (a tool card, reasoning, a compaction). */
+  open(): void {
+    const place = this.list.querySelector(':scope > [aria-current]');
+    const fold = place?.matches('details') === true ? place : place?.querySelector('details');
+    if (fold instanceof HTMLDetailsElement) fold.open = !fold.open;
+  }
+
+  private items(): HTMLElement[] {
+    return [...this.list.children].filter(
+      (child): child is HTMLElement => child instanceof HTMLElement && !child.matches('.hint'),
+    );
+  }
+
+  private isPlace(item: HTMLElement): boolean {
+    const focused = document.activeElement;
+    return item === focused || item.contains(focused) || item.hasAttribute('aria-current');
+  }
+
   private atBottom(): boolean {
     const { scrollHeight, scrollTop, clientHeight } = this.scroller;
     return scrollHeight - scrollTop - clientHeight < BOTTOM_SLACK;
@@ -148,6 +187,15 @@ export const conversationPanel: Panel = {
   name: 'conversation',
   label: 'Conversation',
   key: '4',
+  keys: {
+    move: (_into, by) => current?.move(by),
+    open: () => current?.open(),
+    help: [
+      ['j / k, ↓ / ↑', 'go to the next / previous entry (earlier ones are drawn at the top)'],
+      ['Enter', 'open or fold the entry’s tool card, reasoning or compaction'],
+      ['Tab', 'the links and folds inside the conversation'],
+    ],
+  },
   render(into, viewed, context) {
     current = new ConversationView(into, viewed, context);
   },

@@ -4,6 +4,7 @@
  * (`#/s/ID`), applying each batch a writer commits.
  */
 import { SessionPage } from './app.js';
+import { takeExportedDigests } from './exported-requests.js';
 import { sessionChecks } from './session-checks.js';
 import { SessionSidebar } from './sessions.js';
 import { embeddedSnapshot, ServerSource } from './source.js';
@@ -29,6 +30,7 @@ function boot(): void {
   if (embedded !== undefined) {
     document.body.classList.add('exported');
     sessionChecks.open(embedded.snapshot, undefined);
+    takeExportedDigests(embedded.snapshot);
     new SessionPage(undefined).load(embedded.snapshot, embedded.bytes);
     return;
   }

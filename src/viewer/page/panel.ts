@@ -18,6 +18,16 @@ export interface PanelContext {
   readonly linker: SessionLinker;
 }
 
+/** What the reading keys do in a panel while it is shown (the list views' rows are hidden then). */
+export interface PanelKeys {
+  /** `j`/`k` and ↓/↑: moves to the next (`1`) or previous (`-1`) item and scrolls it into view. */
+  move?(into: HTMLElement, by: 1 | -1): void;
+  /** Enter outside any control (a control handles its own Enter): opens the current item. */
+  open?(into: HTMLElement): void;
+  /** The panel's keys as the key help lists them: the key, what it does. */
+  readonly help: readonly (readonly [string, string])[];
+}
+
 /** A view of the session that is not a list of rows. */
 export interface Panel {
   /** The view's name, also the value of `data-view` on its tab and on `<body>`. */
@@ -26,6 +36,8 @@ export interface Panel {
   readonly label: string;
   /** The key that shows the panel (the list views take 1, 2 and 3). */
   readonly key: string;
+  /** What `j`/`k`, the arrows and Enter do while it is shown (without it: nothing). */
+  readonly keys?: PanelKeys;
   /** Draws the panel for the session as it now stands, replacing what `into` held. */
   render(into: HTMLElement, viewed: ViewedSession, context: PanelContext): void;
   /**

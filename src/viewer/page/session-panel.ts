@@ -256,6 +256,13 @@ export const sessionPanel: Panel = {
   name: 'session',
   label: 'Session',
   key: '6',
+  // Nothing to step through: the arrows scroll it, Tab reaches its links and buttons.
+  keys: {
+    help: [
+      ['Tab', 'the links and buttons (check again, the tree, compare branches)'],
+      ['↓ / ↑', 'scroll'],
+    ],
+  },
   render(into, viewed, context) {
     drawn?.stop();
     const figures = new SessionFigures();

@@ -102,6 +102,25 @@ export class ServerSource {
     return JSON.parse(text) as CallRequest;
   }
 
+  /** The snapshot of session `id` alone: the stream is closed once it has come. */
+  snapshotOf(id: string): Promise<{ snapshot: SessionSnapshot; bytes: number }> {
+    const controller = new AbortController();
+    return new Promise((resolve, reject) => {
+      const handlers: StreamHandlers = {
+        snapshot: (snapshot, bytes) => {
+          resolve({ snapshot, bytes });
+          controller.abort();
+        },
+        events: () => undefined,
+        failure: (message) => reject(new Error(message)),
+      };
+      // Settled already when the snapshot came; otherwise the stream ended without one.
+      void this.stream(id, handlers, controller.signal).then(() =>
+        reject(new Error('the stream ended before the session came')),
+      );
+    });
+  }
+
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */
   async stream(id: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
     let response: Response;

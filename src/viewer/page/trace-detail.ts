@@ -3,12 +3,15 @@
  * call, its figures, the exact request it received and its recorded stream. Served, the request
  * comes from the server's `requestAt` (canonical form with its digest, or a provider's HTTP
  * body); in an export, which has no server, the page rebuilds its header and messages with core
- * (`messagesAt` of the call's step, as `requestAt` does) and says what only the server gives.
+ * (`messagesAt` of the call's step, as `requestAt` does), shows the digest palimpsest took when
+ * it wrote the file, and says that the provider's body needs the CLI.
  */
 import type { JsonValue } from '../../core/index.js';
+import type { CallCost } from '../../model/call-costs.js';
 import { type CallRequest, REQUEST_WIRES } from '../protocol.js';
 import { capped, plain } from './detail.js';
 import { type Child, el, replaceChildren } from './dom.js';
+import { exportedDigest } from './exported-requests.js';
 import type { ServerSource } from './source.js';
 import type { ViewedSession } from './state.js';
 import { count, excerpt, timeText } from './text.js';
@@ -23,6 +26,8 @@ const PARTS_AT_ONCE = 300;
 export interface TraceDetailContext {
   readonly sessionLink: (id: string, className: string) => HTMLElement;
   readonly reveal: (seq: number) => void;
+  /** The priced calls of the span's trace (`Trace.costs`). */
+  readonly costs: ReadonlyMap<number, CallCost>;
   /** The server, when the page is served (`undefined` in an export). */
   readonly server: ServerSource | undefined;
 }
@@ -35,7 +40,7 @@ export function drawSpanDetail(
 ): HTMLElement {
   if (span.kind === 'call') return callDetail(span, viewed, context);
   if (span.kind === 'tool') return toolDetail(span, viewed, context);
-  const cost = costOf(span, (seq) => viewed.event(seq));
+  const cost = costOf(span, context.costs);
   return el(
     'div',
     { class: 'trace-detail-body' },
@@ -55,7 +60,7 @@ function callDetail(
   viewed: ViewedSession,
   context: TraceDetailContext,
 ): HTMLElement {
-  const cost = costOf(call, (seq) => viewed.event(seq));
+  const cost = costOf(call, context.costs);
   const model =
     call.header === undefined
       ? 'no request header'
@@ -140,7 +145,12 @@ function requestSection(
       el(
         'p',
         { class: 'hint' },
-        `The header and the ${messages.length === 1 ? 'message' : `${messages.length} messages`} the call received, rebuilt from the log. The digest and the provider's HTTP body are computed by the CLI: palimpsest request ${visibleText(viewed.session.header.id)} ${call.stepStartSeq} --wire openai`,
+        `palimpsest's canonical form only: the header and the ${messages.length === 1 ? 'message' : `${messages.length} messages`} the call received, rebuilt from the log. The provider's HTTP body needs the CLI: palimpsest request ${visibleText(viewed.session.header.id)} ${call.stepStartSeq} --wire openai`,
+      ),
+      el(
+        'p',
+        { class: 'trace-digest', 'data-testid': 'trace-digest' },
+        exportedDigestText(call, viewed),
       ),
       el(
         'div',
@@ -173,12 +183,7 @@ function requestSection(
       (answer) => {
         replaceChildren(body, capped(json(answer.body as JsonValue), plain));
         body.dataset.wire = wire;
-        status.textContent =
-          answer.recordedDigest === undefined
-            ? `digest ${answer.digest} (the writer recorded none)`
-            : answer.recordedDigest === answer.digest
-              ? `digest ${answer.digest}, as the writer recorded it`
-              : `digest ${answer.digest}; the writer recorded ${answer.recordedDigest}: the rebuilt request differs (palimpsest verify lists every such call)`;
+        status.textContent = `digest ${answer.digest}${digestAgainst(answer.digest, answer.recordedDigest)}`;
       },
       (error: unknown) =>
         replaceChildren(body, el('p', { class: 'trace-error' }, visibleText(String(error)))),
@@ -191,6 +196,24 @@ function requestSection(
   );
   show('palimpsest');
   return section;
+}
+
+/** The export's digest of the call's request, beside the one its writer recorded. */
+function exportedDigestText(call: TraceCall, viewed: ViewedSession): string {
+  const digest = exportedDigest(call.stepStartSeq);
+  if (digest === undefined) return 'This file was written without request digests.';
+  if (digest === 'none') return 'No digest: the call has no answer in the log.';
+  const answer = call.answerSeq === undefined ? undefined : viewed.event(call.answerSeq);
+  const recorded = (answer?.data as { requestDigest?: unknown } | undefined)?.requestDigest;
+  return `digest ${digest}, computed when this file was written${digestAgainst(digest, recorded)}`;
+}
+
+/** How a digest compares with the one the writer recorded. */
+function digestAgainst(digest: string, recorded: unknown): string {
+  if (typeof recorded !== 'string') return ' (the writer recorded none)';
+  return recorded === digest
+    ? ', as the writer recorded it'
+    : `; the writer recorded ${visibleText(recorded)}: the rebuilt request differs (palimpsest verify lists every such call)`;
 }
 
 /** The call's stream parts in order: seq, time after the call began, attempt, kind and content. */

@@ -1,10 +1,9 @@
 /**
  * The figures of one span of the trace as short text: tokens by kind, cost, latency, finish
- * reason. Each call is priced as the CLI prices it (`callCostOf`, the rates its header recorded,
- * else the price table's of that day), and only when drawn.
+ * reason. Each call is priced as the CLI prices it (the trace's `CallPricer`: the rates its
+ * header recorded, else the price table's of that day).
  */
-import type { SessionEvent } from '../../core/index.js';
-import { type CallCost, callCostOf } from '../../model/call-costs.js';
+import type { CallCost } from '../../model/call-costs.js';
 import { DEFAULT_PRICES } from '../../model/default-prices.js';
 import { count } from './text.js';
 import { formatDuration } from './trace-layout.js';
@@ -13,16 +12,13 @@ import type { TraceCall, TraceCompaction, TraceSpan } from './trace-model.js';
 /** The currency of every amount the trace shows. */
 export const CURRENCY = DEFAULT_PRICES.currency;
 
-/** The priced call of a span: its answer's (or a compaction's) usage at its rates. */
+/** The priced call of a span (`Trace.costs`): its answer's (or a compaction's) usage at its rates. */
 export function costOf(
   span: TraceCall | TraceCompaction,
-  eventAt: (seq: number) => SessionEvent | undefined,
+  costs: ReadonlyMap<number, CallCost>,
 ): CallCost | undefined {
   const seq = span.kind === 'call' ? span.answerSeq : span.endSeq;
-  const event = seq === undefined ? undefined : eventAt(seq);
-  if (event === undefined) return undefined;
-  const turn = span.kind === 'call' ? span.turn : undefined;
-  return callCostOf(event, span.kind === 'call' ? span.header : undefined, turn);
+  return seq === undefined ? undefined : costs.get(seq);
 }
 
 /** An amount of money: `$0.0123`, with more digits for the small amounts one call costs. */

@@ -9,6 +9,7 @@ import {
   type Session,
   type SessionEvent,
 } from '../../core/index.js';
+import { type CallCost, CallPricer } from '../../model/call-costs.js';
 
 /** A model call: from its `step/start` to its answer (or to the failure that ended it). */
 export interface TraceCall {
@@ -87,6 +88,16 @@ export class Trace {
 
   /** The number of model calls so far. */
   calls = 0;
+  /**
+   * Each call that reported usage (a step's answer, a summarizer's `compaction/end`), by that
+   * event's seq, priced by model's `CallPricer`: as `palimpsest cost` and the Session view
+   * price it, so the panels agree to the cent.
+   */
+  readonly costs = new Map<number, CallCost>();
+  /** The sum of the priced calls' costs, and how many calls were priced. */
+  cost = 0;
+  pricedCalls = 0;
+  private readonly pricer = new CallPricer();
 
   /**
    * Reads the events the session gained since the last call and returns the index of the first
@@ -97,6 +108,12 @@ export class Trace {
     const mark = (): void => {
       changed = Math.min(changed, this.groups.length - 1);
     };
+    this.pricer.read(session, this.next, (call) => {
+      this.costs.set(call.seq, call);
+      if (call.cost === undefined) return;
+      this.cost += call.cost.total;
+      this.pricedCalls++;
+    });
     for (let seq = this.next; seq < session.seq; seq++) {
       if (session.eventType(seq) === 'assistant/chunk' && this.call?.firstPart !== undefined) {
         this.call.parts.push(seq);

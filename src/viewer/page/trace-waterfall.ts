@@ -3,7 +3,7 @@
  * compaction, its bar placed on the group's time axis (`layoutBars`), its figures after it.
  * A group of many spans draws {@link ROWS_AT_ONCE} rows and a button for the next ones.
  */
-import type { SessionEvent } from '../../core/index.js';
+import type { CallCost } from '../../model/call-costs.js';
 import { el } from './dom.js';
 import { excerpt, timeText } from './text.js';
 import { costOf, money, spanError, spanFigures } from './trace-figures.js';
@@ -24,15 +24,19 @@ export function spanSeq(span: TraceSpan): number {
 
 /** What a waterfall asks of the panel around it. */
 export interface WaterfallContext {
-  readonly eventAt: (seq: number) => SessionEvent | undefined;
+  /** The trace's priced calls (`Trace.costs`). */
+  readonly costs: ReadonlyMap<number, CallCost>;
   /** The seq of the selected span, if any. */
   readonly selected: number | undefined;
-  readonly select: (span: TraceSpan, row: HTMLElement) => void;
+  /** Shows `span` whole; `byKey` when the keyboard chose it (its request is scrolled to). */
+  readonly select: (span: TraceSpan, row: HTMLElement, byKey: boolean) => void;
   readonly sessionLink: (id: string, className: string) => HTMLElement;
+  /** The button that unfolds a subagent call's own calls under its row `row`. */
+  readonly childToggle?: (child: string, row: HTMLElement) => HTMLElement;
 }
 
 /** The text of a group's heading: turn, time, duration, calls, tools, cost, how it ended. */
-export function groupHeading(group: TraceGroup, eventAt: WaterfallContext['eventAt']): string {
+export function groupHeading(group: TraceGroup, costs: WaterfallContext['costs']): string {
   let calls = 0;
   let tools = 0;
   let cost = 0;
@@ -41,7 +45,7 @@ export function groupHeading(group: TraceGroup, eventAt: WaterfallContext['event
     if (span.kind === 'tool') tools++;
     else {
       if (span.kind === 'call') calls++;
-      const total = costOf(span, eventAt)?.cost?.total;
+      const total = costOf(span, costs)?.cost?.total;
       if (total !== undefined) {
         cost += total;
         priced = true;
@@ -96,7 +100,7 @@ function row(
 ): HTMLElement {
   const seq = spanSeq(span);
   const error = spanError(span);
-  const cost = span.kind === 'tool' ? undefined : costOf(span, context.eventAt);
+  const cost = span.kind === 'tool' ? undefined : costOf(span, context.costs);
   const barElement = el('div', { class: 'trace-bar' });
   barElement.style.left = `${(bar.left * 100).toFixed(3)}%`;
   barElement.style.width = `${(bar.width * 100).toFixed(3)}%`;
@@ -130,14 +134,17 @@ function row(
         : null,
     ),
   );
-  const choose = (): void => context.select(span, element);
+  if (span.kind === 'tool' && span.child !== undefined && context.childToggle !== undefined) {
+    element.querySelector('.trace-child')?.append(' ', context.childToggle(span.child, element));
+  }
   element.addEventListener('click', (event) => {
-    if ((event.target as HTMLElement).closest('a') === null) choose();
+    if ((event.target as HTMLElement).closest('a, button') === null)
+      context.select(span, element, false);
   });
   element.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' || event.key === ' ') {
+    if (event.target === element && (event.key === 'Enter' || event.key === ' ')) {
       event.preventDefault();
-      choose();
+      context.select(span, element, true);
     }
   });
   return element;

@@ -5,12 +5,16 @@
  * drawn again. Turns are listed {@link GROUPS_AT_ONCE} at a time, and a turn's waterfall is
  * drawn when it is opened (all of them at first when the session is small).
  */
+import type { CallCost } from '../../model/call-costs.js';
 import { el, replaceChildren } from './dom.js';
+import { stepFrom } from './keys.js';
 import type { Panel, PanelContext } from './panel.js';
 import { ServerSource } from './source.js';
 import type { ViewedSession } from './state.js';
 import { counted } from './text.js';
+import { childToggle } from './trace-children.js';
 import { drawSpanDetail } from './trace-detail.js';
+import { money } from './trace-figures.js';
 import { Trace, type TraceGroup, type TraceSpan } from './trace-model.js';
 import { drawWaterfall, groupHeading, spanSeq, type WaterfallContext } from './trace-waterfall.js';
 
@@ -30,6 +34,8 @@ interface TraceState {
   selected: number | undefined;
   /** The element of each listed group, by index. */
   readonly groups: HTMLElement[];
+  /** The subagent sessions fetched to nest their calls, by id. */
+  readonly children: Map<string, Promise<ViewedSession>>;
 }
 
 const states = new WeakMap<ViewedSession, TraceState>();
@@ -44,7 +50,14 @@ function stateOf(viewed: ViewedSession): TraceState {
     if (spans <= OPEN_ALL_SPANS) {
       for (let index = 0; index < trace.groups.length; index++) open.add(index);
     } else if (trace.groups.length > 0) open.add(trace.groups.length - 1);
-    state = { trace, shown: GROUPS_AT_ONCE, open, selected: undefined, groups: [] };
+    state = {
+      trace,
+      shown: GROUPS_AT_ONCE,
+      open,
+      selected: undefined,
+      groups: [],
+      children: new Map(),
+    };
     states.set(viewed, state);
   }
   return state;
@@ -55,6 +68,27 @@ export const tracePanel: Panel = {
   name: 'trace',
   label: 'Trace',
   key: '5',
+  keys: {
+    move(into, by) {
+      const rows = [...into.querySelectorAll<HTMLElement>('.trace-row')];
+      const scroller = into.querySelector<HTMLElement>('.trace-main') ?? into;
+      const next = stepFrom(rows, by, scroller, (row) => row.hasAttribute('aria-current'));
+      next?.focus({ preventScroll: true });
+      next?.scrollIntoView({ block: 'nearest' });
+    },
+    open(into) {
+      const row = placeOf(into);
+      if (row === undefined) return;
+      row.focus({ preventScroll: true });
+      row.click();
+      into.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
+    },
+    help: [
+      ['j / k, ↓ / ↑', 'go to the next / previous call, tool or compaction'],
+      ['Enter', 'show it whole: a call’s exact request and its recorded stream'],
+      ['Tab', 'the turns (Enter opens or folds one) and the rows'],
+    ],
+  },
   render(into, viewed, context) {
     const state = stateOf(viewed);
     state.trace.update(viewed.session);
@@ -107,7 +141,8 @@ function summarize(into: HTMLElement, state: TraceState): void {
   );
   const summary = into.querySelector('.trace-summary');
   if (summary !== null) {
-    summary.textContent = `${counted(trace.groups.filter((g) => g.turn !== undefined).length, 'turn')} · ${counted(trace.calls, 'model call')} · ${counted(tools, 'tool execution')}`;
+    const cost = trace.pricedCalls === 0 ? '' : ` · ${money(trace.cost)}`;
+    summary.textContent = `${counted(trace.groups.filter((g) => g.turn !== undefined).length, 'turn')} · ${counted(trace.calls, 'model call')} · ${counted(tools, 'tool execution')}${cost}`;
   }
 }
 
@@ -150,16 +185,25 @@ function drawGroup(
   context: PanelContext,
 ): HTMLElement {
   const waterfall: WaterfallContext = {
-    eventAt: (seq) => viewed.event(seq),
+    costs: state.trace.costs,
     selected: state.selected,
-    select: (span, row) => select(span, row, viewed, state, context),
+    select: (span, row, byKey) =>
+      select(span, row, byKey, viewed, state.trace.costs, state, context),
     sessionLink: context.sessionLink,
+    childToggle: (child, row) =>
+      childToggle(child, row, {
+        server: serverOf(context),
+        loaded: state.children,
+        sessionLink: context.sessionLink,
+        select: (span, nestedRow, byKey, childViewed, costs) =>
+          select(span, nestedRow, byKey, childViewed, costs, state, context, false),
+      }),
   };
   const open = state.open.has(index);
   const heading = el(
     'button',
     { type: 'button', class: 'trace-turn', 'aria-expanded': String(open) },
-    groupHeading(group, waterfall.eventAt),
+    groupHeading(group, state.trace.costs),
   );
   const section = el(
     'section',
@@ -184,11 +228,15 @@ function drawGroup(
 function select(
   span: TraceSpan,
   row: HTMLElement,
+  byKey: boolean,
   viewed: ViewedSession,
+  costs: ReadonlyMap<number, CallCost>,
   state: TraceState,
   context: PanelContext,
+  own = true,
 ): void {
-  state.selected = spanSeq(span);
+  // A child's span (nested under a subagent call) has a seq of its child's log.
+  state.selected = own ? spanSeq(span) : undefined;
   const panel = row.closest('.trace');
   for (const other of panel?.querySelectorAll('.trace-row[aria-current]') ?? []) {
     other.removeAttribute('aria-current');
@@ -200,9 +248,31 @@ function select(
     detail,
     drawSpanDetail(span, viewed, {
       sessionLink: context.sessionLink,
-      reveal: context.reveal,
-      // The link maker exists only where the page is served: an export has no server to ask.
-      server: context.linker === undefined ? undefined : new ServerSource(),
+      reveal: own ? context.reveal : revealIn(viewed.session.header.id, context),
+      server: serverOf(context),
+      costs,
     }),
   );
+  if (byKey) detail.querySelector('.trace-request')?.scrollIntoView({ block: 'nearest' });
+}
+
+/** A child's event opens in the child's own page, selected (an export has no child to open). */
+function revealIn(id: string, context: PanelContext): (seq: number) => void {
+  const linker = context.linker;
+  return (seq) => {
+    if (linker !== undefined) location.hash = `${linker(id)}?seq=${seq}`;
+  };
+}
+
+/** The server: the link maker exists only where the page is served, an export has none to ask. */
+function serverOf(context: PanelContext): ServerSource | undefined {
+  return context.linker === undefined ? undefined : new ServerSource();
+}
+
+/** The row the keyboard is on: the focused one, else the selected one. */
+function placeOf(into: HTMLElement): HTMLElement | undefined {
+  const focused = document.activeElement;
+  if (focused instanceof HTMLElement && focused.matches('.trace-row') && into.contains(focused))
+    return focused;
+  return into.querySelector<HTMLElement>('.trace-row[aria-current]') ?? undefined;
 }
