@@ -192,9 +192,9 @@ describeBrowser('the viewer in Chromium', () => {
       await page.locator('#forks a', { hasText: id }).click();
       await expect.poll(() => page.locator('#title').textContent()).toBe(id);
 
-      // Search: 'f' finds a row by its text; the sidebar finds sessions by what they say.
+      // Search: '/' finds a row by its text; the sidebar finds sessions by what they say.
       await page.locator('#tabs [data-view="model"]').click();
-      await page.keyboard.press('f');
+      await page.keyboard.press('/');
       await page.keyboard.type('Did the tests pass');
       await page.keyboard.press('Enter');
       await expect

@@ -156,26 +156,34 @@ describeBrowser('the keyboard in each view', () => {
     });
   });
 
-  it('focuses the session search with / in every view, unfolding the session list at 800 px', async () => {
+  it('focuses the session search with s in every view and with / over a panel, unfolding the session list at 800 px', async () => {
     await served(async (page) => {
       for (const key of ['1', '4', '5', '6']) {
+        await page.keyboard.press(key);
+        await page.keyboard.press('s');
+        expect((await focused(page)).id).toBe('session-search');
+        await page.keyboard.press('Escape');
+      }
+      for (const key of ['4', '5', '6']) {
         await page.keyboard.press(key);
         await page.keyboard.press('/');
         expect((await focused(page)).id).toBe('session-search');
         await page.keyboard.press('Escape');
       }
-      // f finds in the list views; a panel has no find box.
-      await page.keyboard.press('2');
-      await page.keyboard.press('f');
-      expect((await focused(page)).id).toBe('find');
-      await page.keyboard.press('Escape');
+      // / and f find in the list views, as before the panels; a panel has no find box.
+      for (const key of ['/', 'f']) {
+        await page.keyboard.press('2');
+        await page.keyboard.press(key);
+        expect((await focused(page)).id).toBe('find');
+        await page.keyboard.press('Escape');
+      }
       await page.keyboard.press('4');
       expect(await page.locator('#find').isVisible()).toBe(false);
     });
     await served(async (page) => {
       await page.keyboard.press('4');
       expect(await page.locator('#session-search').isVisible()).toBe(false);
-      await page.keyboard.press('/');
+      await page.keyboard.press('s');
       expect(await page.locator('#session-search').isVisible()).toBe(true);
       expect((await focused(page)).id).toBe('session-search');
       expect(await page.locator('#sidebar-toggle').getAttribute('aria-expanded')).toBe('true');
@@ -235,8 +243,8 @@ describeBrowser('the keyboard in each view', () => {
     await page.keyboard.press('Enter');
     await page.locator('[data-testid="trace-request-body"] pre').waitFor();
     await page.keyboard.press('?');
-    expect(await page.locator('[data-testid="key-help"]').textContent()).toContain(
-      'this file has no session list',
+    expect(await page.locator('[data-testid="key-help"]').textContent()).not.toContain(
+      'search sessions',
     );
     expectNoIncidents(incidents);
     await page.close();

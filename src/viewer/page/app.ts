@@ -534,13 +534,18 @@ export class SessionPage {
         break;
       }
       case '/':
-        // The session list's search where there is a list; an export has only the view's find.
-        if (this.linker !== undefined) focusSessionSearch();
-        else if (panel === undefined) byId('find').focus();
+        // As before the panels: a list view's find. A panel has no find box: the session search.
+        if (panel === undefined) byId('find').focus();
+        else if (this.linker !== undefined) focusSessionSearch();
         break;
       case 'f':
         if (panel !== undefined) return;
         byId('find').focus();
+        break;
+      case 's':
+        // The session list's search, from any view (an export has no session list).
+        if (this.linker === undefined) return;
+        focusSessionSearch();
         break;
       case '?':
         toggleKeyHelp(panel, PANELS, this.linker !== undefined);

@@ -13,14 +13,19 @@ export type KeyHelp = readonly (readonly [string, string])[];
 const LIST_KEYS: KeyHelp = [
   ['j / k, ↓ / ↑', 'select the next / previous row'],
   ['Enter', 'unfold or fold the selected row'],
-  ['f', 'find in this view (Enter jumps to the next match)'],
+  ['/ or f', 'find in this view (Enter jumps to the next match)'],
   ['t', 'time travel: type a seq, Enter'],
 ];
 
 /** Keys that work in every view. */
 function globalKeys(panels: readonly Panel[], sessionList: boolean): KeyHelp {
   return [
-    ['/', sessionList ? 'search sessions' : 'find in this view (this file has no session list)'],
+    ...(sessionList
+      ? ([
+          ['s', 'search sessions'],
+          ['/', 'search sessions, over the conversation, trace and session views'],
+        ] as const)
+      : []),
     ['1 2 3', 'model view, transcript, raw log'],
     [panels.map((panel) => panel.key).join(' '), panels.map((panel) => panel.label).join(', ')],
     ['?', 'show or hide these keys'],
