@@ -10,20 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTurn } from '../../src/agent/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { CLAUDE_CODE_SUBAGENTS } from '../import/corpus-files.js';
 import { cli, tempStores } from './helpers.js';
 
 const stores = tempStores();
 afterAll(() => stores.remove());
 const url = stores.urls.jsonl;
-const file = join(
-  import.meta.dirname,
-  '..',
-  'import',
-  'corpus',
-  'claude-code',
-  'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
-);
-const id = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+const file = CLAUDE_CODE_SUBAGENTS.path;
+const id = CLAUDE_CODE_SUBAGENTS.id;
 
 /** The file's usage priced by hand: each assistant message once, at Sonnet 4's rates. */
 function handPriced(): { calls: number; dollars: number } {

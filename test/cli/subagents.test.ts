@@ -4,26 +4,19 @@
  * with usage rolled up; `show` names a parent's children and a child's parent; `verify` passes
  * on both.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTurn, subagentTool } from '../../src/agent/index.js';
 import { forkSession } from '../../src/core/index.js';
 import { openSession, openStore } from '../../src/store/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { CLAUDE_CODE_SUBAGENTS } from '../import/corpus-files.js';
 import { cli, tempStores } from './helpers.js';
 
 const stores = tempStores();
 afterAll(() => stores.remove());
 const url = stores.urls.jsonl;
-const claudeFile = join(
-  import.meta.dirname,
-  '..',
-  'import',
-  'corpus',
-  'claude-code',
-  'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
-);
-const claudeId = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+const claudeFile = CLAUDE_CODE_SUBAGENTS.path;
+const claudeId = CLAUDE_CODE_SUBAGENTS.id;
 
 interface TreeRow {
   id: string;

@@ -2,6 +2,7 @@
  * The corpus of session files the harnesses wrote (test/import/corpus, sources and licenses in
  * its README), with what each holds, counted by a script of its own (see the README).
  */
+import { join } from 'node:path';
 import type { Harness } from '../../src/import/index.js';
 
 /** What the source holds: input messages (the user's and injected context), answers, calls, results. */
@@ -141,3 +142,17 @@ export const FILES: readonly (readonly [Harness, string, Expected])[] = [
   // the import (counted): the counts are of the lines that parse.
   ['pi', 'pi-mono--session.jsonl', { inputs: 44, answers: 219, calls: 189, results: 189 }],
 ];
+
+/**
+ * A Claude Code 1.0.x transcript with two subagents kept inside it, one `Task` call failed: the
+ * file and the id `palimpsest import` gives its main session. The viewer and CLI tests use it.
+ */
+export const CLAUDE_CODE_SUBAGENTS = {
+  path: join(
+    import.meta.dirname,
+    'corpus',
+    'claude-code',
+    'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
+  ),
+  id: 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7',
+} as const;

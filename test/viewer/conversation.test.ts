@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import { cli } from '../cli/helpers.js';
+import { CLAUDE_CODE_SUBAGENTS } from '../import/corpus-files.js';
 import { expectAccessible } from './accessibility.js';
 import {
   describeBrowser,
@@ -28,15 +29,8 @@ import {
 } from './conversation-sessions.js';
 import { recordAiSdk, recordDemo } from './sessions.js';
 
-const CLAUDE_CODE = join(
-  import.meta.dirname,
-  '..',
-  'import',
-  'corpus',
-  'claude-code',
-  'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
-);
-const CLAUDE_CODE_ID = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+const CLAUDE_CODE = CLAUDE_CODE_SUBAGENTS.path;
+const CLAUDE_CODE_ID = CLAUDE_CODE_SUBAGENTS.id;
 const VIEWS = ['model', 'transcript', 'raw', 'conversation', 'trace', 'session'] as const;
 /** What each view shows once it is drawn. */
 const VIEW_READY: Record<(typeof VIEWS)[number], string> = {

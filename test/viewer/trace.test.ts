@@ -14,6 +14,7 @@ import { Session } from '../../src/core/index.js';
 import { inspectSession, openStore } from '../../src/store/index.js';
 import { cli } from '../cli/helpers.js';
 import { assistant, toolResult, user } from '../core/builders.js';
+import { CLAUDE_CODE_SUBAGENTS } from '../import/corpus-files.js';
 import { expectAccessible } from './accessibility.js';
 import {
   describeBrowser,
@@ -27,16 +28,8 @@ import {
 import { recordAiSdk, recordDemo, saveSession } from './sessions.js';
 import { retriedSession } from './trace-sessions.js';
 
-/** A Claude Code 1.0.x transcript with two subagents, one Task call failed (see the corpus README). */
-const CLAUDE_CODE = join(
-  import.meta.dirname,
-  '..',
-  'import',
-  'corpus',
-  'claude-code',
-  'claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl',
-);
-const CLAUDE_CODE_ID = 'claude-code-claude-code-viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7';
+const CLAUDE_CODE = CLAUDE_CODE_SUBAGENTS.path;
+const CLAUDE_CODE_ID = CLAUDE_CODE_SUBAGENTS.id;
 
 /** A session whose one tool call names a child session the store does not hold. */
 function orphanCallSession(): Session {
