@@ -20,7 +20,6 @@ import {
 import type { LoadedSession } from '../contract/loaded-session.js';
 import type { SessionLock, SessionStore } from '../contract/session-store.js';
 import { EncryptedStore } from '../encryption/store.js';
-import { forgetInSearchIndex } from './search.js';
 
 /** Options of {@link moveSession}. */
 export interface MoveOptions {
@@ -113,7 +112,6 @@ export async function moveSession(
     if (LockedError.isInstance(error)) await to.delete(id);
     throw error;
   }
-  await forgetInSearchIndex(from, [id]);
   return report;
 }
 

@@ -12,7 +12,6 @@ import { EncryptedStore } from '../encryption/store.js';
 import { everySession } from './list-all.js';
 import { moveSession } from './move.js';
 import type { PlannedRemoval, RetentionCandidate, RetentionPlan } from './retention.js';
-import { forgetInSearchIndex } from './search.js';
 
 /** Options of {@link retentionCandidates}. */
 export interface CandidateOptions {
@@ -123,8 +122,8 @@ export async function applyRetention(
   for (const session of plan.remove) {
     try {
       if (action.kind === 'delete') {
+        // The store's delete takes the session out of any search index it keeps.
         await store.delete(session.id);
-        await forgetInSearchIndex(store, [session.id]);
       } else await moveSession(store, session.id, action.archive);
       removed.push(session);
     } catch (error) {

@@ -99,8 +99,9 @@ export async function rebuildSearchIndex(store: SessionStore): Promise<number> {
 
 /**
  * Takes sessions out of a JSONL store's index file at once, after their content was erased
- * (a redaction) or they left the store (deleted, archived), rather than at the next search: the
- * file beside the logs must not keep what the logs no longer hold. A redacted session is
+ * (a redaction) or they left the store (a delete, through `openStore`'s `onSessionDeleted`),
+ * rather than at the next search: the file beside the logs must not keep what the logs no
+ * longer hold. A redacted session is
  * indexed again, from its rewritten log, by the next search. An index file that cannot be
  * opened or written is removed whole (it is a cache). Other stores erase their own index with
  * their rows, or keep none.
