@@ -20,6 +20,7 @@ import {
 } from '../../src/store/index.js';
 import { openJsonlStore } from '../../src/store/jsonl/index.js';
 import { SEARCH_INDEX_FILE as SEARCH_FILE_NAME } from '../../src/store/jsonl/paths.js';
+import { SCRIPT_QUERIES, SCRIPT_TEXTS } from './search/scripts.js';
 import { compactWith, T0, writeFork, writeTurn } from './search/sessions.js';
 import { everyBackend } from './store-urls.js';
 import { storedBytes } from './stored-bytes.js';
@@ -77,6 +78,26 @@ describe.each(backends)('searchSessions on %s', (name, makeUrl) => {
       );
       const folded = await searchSessions(store, 'VIENNÄ');
       expect(folded.hits.length).toBe(4);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('finds a word of any script as written, in capitals or without its accents, as the scan does', async () => {
+    const store = await open(makeUrl());
+    const scan = new MemoryStore();
+    try {
+      for (const [id, words] of Object.entries(SCRIPT_TEXTS)) {
+        await writeTurn(store, id, words);
+        await writeTurn(scan, id, words);
+      }
+      const found = async (from: SessionStore, query: string): Promise<string[]> =>
+        (await searchSessions(from, query)).hits.map((hit) => `${hit.session}:${hit.seq}`).sort();
+      for (const [query, sessions] of SCRIPT_QUERIES) {
+        const hits = await found(store, query);
+        expect(hits, query).toEqual(await found(scan, query));
+        expect(new Set(hits.map((hit) => hit.split(':')[0])), query).toEqual(new Set(sessions));
+      }
     } finally {
       await store.close();
     }

@@ -18,7 +18,7 @@
 import type { SearchDocument } from '../search/documents.js';
 import type { SearchHit, SearchOptions } from '../search/hits.js';
 import type { SearchQuery } from '../search/query.js';
-import { wordsAt } from '../search/query.js';
+import { FOLD_VERSION, wordsAt } from '../search/query.js';
 import { scanMatch } from '../search/scan.js';
 import type { IndexedSession, IndexWrite, SearchIndex } from '../search/search-index.js';
 import { type PgContext, transaction } from './context.js';
@@ -41,6 +41,13 @@ const MAX_TSVECTOR_BYTES = 1_000_000;
 const INSERT_PAGE = 500;
 
 const encoder = new TextEncoder();
+
+/**
+ * The comment on `search_docs` naming the rule its lexemes were folded by. An index without it
+ * (made before the rule was versioned) or with another is emptied and built again by the next
+ * catch-up: its lexemes would not be the words a query now asks for.
+ */
+const FOLD_NOTE = `palimpsest search index: words folded by rule ${FOLD_VERSION}`;
 
 /** The tables, function and trigger of the index in schema `s` (quoted). */
 function indexDdl(s: string): string {
@@ -168,8 +175,9 @@ export class PgSearchIndex implements SearchIndex {
   }
 
   /**
-   * Creates the tables when missing, once per store object, under the advisory lock that
-   * serialises opens of the schema (two processes' first searches must not race the DDL).
+   * Creates the tables when missing, and empties them when their words were folded by another
+   * rule ({@link FOLD_NOTE}), once per store object, under the advisory lock that serialises
+   * opens of the schema (two processes' first searches must not race the DDL).
    */
   ready(): Promise<void> {
     this.#ready ??= this.#ctx
@@ -182,7 +190,16 @@ export class PgSearchIndex implements SearchIndex {
             'SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
             [this.#ctx.settings.schema, 'search_docs'],
           );
-          if (rows.length === 0) await client.query(indexDdl(this.#ctx.s));
+          const s = this.#ctx.s;
+          if (rows.length === 0) await client.query(indexDdl(s));
+          const { rows: notes } = await client.query<{ note: string | null }>(
+            "SELECT obj_description($1::regclass, 'pg_class') AS note",
+            [`${s}.search_docs`],
+          );
+          if (notes[0]?.note !== FOLD_NOTE) {
+            await client.query(`TRUNCATE ${s}.search_docs, ${s}.search_sessions`);
+            await client.query(`COMMENT ON TABLE ${s}.search_docs IS '${FOLD_NOTE}'`);
+          }
         }),
       )
       .catch((error: unknown) => {

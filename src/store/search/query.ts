@@ -1,9 +1,10 @@
 /**
  * The query language every backend answers the same way: plain words, all of which must occur,
  * and "quoted phrases", whose words must occur in that order, side by side. Words are cut and
- * folded as SQLite's `unicode61` tokenizer does (letters and digits, lowercase, accents removed),
- * so the scan of the memory store, the FTS5 index and PostgreSQL's `simple` configuration agree
- * on what a word is.
+ * folded here, in JavaScript, for every backend: the memory scan reads them, and the FTS5 and
+ * PostgreSQL indexes are given these words rather than cutting the text with their own
+ * tokenizers (whose Unicode tables differ from each other's and from JavaScript's), so every
+ * backend agrees on what a word is.
  */
 import { PalimpsestError } from '../../core/index.js';
 
@@ -32,15 +33,42 @@ export interface SearchQuery {
 /** The longest query accepted, in characters. */
 export const MAX_QUERY_LENGTH = 1000;
 const MAX_TERMS = 32;
-const WORD = /[\p{L}\p{N}]+/gu;
+/**
+ * A word: a letter or digit, then letters, digits and combining marks. The marks belong to the
+ * word: a Devanagari vowel sign or an accent typed as a combining character does not cut it.
+ */
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
 
 const ASCII = /^[\x20-\x7e]*$/;
+/**
+ * Marks dropped from a decomposed word: those on letters of the scripts whose readers treat
+ * them as optional accents (Latin, Greek and Cyrillic accents, Arabic and Hebrew vowel points).
+ * Elsewhere (Indic and Southeast Asian scripts) a mark is a vowel of the word and stays.
+ */
+const OPTIONAL_MARKS =
+  /([\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{sc=Arabic}\p{sc=Hebrew}])\p{M}+/gu;
+/** What compatibility decomposition can leave in a word that is not part of one (`½` → `1⁄2`). */
+const NOT_WORD = /[^\p{L}\p{N}\p{M}]/gu;
 
-/** A word folded as the index folds it: decomposed, accents dropped, lowercase. */
+/**
+ * How words are folded; stored beside an index whose words were folded here (PostgreSQL's), so
+ * an index folded by an older rule is rebuilt rather than searched with words it never holds.
+ */
+export const FOLD_VERSION = 2;
+
+/**
+ * A word folded as every index folds it: compatibility forms decomposed (`ＡＢＣ`, `ﬁ`), optional
+ * accents dropped (see {@link OPTIONAL_MARKS}), lowercase, and Greek final sigma read as sigma.
+ */
 export function foldWord(word: string): string {
   // Most words are ASCII, which no decomposition changes: only lowercase them.
   if (ASCII.test(word)) return word.toLowerCase();
-  return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+  return word
+    .normalize('NFKD')
+    .replace(OPTIONAL_MARKS, '$1')
+    .toLowerCase()
+    .replaceAll('ς', 'σ')
+    .replace(NOT_WORD, '');
 }
 
 /** A word of a text and where it stands (UTF-16 offsets), for snippets. */

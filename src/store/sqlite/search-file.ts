@@ -10,7 +10,8 @@ import { Fts5SearchIndex } from './search-index.js';
 
 /** Marks the file as palimpsest's search index, in `PRAGMA application_id` (ASCII `PaSx`). */
 const INDEX_APPLICATION_ID = 0x50615378;
-const INDEX_VERSION = 1;
+/** 2: the words folded by `foldWord`, FTS5 tokenizing them as ASCII (1 folded by `unicode61`). */
+const INDEX_VERSION = 2;
 
 /** An open index file: the index and its connection. */
 export interface SearchFile {

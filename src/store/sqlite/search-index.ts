@@ -3,19 +3,27 @@
  * search, its rows erased by triggers in the same transaction as the events they index), or in
  * a file of its own beside a JSONL store. A document's rowid is its session's key times 2^32
  * plus its seq, so a session's rows are one rowid range and a trigger finds an event's row
- * without a scan. `search_docs` lists the rowids in use: FTS5 answers a rowid range by scanning
- * the whole table, an `IN` list of rowids by looking each up, so ranges are taken from there.
+ * without a scan. `search_messages` holds each document's text and facts by that rowid, and so
+ * lists the rowids in use: FTS5 answers a rowid range by scanning the whole table, an `IN` list
+ * of rowids by looking each up, so ranges are taken from there.
+ *
+ * FTS5 indexes the words `searchWords` cut and folded, joined by spaces, with its `ascii`
+ * tokenizer, which splits at ASCII spaces and punctuation only, and the folded words hold none:
+ * its words are exactly every other backend's. (It keeps them as its content: a contentless
+ * table deletes by tombstones, which would leave erased words in the file.) The snippet is cut
+ * from the message's text as the scan cuts it. The tables of the first format (`search_text`,
+ * whose `unicode61` tokenizer folded differently from the query) are dropped when found.
  */
-import type { SearchDocument } from '../search/documents.js';
-import { MATCH_CLOSE, MATCH_OPEN, type SearchHit, type SearchOptions } from '../search/hits.js';
-import type { SearchQuery } from '../search/query.js';
+import type { SearchHit, SearchOptions } from '../search/hits.js';
+import { type SearchQuery, searchWords } from '../search/query.js';
+import { scanMatch } from '../search/scan.js';
 import type { IndexedSession, IndexWrite, SearchIndex } from '../search/search-index.js';
 import type { SqliteDatabase, SqliteStatement } from './schema.js';
 
 const SPAN = 4294967296;
 
 const TABLES_DDL = `
-CREATE TABLE IF NOT EXISTS search_sessions (
+CREATE TABLE IF NOT EXISTS search_marks (
   key INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
   indexed INTEGER NOT NULL,
@@ -24,12 +32,26 @@ CREATE TABLE IF NOT EXISTS search_sessions (
   kind TEXT NOT NULL,
   project TEXT NOT NULL
 ) STRICT;
-CREATE TABLE IF NOT EXISTS search_docs (doc INTEGER PRIMARY KEY) STRICT;
-CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
-  text, type UNINDEXED, role UNINDEXED, tools UNINDEXED, model UNINDEXED, time UNINDEXED,
-  tokenize = 'unicode61 remove_diacritics 2'
-);
-INSERT INTO search_text (search_text, rank) VALUES ('secure-delete', 1);
+CREATE TABLE IF NOT EXISTS search_messages (
+  doc INTEGER PRIMARY KEY,
+  text TEXT NOT NULL,
+  type TEXT NOT NULL,
+  role TEXT NOT NULL,
+  tools TEXT NOT NULL,
+  model TEXT NOT NULL,
+  time INTEGER NOT NULL
+) STRICT;
+CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, tokenize = 'ascii');
+INSERT INTO search_words (search_words, rank) VALUES ('secure-delete', 1);
+`;
+
+/** The first format's tables and triggers, folded by `unicode61` (see the module notes). */
+const FIRST_FORMAT_DROP = `
+DROP TRIGGER IF EXISTS search_event_erased;
+DROP TRIGGER IF EXISTS search_session_deleted;
+DROP TABLE IF EXISTS search_text;
+DROP TABLE IF EXISTS search_docs;
+DROP TABLE IF EXISTS search_sessions;
 `;
 
 /**
@@ -38,30 +60,31 @@ INSERT INTO search_text (search_text, rank) VALUES ('secure-delete', 1);
  * (those with a `surface_op`) are indexed, so the chunk rows an append moves into runs skip it.
  */
 const STORE_TRIGGERS_DDL = `
-CREATE TRIGGER IF NOT EXISTS search_event_erased AFTER DELETE ON events
+CREATE TRIGGER IF NOT EXISTS search_words_event_erased AFTER DELETE ON events
 WHEN old.surface_op IS NOT NULL BEGIN
-  DELETE FROM search_text WHERE rowid = old.session_id * ${SPAN} + old.seq;
-  DELETE FROM search_docs WHERE doc = old.session_id * ${SPAN} + old.seq;
-  UPDATE search_sessions SET indexed = min(indexed, old.seq) WHERE key = old.session_id;
+  DELETE FROM search_words WHERE rowid = old.session_id * ${SPAN} + old.seq;
+  DELETE FROM search_messages WHERE doc = old.session_id * ${SPAN} + old.seq;
+  UPDATE search_marks SET indexed = min(indexed, old.seq) WHERE key = old.session_id;
 END;
-CREATE TRIGGER IF NOT EXISTS search_session_deleted AFTER DELETE ON sessions BEGIN
-  DELETE FROM search_text WHERE rowid IN (
-    SELECT doc FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1}
+CREATE TRIGGER IF NOT EXISTS search_words_session_deleted AFTER DELETE ON sessions BEGIN
+  DELETE FROM search_words WHERE rowid IN (
+    SELECT doc FROM search_messages
+    WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1}
   );
-  DELETE FROM search_docs WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1};
-  DELETE FROM search_sessions WHERE key = old.key;
+  DELETE FROM search_messages
+    WHERE doc BETWEEN old.key * ${SPAN} AND old.key * ${SPAN} + ${SPAN - 1};
+  DELETE FROM search_marks WHERE key = old.key;
 END;
 `;
 
 /** Where the index lives: the store's own database, or a file beside a JSONL store. */
 export type Fts5Placement = 'store' | 'file';
 
-/** Whether a database holds the index tables already. */
-export function hasSearchTables(db: SqliteDatabase): boolean {
+/** Whether a database holds a table of this name. */
+function hasTable(db: SqliteDatabase, name: string): boolean {
   return (
-    db
-      .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'search_text'")
-      .get() !== undefined
+    db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !==
+    undefined
   );
 }
 
@@ -73,7 +96,7 @@ interface HitRow {
   time: number;
   model: string;
   tools: string;
-  snippet: string;
+  text: string;
   score: number;
 }
 
@@ -88,13 +111,13 @@ export class Fts5SearchIndex implements SearchIndex {
   readonly #placement: Fts5Placement;
   readonly #sql: Record<
     | 'marks'
-    | 'insertDoc'
+    | 'insertMessage'
     | 'clearDocs'
     | 'keyOf'
     | 'storeKey'
     | 'newKey'
     | 'clearFrom'
-    | 'insert'
+    | 'insertWords'
     | 'mark'
     | 'dropRows'
     | 'dropMark',
@@ -106,33 +129,34 @@ export class Fts5SearchIndex implements SearchIndex {
     this.#db = db;
     this.#placement = placement;
     db.transaction(() => {
-      if (!hasSearchTables(db)) db.exec(TABLES_DDL);
+      if (hasTable(db, 'search_text')) db.exec(FIRST_FORMAT_DROP);
+      if (!hasTable(db, 'search_words')) db.exec(TABLES_DDL);
       if (placement === 'store') db.exec(STORE_TRIGGERS_DDL);
     }).immediate();
     this.#sql = {
-      marks: db.prepare('SELECT id, indexed, stamp, last_time AS lastTime FROM search_sessions'),
-      keyOf: db.prepare('SELECT key FROM search_sessions WHERE id = ?'),
+      marks: db.prepare('SELECT id, indexed, stamp, last_time AS lastTime FROM search_marks'),
+      keyOf: db.prepare('SELECT key FROM search_marks WHERE id = ?'),
       storeKey: db.prepare(
         placement === 'store' ? 'SELECT key FROM sessions WHERE id = ?' : 'SELECT NULL AS key',
       ),
-      newKey: db.prepare('SELECT coalesce(max(key), 0) + 1 AS key FROM search_sessions'),
+      newKey: db.prepare('SELECT coalesce(max(key), 0) + 1 AS key FROM search_marks'),
       clearFrom: db.prepare(
-        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+        'DELETE FROM search_words WHERE rowid IN (SELECT doc FROM search_messages WHERE doc BETWEEN ? AND ?)',
       ),
-      clearDocs: db.prepare('DELETE FROM search_docs WHERE doc BETWEEN ? AND ?'),
-      insertDoc: db.prepare('INSERT INTO search_docs (doc) VALUES (?)'),
-      insert: db.prepare(
-        'INSERT INTO search_text (rowid, text, type, role, tools, model, time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      clearDocs: db.prepare('DELETE FROM search_messages WHERE doc BETWEEN ? AND ?'),
+      insertMessage: db.prepare(
+        'INSERT INTO search_messages (doc, text, type, role, tools, model, time) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      insertWords: db.prepare('INSERT INTO search_words (rowid, words) VALUES (?, ?)'),
       mark: db.prepare(
-        `INSERT INTO search_sessions (key, id, indexed, stamp, last_time, kind, project) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO search_marks (key, id, indexed, stamp, last_time, kind, project) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET indexed = excluded.indexed, stamp = excluded.stamp,
            last_time = excluded.last_time, kind = excluded.kind, project = excluded.project`,
       ),
       dropRows: db.prepare(
-        'DELETE FROM search_text WHERE rowid IN (SELECT doc FROM search_docs WHERE doc BETWEEN ? AND ?)',
+        'DELETE FROM search_words WHERE rowid IN (SELECT doc FROM search_messages WHERE doc BETWEEN ? AND ?)',
       ),
-      dropMark: db.prepare('DELETE FROM search_sessions WHERE key = ?'),
+      dropMark: db.prepare('DELETE FROM search_marks WHERE key = ?'),
     };
   }
 
@@ -150,8 +174,10 @@ export class Fts5SearchIndex implements SearchIndex {
         this.#sql.clearFrom.run(base + entry.fromSeq, base + SPAN - 1);
         this.#sql.clearDocs.run(base + entry.fromSeq, base + SPAN - 1);
         for (const document of entry.documents) {
-          insertDocument(this.#sql.insert, base, document);
-          this.#sql.insertDoc.run(base + document.seq);
+          const doc = base + document.seq;
+          this.#sql.insertWords.run(doc, searchWords(document.text).join(' '));
+          const { text, type, role, tools, model, time } = document;
+          this.#sql.insertMessage.run(doc, text, type, role, tools, model, time);
         }
         const { mark, facts } = entry;
         this.#sql.mark.run(
@@ -183,7 +209,7 @@ export class Fts5SearchIndex implements SearchIndex {
     this.#db
       .transaction(() => {
         this.#db.exec(
-          'DELETE FROM search_text; DELETE FROM search_docs; DELETE FROM search_sessions;',
+          'DELETE FROM search_words; DELETE FROM search_messages; DELETE FROM search_marks;',
         );
       })
       .immediate();
@@ -193,7 +219,7 @@ export class Fts5SearchIndex implements SearchIndex {
     query: SearchQuery,
     options: SearchOptions & { readonly limit: number },
   ): Promise<SearchHit[]> {
-    const where = ['search_text MATCH ?'];
+    const where = ['search_words MATCH ?'];
     const params: unknown[] = [fts5Match(query)];
     const filter = (clause: string, value: unknown): void => {
       where.push(clause);
@@ -214,15 +240,21 @@ export class Fts5SearchIndex implements SearchIndex {
     where.push(`s.kind IN (${kinds.join(', ')})`);
     const rows = this.#db
       .prepare(
-        `SELECT s.id AS session, t.rowid - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model, t.tools,
-           snippet(search_text, 0, '${MATCH_OPEN}', '${MATCH_CLOSE}', '…', 16) AS snippet,
-           -bm25(search_text) AS score
-         FROM search_text AS t JOIN search_sessions AS s ON s.key = (t.rowid >> 32)
+        `SELECT s.id AS session, t.doc - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model, t.tools,
+           t.text, -bm25(search_words) AS score
+         FROM search_words JOIN search_messages AS t ON t.doc = search_words.rowid
+           JOIN search_marks AS s ON s.key = (t.doc >> 32)
          WHERE ${where.join(' AND ')}
-         ORDER BY bm25(search_text), s.id, seq LIMIT ?`,
+         ORDER BY bm25(search_words), s.id, seq LIMIT ?`,
       )
       .all(...params, options.limit) as HitRow[];
-    return rows.map((row) => ({ ...row, snippet: row.snippet.replace(/\s+/g, ' ').trim() }));
+    const hits: SearchHit[] = [];
+    for (const { text, ...row } of rows) {
+      // The index found every word in place; the snippet is cut as every backend cuts it.
+      const match = scanMatch(query, text);
+      if (match !== undefined) hits.push({ ...row, snippet: match.snippet });
+    }
+    return hits;
   }
 
   /** The session's key: the store's own in its database, the index's next free one in a file. */
@@ -233,16 +265,4 @@ export class Fts5SearchIndex implements SearchIndex {
     const known = this.#sql.keyOf.get(id) as { key: number } | undefined;
     return known?.key ?? (this.#sql.newKey.get() as { key: number }).key;
   }
-}
-
-function insertDocument(insert: SqliteStatement, base: number, document: SearchDocument): void {
-  insert.run(
-    base + document.seq,
-    document.text,
-    document.type,
-    document.role,
-    document.tools,
-    document.model,
-    document.time,
-  );
 }
