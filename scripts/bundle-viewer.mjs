@@ -32,7 +32,11 @@ if (/<\/?script|<!--/i.test(script)) {
   throw new Error('the bundled page still holds <script, </script or <!--');
 }
 writeFileSync(join(out, 'page.js'), script);
+// The page's styles, one file per part of the page, joined in this order (later rules win ties).
+const STYLES = ['base', 'layout', 'conversation', 'trace', 'session', 'keys', 'trace-children'];
 writeFileSync(
   join(out, 'page.css'),
-  readFileSync(join(root, 'src', 'viewer', 'page', 'style.css'), 'utf8'),
+  STYLES.map((name) =>
+    readFileSync(join(root, 'src', 'viewer', 'page', 'styles', `${name}.css`), 'utf8'),
+  ).join(''),
 );

@@ -35,7 +35,7 @@ export class SessionSidebar {
       timer = setTimeout(() => void this.refresh(), 200);
     });
     byId<HTMLSelectElement>('session-sort').addEventListener('change', () => this.render());
-    // Below 1100 px the list is folded away (style.css); the header's button shows it.
+    // Below 1100 px the list is folded away (styles/layout.css); the header's button shows it.
     const toggle = byId('sidebar-toggle');
     toggle.addEventListener('click', () => {
       const open = document.body.classList.toggle('sidebar-open');
