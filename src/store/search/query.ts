@@ -40,6 +40,9 @@ const MAX_TERMS = 32;
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
 
 const ASCII = /^[\x20-\x7e]*$/;
+const ASCII_TEXT = /^[\x00-\x7f]*$/;
+/** {@link WORD} in an ASCII text, where letters and digits are these and there are no marks. */
+const ASCII_WORD = /[A-Za-z0-9]+/g;
 /**
  * Marks dropped from a decomposed word: those on letters of the scripts whose readers treat
  * them as optional accents (Latin, Greek and Cyrillic accents, Arabic and Hebrew vowel points).
@@ -81,6 +84,14 @@ export interface WordAt {
 /** The folded words of a text, with their places. */
 export function wordsAt(text: string): WordAt[] {
   const words: WordAt[] = [];
+  // Most texts are ASCII: their words are runs of letters and digits that need only lowercasing.
+  if (ASCII_TEXT.test(text)) {
+    for (const match of text.matchAll(ASCII_WORD)) {
+      const end = match.index + match[0].length;
+      words.push({ word: match[0].toLowerCase(), start: match.index, end });
+    }
+    return words;
+  }
   for (const match of text.matchAll(WORD)) {
     const folded = foldWord(match[0]);
     if (folded !== '')

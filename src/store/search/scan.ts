@@ -22,9 +22,14 @@ const AVERAGE_WORDS = 60;
 /** Where each occurrence of a term starts, as word indexes. */
 function occurrences(words: readonly WordAt[], term: SearchTerm): number[] {
   const found: number[] = [];
+  const [first, ...rest] = term.words;
   const last = words.length - term.words.length;
-  for (let at = 0; at <= last; at++) {
-    if (term.words.every((word, offset) => words[at + offset]?.word === word)) found.push(at);
+  next: for (let at = 0; at <= last; at++) {
+    if ((words[at] as WordAt).word !== first) continue;
+    for (let offset = 0; offset < rest.length; offset++) {
+      if ((words[at + 1 + offset] as WordAt).word !== rest[offset]) continue next;
+    }
+    found.push(at);
   }
   return found;
 }
@@ -47,23 +52,40 @@ export function scanMatch(query: SearchQuery, text: string): ScanMatch | undefin
   return { score, snippet: snippetOf(text, words, matched) };
 }
 
+/**
+ * Where the first window of {@link SNIPPET_WORDS} words holding the most matches starts. A
+ * window's count only rises when it reaches a match, so the first best window starts at 0 or
+ * {@link SNIPPET_WORDS} − 1 words before a match: only those starts are counted.
+ */
+function bestWindow(starts: readonly number[], wordCount: number): number {
+  const last = Math.max(0, wordCount - SNIPPET_WORDS);
+  let best = 0;
+  let bestCount = -1;
+  let inside = 0;
+  let leaving = 0;
+  for (const candidate of [0, ...starts.map((at) => at - SNIPPET_WORDS + 1)]) {
+    const start = Math.min(last, Math.max(0, candidate));
+    if (start < best || (start === best && bestCount >= 0)) continue;
+    while (inside < starts.length && (starts[inside] as number) < start + SNIPPET_WORDS) inside++;
+    while (leaving < starts.length && (starts[leaving] as number) < start) leaving++;
+    if (inside - leaving > bestCount) {
+      best = start;
+      bestCount = inside - leaving;
+    }
+  }
+  return best;
+}
+
 /** The window of {@link SNIPPET_WORDS} words holding the most matched words, marked. */
 function snippetOf(
   text: string,
   words: readonly WordAt[],
   matched: ReadonlyMap<number, number>,
 ): string {
-  let best = 0;
-  let bestCount = -1;
-  const last = Math.max(0, words.length - SNIPPET_WORDS);
-  for (let start = 0; start <= last; start++) {
-    let count = 0;
-    for (let i = start; i < start + SNIPPET_WORDS; i++) if (matched.has(i)) count++;
-    if (count > bestCount) {
-      best = start;
-      bestCount = count;
-    }
-  }
+  const best = bestWindow(
+    [...matched.keys()].sort((a, b) => a - b),
+    words.length,
+  );
   const end = Math.min(words.length, best + SNIPPET_WORDS);
   let out = best > 0 ? '…' : '';
   let cursor = words[best]?.start ?? 0;
