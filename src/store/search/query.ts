@@ -37,10 +37,11 @@ const MAX_TERMS = 32;
  * A word: a letter or digit, then letters, digits and combining marks. The marks belong to the
  * word: a Devanagari vowel sign or an accent typed as a combining character does not cut it.
  */
-const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+export const WORD_PATTERN = '[\\p{L}\\p{N}][\\p{L}\\p{N}\\p{M}]*';
+const WORD = new RegExp(WORD_PATTERN, 'gu');
 
 const ASCII = /^[\x20-\x7e]*$/;
-const ASCII_TEXT = /^[\x00-\x7f]*$/;
+const ASCII_TEXT = /^\p{ASCII}*$/u;
 /** {@link WORD} in an ASCII text, where letters and digits are these and there are no marks. */
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 /**

@@ -5,8 +5,8 @@
  * statistics, so ranks are close to, not equal to, an index's.
  */
 import { MATCH_CLOSE, MATCH_OPEN } from './hits.js';
-import type { SearchQuery, SearchTerm, WordAt } from './query.js';
-import { wordsAt } from './query.js';
+import type { SearchQuery, SearchTerm } from './query.js';
+import { foldWord, WORD_PATTERN } from './query.js';
 
 /** A document that matched: its score and snippet. */
 export interface ScanMatch {
@@ -19,15 +19,79 @@ const K1 = 1.2;
 const B = 0.75;
 const AVERAGE_WORDS = 60;
 
+/**
+ * The words of a text as the scan reads them: where each stands, and whether it is a given
+ * folded word, as `wordsAt` cuts and folds them. An ASCII text (most are) is cut by a loop over
+ * its characters, and an ASCII word is compared ignoring case, so no string or object is made
+ * per word; only a word that is not ASCII is folded.
+ */
+interface TextWords {
+  readonly count: number;
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+  is(index: number, folded: string): boolean;
+}
+
+const ASCII_TEXT = /^\p{ASCII}*$/u;
+const WORD = new RegExp(WORD_PATTERN, 'gu');
+
+/** Whether a character code is an ASCII letter or digit. */
+function isAsciiWordCode(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57);
+}
+
+function textWords(text: string): TextWords {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  // The folded form of each word that is not ASCII, by word index; an ASCII word is compared
+  // with the query's word ignoring case, in place.
+  const folded = new Map<number, string>();
+  if (ASCII_TEXT.test(text)) {
+    let at = 0;
+    while (at < text.length) {
+      if (!isAsciiWordCode(text.charCodeAt(at))) {
+        at++;
+        continue;
+      }
+      starts.push(at);
+      while (at < text.length && isAsciiWordCode(text.charCodeAt(at))) at++;
+      ends.push(at);
+    }
+  } else {
+    WORD.lastIndex = 0;
+    for (let match = WORD.exec(text); match !== null; match = WORD.exec(text)) {
+      const word = match[0];
+      if (!ASCII_TEXT.test(word)) {
+        const form = foldWord(word);
+        if (form === '') continue;
+        folded.set(starts.length, form);
+      }
+      starts.push(match.index);
+      ends.push(match.index + word.length);
+    }
+  }
+  const is = (index: number, word: string): boolean => {
+    const form = folded.get(index);
+    if (form !== undefined) return form === word;
+    const start = starts[index] as number;
+    if ((ends[index] as number) - start !== word.length) return false;
+    for (let offset = 0; offset < word.length; offset++) {
+      const code = text.charCodeAt(start + offset);
+      // Lowercase an ASCII capital; the folded word is lowercase already.
+      if ((code >= 65 && code <= 90 ? code + 32 : code) !== word.charCodeAt(offset)) return false;
+    }
+    return true;
+  };
+  return { count: starts.length, starts, ends, is };
+}
+
 /** Where each occurrence of a term starts, as word indexes. */
-function occurrences(words: readonly WordAt[], term: SearchTerm): number[] {
+function occurrences(words: TextWords, term: SearchTerm): number[] {
   const found: number[] = [];
-  const [first, ...rest] = term.words;
-  const last = words.length - term.words.length;
+  const last = words.count - term.words.length;
   next: for (let at = 0; at <= last; at++) {
-    if ((words[at] as WordAt).word !== first) continue;
-    for (let offset = 0; offset < rest.length; offset++) {
-      if ((words[at + 1 + offset] as WordAt).word !== rest[offset]) continue next;
+    for (let offset = 0; offset < term.words.length; offset++) {
+      if (!words.is(at + offset, term.words[offset] as string)) continue next;
     }
     found.push(at);
   }
@@ -36,11 +100,11 @@ function occurrences(words: readonly WordAt[], term: SearchTerm): number[] {
 
 /** Matches a query against a text: every term must occur. */
 export function scanMatch(query: SearchQuery, text: string): ScanMatch | undefined {
-  const words = wordsAt(text);
+  const words = textWords(text);
   // Each occurrence is one marked span (a phrase is marked whole, as FTS5 marks it).
   const matched = new Map<number, number>();
   let score = 0;
-  const norm = 1 - B + (B * words.length) / AVERAGE_WORDS;
+  const norm = 1 - B + (B * words.count) / AVERAGE_WORDS;
   for (const term of query.terms) {
     const found = occurrences(words, term);
     if (found.length === 0) return undefined;
@@ -77,28 +141,24 @@ function bestWindow(starts: readonly number[], wordCount: number): number {
 }
 
 /** The window of {@link SNIPPET_WORDS} words holding the most matched words, marked. */
-function snippetOf(
-  text: string,
-  words: readonly WordAt[],
-  matched: ReadonlyMap<number, number>,
-): string {
+function snippetOf(text: string, words: TextWords, matched: ReadonlyMap<number, number>): string {
   const best = bestWindow(
     [...matched.keys()].sort((a, b) => a - b),
-    words.length,
+    words.count,
   );
-  const end = Math.min(words.length, best + SNIPPET_WORDS);
+  const end = Math.min(words.count, best + SNIPPET_WORDS);
   let out = best > 0 ? '…' : '';
-  let cursor = words[best]?.start ?? 0;
+  let cursor = words.starts[best] ?? 0;
   let spanEnd = -1;
   for (let i = best; i < end; i++) {
-    const word = words[i] as WordAt;
-    out += text.slice(cursor, word.start);
+    const start = words.starts[i] as number;
+    out += text.slice(cursor, start);
     const opens = spanEnd <= i && matched.has(i);
     if (opens) spanEnd = matched.get(i) as number;
-    out += `${opens ? MATCH_OPEN : ''}${text.slice(word.start, word.end)}`;
+    cursor = words.ends[i] as number;
+    out += `${opens ? MATCH_OPEN : ''}${text.slice(start, cursor)}`;
     if (i === spanEnd - 1 || (i === end - 1 && spanEnd > i)) out += MATCH_CLOSE;
-    cursor = word.end;
   }
-  out += end < words.length ? '…' : text.slice(cursor);
+  out += end < words.count ? '…' : text.slice(cursor);
   return out.replace(/\s+/g, ' ').trim();
 }

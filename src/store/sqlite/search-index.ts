@@ -34,12 +34,12 @@ CREATE TABLE IF NOT EXISTS search_marks (
 ) STRICT;
 CREATE TABLE IF NOT EXISTS search_messages (
   doc INTEGER PRIMARY KEY,
-  text TEXT NOT NULL,
   type TEXT NOT NULL,
   role TEXT NOT NULL,
   tools TEXT NOT NULL,
   model TEXT NOT NULL,
-  time INTEGER NOT NULL
+  time INTEGER NOT NULL,
+  text TEXT NOT NULL
 ) STRICT;
 CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(words, tokenize = 'ascii');
 INSERT INTO search_words (search_words, rank) VALUES ('secure-delete', 1);
@@ -145,7 +145,7 @@ export class Fts5SearchIndex implements SearchIndex {
       ),
       clearDocs: db.prepare('DELETE FROM search_messages WHERE doc BETWEEN ? AND ?'),
       insertMessage: db.prepare(
-        'INSERT INTO search_messages (doc, text, type, role, tools, model, time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO search_messages (doc, type, role, tools, model, time, text) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       insertWords: db.prepare('INSERT INTO search_words (rowid, words) VALUES (?, ?)'),
       mark: db.prepare(
@@ -177,7 +177,7 @@ export class Fts5SearchIndex implements SearchIndex {
           const doc = base + document.seq;
           this.#sql.insertWords.run(doc, searchWords(document.text).join(' '));
           const { text, type, role, tools, model, time } = document;
-          this.#sql.insertMessage.run(doc, text, type, role, tools, model, time);
+          this.#sql.insertMessage.run(doc, type, role, tools, model, time, text);
         }
         const { mark, facts } = entry;
         this.#sql.mark.run(
@@ -240,12 +240,19 @@ export class Fts5SearchIndex implements SearchIndex {
     where.push(`s.kind IN (${kinds.join(', ')})`);
     const rows = this.#db
       .prepare(
-        `SELECT s.id AS session, t.doc - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model, t.tools,
-           t.text, -bm25(search_words) AS score
-         FROM search_words JOIN search_messages AS t ON t.doc = search_words.rowid
-           JOIN search_marks AS s ON s.key = (t.doc >> 32)
-         WHERE ${where.join(' AND ')}
-         ORDER BY bm25(search_words), s.id, seq LIMIT ?`,
+        // The best documents first, by their facts alone; only theirs is the text read (a
+        // message's text is the row's last column, so the facts are read without it).
+        `SELECT s.id AS session, top.doc - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model,
+           t.tools, t.text, top.score
+         FROM (
+           SELECT t.doc, -bm25(search_words) AS score, s.id
+           FROM search_words JOIN search_messages AS t ON t.doc = search_words.rowid
+             JOIN search_marks AS s ON s.key = (t.doc >> 32)
+           WHERE ${where.join(' AND ')}
+           ORDER BY bm25(search_words), s.id, t.doc LIMIT ?
+         ) AS top
+         JOIN search_messages AS t ON t.doc = top.doc JOIN search_marks AS s ON s.id = top.id
+         ORDER BY top.score DESC, s.id, top.doc`,
       )
       .all(...params, options.limit) as HitRow[];
     const hits: SearchHit[] = [];
