@@ -221,9 +221,12 @@ export class Fts5SearchIndex implements SearchIndex {
   ): Promise<SearchHit[]> {
     const where = ['search_words MATCH ?'];
     const params: unknown[] = [fts5Match(query)];
+    // Whether a filter reads a message's facts: only then is each match's row joined.
+    let byFacts = false;
     const filter = (clause: string, value: unknown): void => {
       where.push(clause);
       params.push(value);
+      byFacts ||= clause.includes('t.');
     };
     if (options.since !== undefined) filter('t.time >= ?', options.since);
     if (options.until !== undefined) filter('t.time < ?', options.until);
@@ -240,16 +243,17 @@ export class Fts5SearchIndex implements SearchIndex {
     where.push(`s.kind IN (${kinds.join(', ')})`);
     const rows = this.#db
       .prepare(
-        // The best documents first, by their facts alone; only theirs is the text read (a
-        // message's text is the row's last column, so the facts are read without it).
+        // The best documents first, from the index and the session's mark (and the message's
+        // facts when a filter asks); only theirs are the facts and text read (a message's text
+        // is its row's last column, so a filter reads the facts without it).
         `SELECT s.id AS session, top.doc - s.key * ${SPAN} AS seq, t.type, t.role, t.time, t.model,
            t.tools, t.text, top.score
          FROM (
-           SELECT t.doc, -bm25(search_words) AS score, s.id
-           FROM search_words JOIN search_messages AS t ON t.doc = search_words.rowid
-             JOIN search_marks AS s ON s.key = (t.doc >> 32)
+           SELECT search_words.rowid AS doc, -bm25(search_words) AS score, s.id
+           FROM search_words JOIN search_marks AS s ON s.key = (search_words.rowid >> 32)
+             ${byFacts ? 'JOIN search_messages AS t ON t.doc = search_words.rowid' : ''}
            WHERE ${where.join(' AND ')}
-           ORDER BY bm25(search_words), s.id, t.doc LIMIT ?
+           ORDER BY bm25(search_words), s.id, search_words.rowid LIMIT ?
          ) AS top
          JOIN search_messages AS t ON t.doc = top.doc JOIN search_marks AS s ON s.id = top.id
          ORDER BY top.score DESC, s.id, top.doc`,
