@@ -194,15 +194,15 @@ export function firstDoubtfulDelta(run: HeldDeltaRun, limits: JsonLimits, from =
   const room = limits.maxChars - deltaChunkChars(type, id, '');
   for (let i = from; i < count; i++) {
     const time = times[i] as number;
-    const chars =
-      given === undefined ? (ends[i] as number) - (i === 0 ? 0 : (ends[i - 1] as number)) : -1;
     const delta = given?.[i];
-    if (
-      (given !== undefined && typeof delta !== 'string') ||
-      (given === undefined ? chars : (delta as string).length) > room ||
-      !Number.isSafeInteger(time) ||
-      Object.is(time, -0)
-    ) {
+    // A delta that is not a string has no length that fits: the general admission refuses it.
+    const chars =
+      given === undefined
+        ? (ends[i] as number) - (i === 0 ? 0 : (ends[i - 1] as number))
+        : typeof delta === 'string'
+          ? delta.length
+          : Number.POSITIVE_INFINITY;
+    if (chars > room || !Number.isSafeInteger(time) || Object.is(time, -0)) {
       return i;
     }
   }
