@@ -8,8 +8,8 @@
  *
  * - an *elided* chunk (a finished chunk loaded without its body, see `elided.ts`): its time and
  *   data length in two typed arrays;
- * - a *held* delta (a text delta loaded in full, see `held-deltas.ts`): its string, in a run of
- *   the deltas of one stream part.
+ * - a *held* delta (a text delta loaded in full, see `held-deltas.ts`): its text, joined with the
+ *   other deltas of its stream part's run into one string.
  *
  * A session seeded from it keeps the holes and builds a chunk's event (a stub, or the full
  * chunk) only when someone reads that event (`session.event(seq)`, `session.events`). What a
@@ -221,7 +221,7 @@ export class ElidedLog {
       copy.#holes.set(this.#holes.subarray(0, length));
     }
     copy.#elided = this.#elided;
-    for (const run of this.#held.runs) copy.#held.add(run.seq, run);
+    for (const run of this.#held.runs) copy.#held.keep(run);
     copy.#length = length;
     for (const event of events) copy.push(event);
     return copy;
@@ -301,7 +301,7 @@ export class ElidedLog {
   /** A new array of a byte per seq: 1 where an elided chunk is, 0 elsewhere. */
   elidedMap(): Uint8Array {
     const map = this.#holes.slice(0, this.#length);
-    for (const run of this.#held.runs) map.fill(PRESENT, run.seq, run.seq + run.deltas.length);
+    for (const run of this.#held.runs) map.fill(PRESENT, run.seq, run.seq + run.count);
     return map;
   }
 

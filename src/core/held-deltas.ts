@@ -6,9 +6,10 @@
  * id, delta}}` (200 of every 204 events of a turn in the benchmarks). Built as events, each is
  * three frozen objects, a million of them for a 5,000-turn session: building, checking, freezing
  * and collecting them was about half of such a load. The stores already read a message's deltas
- * as one array of strings (a run line, a run row), so a log can keep that array and the parts
- * the deltas share, and make a chunk's event when someone reads it. What a reader sees is
- * unchanged: the same events, at the same seqs, with the same times.
+ * as one array of strings (a run line, a run row), so a log can keep them (joined into one string
+ * per run, see {@link HeldDeltaRun}) and the parts the deltas share, and make a chunk's event
+ * when someone reads it. What a reader sees is unchanged: the same events, at the same seqs,
+ * with the same times.
  */
 import { DELTA_CHUNK_DEPTH, DELTA_CHUNK_NODES, deltaChunkChars } from './delta-chunk.js';
 import { isSeqLike } from './event-shapes.js';
@@ -31,11 +32,51 @@ export interface DeltaRun {
   readonly times: ArrayLike<number>;
 }
 
-/** A run as held: its first seq, and copies of its deltas and times (the caller's may change). */
-export interface HeldDeltaRun extends DeltaRun {
+/**
+ * A run as held: its first seq, its times copied, and its deltas joined into one string with
+ * where each ends (`ends[i]`; delta `i` begins where delta `i - 1` ends). A resume holds a
+ * million deltas: as a string each they were most of the objects its heap kept, each copied by
+ * the young generation's collections on its way to the old one; joined, a run is one string and
+ * one array of ends, and the strings the store parsed die young. A run with a delta that is not
+ * a string (which admission refuses) keeps its deltas as given, for the session to report.
+ */
+export interface HeldDeltaRun {
   readonly seq: number;
+  readonly turn: number;
+  readonly step: number;
+  readonly type: string;
+  readonly id: string;
+  /** How many chunks the run holds. */
+  readonly count: number;
   readonly times: Float64Array;
+  /** The deltas joined (empty when {@link HeldDeltaRun.given} holds them). */
+  readonly text: string;
+  readonly ends: Uint32Array;
+  /** The deltas as given, when one of them is not a string. */
+  readonly given: readonly unknown[] | undefined;
 }
+
+/** The delta of the `i`-th chunk of a held run. */
+export function heldDelta(run: HeldDeltaRun, i: number): unknown {
+  if (run.given !== undefined) return run.given[i];
+  return run.text.slice(i === 0 ? 0 : (run.ends[i - 1] as number), run.ends[i] as number);
+}
+
+/** The deltas joined, with their ends; `undefined` when one is not a string. */
+function join(deltas: readonly unknown[]): { text: string; ends: Uint32Array } | undefined {
+  const ends = new Uint32Array(deltas.length);
+  let end = 0;
+  for (let i = 0; i < deltas.length; i++) {
+    const delta = deltas[i];
+    if (typeof delta !== 'string') return undefined;
+    end += delta.length;
+    ends[i] = end;
+  }
+  // No run's text nears 2^32 UTF-16 units: a V8 string is shorter than 2^29.
+  return { text: deltas.join(''), ends };
+}
+
+const NO_ENDS = new Uint32Array(0);
 
 /** The held runs of one log, in seq order. */
 export class HeldDeltas {
@@ -58,23 +99,33 @@ export class HeldDeltas {
     const count = run.deltas.length;
     const times = new Float64Array(count);
     for (let i = 0; i < count; i++) times[i] = run.times[i] as number;
+    const joined = join(run.deltas);
     this.#runs.push({
       seq,
       turn,
       step,
       type,
       id,
-      deltas: run.deltas.slice(),
+      count,
       times,
+      text: joined?.text ?? '',
+      ends: joined?.ends ?? NO_ENDS,
+      given: joined === undefined ? run.deltas.slice() : undefined,
     });
     this.#count += count;
+  }
+
+  /** Holds a run another log holds (a held run never changes). */
+  keep(run: HeldDeltaRun): void {
+    this.#runs.push(run);
+    this.#count += run.count;
   }
 
   /** The frozen event of the held chunk at `seq`; only for a seq a held run covers. */
   event(seq: number): SessionEvent<'assistant/chunk'> {
     const run = this.#find(seq);
     const i = seq - run.seq;
-    const chunk = Object.freeze({ type: run.type, id: run.id, delta: run.deltas[i] as string });
+    const chunk = Object.freeze({ type: run.type, id: run.id, delta: heldDelta(run, i) as string });
     const data = Object.freeze({ turn: run.turn, step: run.step, chunk });
     return Object.freeze({
       seq,
@@ -89,16 +140,19 @@ export class HeldDeltas {
     const runs = this.#runs;
     while (runs.length > 0) {
       const last = runs[runs.length - 1] as HeldDeltaRun;
-      const end = last.seq + last.deltas.length;
+      const end = last.seq + last.count;
       if (end <= length) return;
       runs.pop();
-      this.#count -= last.deltas.length;
+      this.#count -= last.count;
       const kept = length - last.seq;
       if (kept > 0) {
         runs.push({
           ...last,
-          deltas: last.deltas.slice(0, kept),
+          count: kept,
           times: last.times.subarray(0, kept),
+          text: last.given === undefined ? last.text.slice(0, last.ends[kept - 1]) : '',
+          ends: last.given === undefined ? last.ends.subarray(0, kept) : NO_ENDS,
+          given: last.given?.slice(0, kept),
         });
         this.#count += kept;
       }
@@ -126,7 +180,7 @@ export class HeldDeltas {
  * to the general admission, which reports what is wrong with it.
  */
 export function firstDoubtfulDelta(run: HeldDeltaRun, limits: JsonLimits, from = 0): number {
-  const { turn, step, type, id, deltas, times } = run;
+  const { turn, step, type, id, count, times, ends, given } = run;
   if (
     !isSeqLike(turn) ||
     !isSeqLike(step) ||
@@ -135,18 +189,20 @@ export function firstDoubtfulDelta(run: HeldDeltaRun, limits: JsonLimits, from =
     limits.maxDepth < DELTA_CHUNK_DEPTH ||
     limits.maxNodes < DELTA_CHUNK_NODES
   ) {
-    return from < deltas.length ? from : -1;
+    return from < count ? from : -1;
   }
   const room = limits.maxChars - deltaChunkChars(type, id, '');
-  for (let i = from; i < deltas.length; i++) {
-    const delta: unknown = deltas[i];
+  for (let i = from; i < count; i++) {
     const time = times[i] as number;
-    if (
-      typeof delta !== 'string' ||
-      delta.length > room ||
-      !Number.isSafeInteger(time) ||
-      Object.is(time, -0)
-    ) {
+    const delta = given?.[i];
+    // A delta that is not a string has no length that fits: the general admission refuses it.
+    const chars =
+      given === undefined
+        ? (ends[i] as number) - (i === 0 ? 0 : (ends[i - 1] as number))
+        : typeof delta === 'string'
+          ? delta.length
+          : Number.POSITIVE_INFINITY;
+    if (chars > room || !Number.isSafeInteger(time) || Object.is(time, -0)) {
       return i;
     }
   }

@@ -8,7 +8,7 @@ import { ElidedChunkTracker, isSharedElidedMarker } from './elided.js';
 import { ElidedLog } from './elided-log.js';
 import { type SessionValidationDetails, SessionValidationError } from './errors.js';
 import type { SessionEvent } from './events.js';
-import { firstDoubtfulDelta, type HeldDeltaRun } from './held-deltas.js';
+import { firstDoubtfulDelta, type HeldDeltaRun, heldDelta } from './held-deltas.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonValue, jsonEqual } from './json.js';
 import { asObject } from './messages.js';
 
@@ -462,7 +462,7 @@ function admitHeld(
     i = firstDoubtfulDelta(run, limits, i + 1)
   ) {
     const seq = run.seq + i;
-    const chunk = { type: run.type, id: run.id, delta: run.deltas[i] };
+    const chunk = { type: run.type, id: run.id, delta: heldDelta(run, i) };
     const data = { turn: run.turn, step: run.step, chunk };
     admit({ seq, time: run.times[i], type: 'assistant/chunk', data }, seq);
   }

@@ -197,6 +197,23 @@ describe('a log holding text deltas as strings', () => {
     expect(held.toEvents()).toHaveLength(1);
   });
 
+  it('cuts a held run with a delta that is not a string as its chunks in full are cut', () => {
+    const run = {
+      turn: 1,
+      step: 1,
+      type: 'text-delta',
+      id: 't',
+      deltas: ['a', 7, 'c'],
+      times: [T0, T0, T0],
+    } as unknown as DeltaRun;
+    const { held } = logs(opening, run, []);
+    held.truncate(4);
+    const full = [...opening, ...chunksOf(opening.length, run).slice(0, 2)];
+    expect(held.holeCount).toBe(2);
+    expect(seeded(held, 'parsed')).toEqual(seeded(full, 'parsed'));
+    expect(JSON.stringify(held.toEvents())).toBe(JSON.stringify(full));
+  });
+
   it('repairs an open step with the text its held deltas streamed', () => {
     const run: DeltaRun = {
       turn: 1,

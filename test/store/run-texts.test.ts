@@ -1,6 +1,6 @@
 /**
  * A full load of an SQL backend reads a chunk run's delta texts as their strings alone
- * (`src/store/run-texts.ts`). Whatever the texts, the session it seeds must be the session that
+ * (`src/store/sql/chunk-run-texts.ts`). Whatever the texts, the session it seeds must be the session that
  * parsing every text seeds: the same events, the same errors.
  */
 import fc from 'fast-check';
@@ -12,7 +12,7 @@ import {
   type SessionEvent,
   SessionValidationError,
 } from '../../src/core/index.js';
-import { pushRunTexts } from '../../src/store/sql/chunk-run-texts.js';
+import { pushRunTexts, runLineEnds } from '../../src/store/sql/chunk-run-texts.js';
 import { event } from '../core/builders.js';
 import { fuzzRuns } from '../fuzz-runs.js';
 import { HOSTILE_TEXTS } from './chunk-run-events.js';
@@ -64,7 +64,10 @@ function held(texts: readonly string[], times: readonly number[], skip = 0): Eli
   for (const event of [...opening, ...chunkEvents(texts, times, 0, skip)]) {
     log.push(event as SessionEvent);
   }
-  pushRunTexts(texts, times, opening.length, skip, log, true, parse);
+  const text = texts.map((line) => `${line}\n`).join('');
+  const ends = runLineEnds(text, texts.length);
+  if (ends === undefined) throw new Error('the texts are not one line each');
+  pushRunTexts(text, ends, Float64Array.from(times), opening.length, skip, log, true, parse);
   return log;
 }
 

@@ -4,10 +4,13 @@
  * one transaction of 204 raw better-sqlite3 inserts, or one 204-row `INSERT` through raw `pg`;
  * or palimpsest's own JSONL encoding of the turn's admitted events and one `writeSync`.
  * Resumes: read palimpsest's JSONL file and `JSON.parse` every line; one `SELECT` of the
- * non-chunk rows of palimpsest's SQLite database with `JSON.parse` of each row's data.
+ * non-chunk rows of palimpsest's SQLite database with `JSON.parse` of each row's data; and what
+ * any full replay of that database reads: every row of both its tables, the JSON columns of the
+ * event rows parsed and every chunk run inflated into its text (nothing split, parsed or checked).
  */
 import { closeSync, fdatasyncSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import pg from 'pg';
 import { Session, type SessionEvent } from '../../../src/core/index.js';
 import { DEFAULT_MAX_LINE_BYTES, encodeBatch } from '../../../src/store/jsonl/format.js';
@@ -146,7 +149,10 @@ function encodingFloor(name: string): BenchSystem {
 /** The part of better-sqlite3 the floors call (it ships no types; the store types it the same way). */
 interface RawStatement {
   run(...params: readonly unknown[]): unknown;
-  raw(): { all(...params: readonly unknown[]): unknown[][] };
+  raw(): {
+    all(...params: readonly unknown[]): unknown[][];
+    iterate(...params: readonly unknown[]): IterableIterator<unknown[]>;
+  };
 }
 
 interface RawDatabase {
@@ -267,6 +273,9 @@ function jsonlFile(dir: string): string {
   return join(dir, name);
 }
 
+/** What a full replay of palimpsest's SQLite database reads before it splits, parses or checks. */
+export const SQLITE_READ_FLOOR = 'floor: raw SELECT of every row + inflate every run';
+
 export const FLOOR_RESUMES: readonly ResumeTarget[] = [
   {
     name: 'floor: read + JSON.parse every line',
@@ -307,6 +316,41 @@ export const FLOOR_RESUMES: readonly ResumeTarget[] = [
         for (const row of rows) parsed += JSON.parse(String(row[3])) === null ? 0 : 1;
         db.close();
         return { messages: parsed, async close() {} };
+      };
+    },
+  },
+  {
+    name: SQLITE_READ_FLOOR,
+    from: 'palimpsest SQLite',
+    role: 'floor',
+    async prepare(dir: string) {
+      const Database = await rawSqlite();
+      return async () => {
+        const db = new Database(join(dir, SQLITE_FILE), { readonly: true });
+        // The columns the store's full load reads, in the same two statements.
+        const runs = db
+          .prepare(
+            'SELECT first_seq, count, time, times, sizes, data, crc FROM chunk_runs WHERE session_id = 1 ORDER BY first_seq',
+          )
+          .raw()
+          .all();
+        const values: unknown[] = [];
+        const events = db
+          .prepare(
+            'SELECT seq, type, time, data, source_event_seqs, surface_op, crc FROM events WHERE session_id = 1 ORDER BY seq',
+          )
+          .raw()
+          .iterate();
+        for (const row of events) {
+          values.push(JSON.parse(String(row[3])));
+          if (row[4] !== null) values.push(JSON.parse(String(row[4])));
+          if (row[5] !== null) values.push(JSON.parse(String(row[5])));
+        }
+        let chars = 0;
+        for (const run of runs)
+          chars += inflateRawSync(run[5] as Uint8Array).toString('utf8').length;
+        db.close();
+        return { messages: chars > 0 ? values.length : 0, async close() {} };
       };
     },
   },

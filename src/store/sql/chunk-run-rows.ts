@@ -13,16 +13,16 @@ import type { SessionEvent } from '../../core/index.js';
 import { CorruptLogError } from '../contract/errors.js';
 import { logSizedFor } from '../contract/loaded-session.js';
 import { checkRowPosition, checkRowsComplete } from '../contract/store-rules.js';
-import { pushRunTexts } from './chunk-run-texts.js';
+import { pushRunTexts, runLineEnds } from './chunk-run-texts.js';
 import {
   envelopeChecksum,
+  inflateRun,
   RUN_TYPE,
   type RunEnvelopeRow,
   type RunRow,
   runChecksum,
   runDigest,
   runEnvelopes,
-  runTexts,
 } from './chunk-runs.js';
 
 /** Whose rows these are: the location for errors, the session's id and its integer key. */
@@ -219,13 +219,14 @@ function expandRun(
   if (run.data === undefined) {
     throw new TypeError(`${where} was read without its data, which a full load needs`);
   }
-  const texts = runTexts(run);
-  if (texts === undefined) {
+  const text = inflateRun(run);
+  const ends = text === undefined ? undefined : runLineEnds(text, run.count);
+  if (text === undefined || ends === undefined) {
     throw corruptRun(context, first, `${where} does not inflate into ${run.count} chunks`);
   }
-  pushRunTexts(texts, times, first, skip, events, reading === 'hold', (text, seq) => {
+  pushRunTexts(text, ends, times, first, skip, events, reading === 'hold', (line, seq) => {
     try {
-      return JSON.parse(text) as unknown;
+      return JSON.parse(line) as unknown;
     } catch (error) {
       throw new CorruptLogError(
         {

@@ -246,17 +246,26 @@ export function runEnvelopes(
 }
 
 /**
- * A run's data JSON texts, inflated and split; `undefined` when the bytes do not inflate into
- * exactly `count` newline-ended texts.
+ * A run's data inflated: its chunks' JSON texts, each followed by `\n`; `undefined` when the
+ * bytes do not inflate or do not end with a `\n`.
  */
-export function runTexts(row: RunRow): string[] | undefined {
+export function inflateRun(row: RunRow): string | undefined {
   let text: string;
   try {
     text = inflateRawSync(row.data).toString('utf8');
   } catch {
     return undefined;
   }
-  if (!text.endsWith('\n')) return undefined;
+  return text.endsWith('\n') ? text : undefined;
+}
+
+/**
+ * A run's data JSON texts, inflated and split; `undefined` when the bytes do not inflate into
+ * exactly `count` newline-ended texts.
+ */
+export function runTexts(row: RunRow): string[] | undefined {
+  const text = inflateRun(row);
+  if (text === undefined) return undefined;
   const texts = text.slice(0, -1).split('\n');
   return texts.length === row.count ? texts : undefined;
 }
