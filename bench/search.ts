@@ -355,7 +355,7 @@ async function main(): Promise<void> {
         `The store is written with fsync off (its writing is not measured). Reading the logs lists the store and loads each session; the build empties the index and indexes every session (\`rebuildSearchIndex\`), which reads them the same way and adds formatting each message, cutting and folding its words and FTS5's inserts. Each round runs every query three ways, in this order: the direct query (\`SELECT … snippet(), bm25() … WHERE search_words MATCH ? ORDER BY bm25 LIMIT 20\`, its snippet cut by FTS5 from the folded words, through better-sqlite3 on the index file), \`searchSessions(store, q, {catchUp: false})\`, and, in the first ${CATCH_UP_ROUNDS} rounds, \`searchSessions(store, q)\`; p50 and p95 are over all of them. The machine's load average is printed with the run: other work shared its two cores. Source: \`bench/search.ts\`.`,
       ],
       notes: [
-        '`searchSessions` opens the index file, parses the query, and joins the session table for the filters and ids, on top of the direct query. A default search also lists the store to find sessions that changed; for JSONL that is a `stat` per log file, which grows with the number of sessions, not with what is searched.',
+        '`searchSessions` opens the index file, parses the query, ranks the best messages in FTS5, reads their text and cuts each snippet as the memory scan cuts it (its words found in an ASCII text by a loop over its characters). A default search also lists the store to find sessions that changed; for JSONL that is a `stat` per log file, which grows with the number of sessions, not with what is searched.',
       ],
       durationSeconds: Number(process.hrtime.bigint() - startedNs) / 1e9,
     };
