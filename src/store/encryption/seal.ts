@@ -8,6 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
 import { SEALED_KEY, textDigest } from '../integrity/chain.js';
+import { payloadText } from '../integrity/payload-text.js';
 import { gcmOpen, gcmSeal, nextIv, sealedParts } from './gcm.js';
 
 /** What a sealed event's data holds. */
@@ -46,7 +47,7 @@ export const CLEAR_TYPES: ReadonlySet<string> = new Set(['log/checkpoint', 'log/
 /** The event with its data sealed under `key` (the chain's records as they are). */
 export function sealEvent(event: SessionEvent, session: string, key: KeyObject): SessionEvent {
   if (CLEAR_TYPES.has(event.type)) return event;
-  const text = JSON.stringify(event.data);
+  const text = payloadText(event.data);
   const digest = textDigest(text);
   const iv = nextIv();
   const sealed = gcmSeal(key, iv, associatedData(session, event.seq, event.type, digest), text);

@@ -13,6 +13,7 @@ import type { KeyObject } from 'node:crypto';
 import type { JsonValue, SessionEvent } from '../../core/index.js';
 import { EncryptionError } from '../contract/errors.js';
 import { SEALED_KEY, textDigest } from '../integrity/chain.js';
+import { payloadText } from '../integrity/payload-text.js';
 import { gcmOpen, gcmSeal, nextIv, sealedParts } from './gcm.js';
 import { isSealed, sealEvent } from './seal.js';
 
@@ -61,7 +62,7 @@ function sealStretch(
   out: SessionEvent[],
 ): void {
   const head = (chunks[0] as SessionEvent).seq;
-  const texts = chunks.map((chunk) => JSON.stringify(chunk.data));
+  const texts = chunks.map((chunk) => payloadText(chunk.data));
   const iv = nextIv();
   const body = gcmSeal(key, iv, associatedData(session, head, chunks.length), texts.join('\n'));
   chunks.forEach((chunk, i) => {

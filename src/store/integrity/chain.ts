@@ -8,6 +8,7 @@
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import type { SessionEvent } from '../../core/index.js';
+import { payloadText } from './payload-text.js';
 
 /** The text form of a digest: `sha256:` then the 32 bytes in base64url. */
 export type DigestText = string;
@@ -47,7 +48,7 @@ const sha256Text: (text: string) => DigestText =
  * text it was handed, byte for byte), or, for a stand-in, the digest it carries.
  */
 export function payloadDigest(data: unknown): DigestText {
-  return standInDigest(data) ?? sha256Text(JSON.stringify(data));
+  return standInDigest(data) ?? sha256Text(payloadText(data));
 }
 
 /** The payload digest of data whose JSON text is `text` (for a caller that has the text). */
@@ -79,10 +80,23 @@ export function leafDigest(event: SessionEvent): DigestText {
   // The text `JSON.stringify` makes of the array, put together by hand: a time and seqs are
   // integers, a digest needs no escaping, and this runs once per event appended.
   return sha256Text(
-    `[${event.time},${JSON.stringify(event.type)},"${payloadDigest(event.data)}",${
+    `[${event.time},${typeText(event.type)},"${payloadDigest(event.data)}",${
       surfaceOp === undefined ? 'null' : JSON.stringify(surfaceOp)
     },${sourceEventSeqs === undefined ? 'null' : `[${sourceEventSeqs.join(',')}]`}]`,
   );
+}
+
+/** Event types as JSON text, made once each: a session uses a few dozen. */
+const typeTexts = new Map<string, string>();
+const MAX_TYPE_TEXTS = 256;
+
+function typeText(type: string): string {
+  let text = typeTexts.get(type);
+  if (text === undefined) {
+    text = JSON.stringify(type);
+    if (typeTexts.size < MAX_TYPE_TEXTS) typeTexts.set(type, text);
+  }
+  return text;
 }
 
 /** The first head of a chain: it names the session that started it. */

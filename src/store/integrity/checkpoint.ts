@@ -42,6 +42,8 @@ export class ChainTracker {
   readonly #session: string;
   readonly #signer: CheckpointSigner | undefined;
   #segment: ChainSegment;
+  /** Events fed since the segment's last leaf, hashed when a head is asked for. */
+  #pending: SessionEvent[] = [];
   #next: number;
 
   private constructor(
@@ -99,10 +101,13 @@ export class ChainTracker {
 
   /** The head over every event fed so far, to keep outside the store. */
   anchor(): Anchor {
-    return { session: this.#session, count: this.#next, head: this.#segment.head() };
+    return { session: this.#session, count: this.#next, head: this.#settled().head() };
   }
 
-  /** Hashes events appended since; each must be the next seq. */
+  /**
+   * Takes the next event appended (its seq must be `count`). Its leaf is hashed when a head is
+   * next asked for, so it must not change meanwhile (a session's events are frozen).
+   */
   feed(event: SessionEvent): void {
     if (event.seq !== this.#next) {
       throw new InvalidArgumentError(
@@ -113,9 +118,16 @@ export class ChainTracker {
       event.type === 'log/checkpoint'
         ? (event as SessionEvent<'log/checkpoint'>).data.head
         : undefined;
-    // A checkpoint starts the next segment, which holds its own leaf first.
-    if (head !== undefined && isDigestText(head)) this.#segment = new ChainSegment(head, event.seq);
-    this.#push(leafDigest(event));
+    // A checkpoint starts the next segment, which holds its own leaf first; the events before it
+    // are covered by its head and need no leaves any more.
+    if (head !== undefined && isDigestText(head)) {
+      this.#segment = new ChainSegment(head, event.seq);
+      this.#pending = [];
+    }
+    // A turn's leaves hashed in one loop cost less than each in the middle of its append
+    // (docs/benchmarks.md, "Hash chain and encryption benchmark").
+    this.#pending.push(event);
+    this.#next++;
   }
 
   /**
@@ -123,7 +135,8 @@ export class ChainTracker {
    * (its seq must equal `count`).
    */
   checkpoint(): CheckpointData {
-    const head = this.#segment.head();
+    const segment = this.#settled();
+    const head = segment.head();
     const signature =
       this.#signer === undefined
         ? undefined
@@ -137,10 +150,17 @@ export class ChainTracker {
       session: this.#session,
       count: this.#next,
       head,
-      from: this.#segment.from,
-      leaves: this.#segment.shortLeaves(),
+      from: segment.from,
+      leaves: segment.shortLeaves(),
       ...(signature === undefined ? {} : { signature }),
     };
+  }
+
+  /** The segment with a leaf for every event fed. */
+  #settled(): ChainSegment {
+    for (const event of this.#pending) this.#segment.push(leafDigest(event));
+    this.#pending = [];
+    return this.#segment;
   }
 
   #push(leaf: DigestText): void {
