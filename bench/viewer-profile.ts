@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { MARKS } from '../src/viewer/protocol.js';
-import { withViewer, workload } from './viewer-workload.js';
+import { loadMarks, readMarks, withViewer, workload } from './viewer-workload.js';
 
 interface CallFrame {
   readonly functionName: string;
@@ -36,8 +36,6 @@ interface TraceEvent {
   readonly dur?: number;
 }
 
-const PHASES = [MARKS.received, MARKS.parsed, MARKS.seeded, MARKS.firstRender] as const;
-
 async function open(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(url);
@@ -49,14 +47,14 @@ async function open(browser: Browser, url: string): Promise<Page> {
   return page;
 }
 
-/** The phases of the load in `page`: parse, seed and views, and the first render, in ms. */
+/**
+ * The phases of the load in `page`: parse (every part's, most done while the rest arrived),
+ * seed and views, and the first render in the floor's terms (see `loadMarks`), in ms.
+ */
 async function phases(page: Page): Promise<string> {
-  const [received, parsed, seeded, rendered] = (await page.evaluate(
-    (names) => names.map((name) => performance.getEntriesByName(name)[0]?.startTime ?? 0),
-    [...PHASES],
-  )) as [number, number, number, number];
+  const { renderMs, phases } = loadMarks(await page.evaluate(readMarks, MARKS));
   const ms = (value: number): string => value.toFixed(0).padStart(4);
-  return `parse ${ms(parsed - received)}  seed ${ms(seeded - parsed)}  views ${ms(rendered - seeded)}  first render ${ms(rendered - received)}`;
+  return `parse ${ms(phases.parse)}  seed ${ms(phases.seed)}  views ${ms(phases.views)}  first render ${ms(renderMs)}`;
 }
 
 /** Self time by function, the heaviest first. */

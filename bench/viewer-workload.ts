@@ -10,6 +10,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { Session } from '../src/core/index.js';
 import { openStore, type SessionStore } from '../src/store/index.js';
 import { startViewerServer } from '../src/viewer/index.js';
+import type { MARKS } from '../src/viewer/protocol.js';
 import { recordToolTurn } from '../test/core/builders.js';
 
 /**
@@ -99,4 +100,62 @@ export function callWorkload(id: string, calls: number): Session {
     recordToolTurn(session, turn, `Question ${turn}: what does file ${turn}.ts do?`);
   }
   return session;
+}
+
+/** The first render of a load and where it went: the page's JSON.parse, core's seeding, the views. */
+export interface LoadPhases {
+  readonly renderMs: number;
+  readonly phases: { readonly parse: number; readonly seed: number; readonly views: number };
+}
+
+/** The marks of the page's latest load, read in the page. */
+export interface LoadMarks {
+  readonly received: number;
+  readonly parsed: number;
+  readonly seeded: number;
+  readonly rendered: number;
+  /** How long each part parse of the load took that ended before the last part arrived. */
+  readonly earlier: readonly number[];
+}
+
+/**
+ * Runs in the page: the latest load's marks (a page that opened the session again has several).
+ * No named functions inside: tsx would wrap them in a helper the page does not have.
+ */
+export function readMarks(marks: typeof MARKS): LoadMarks {
+  const [started, received, parsed, seeded, rendered] = [
+    marks.streamStarted,
+    marks.received,
+    marks.parsed,
+    marks.seeded,
+    marks.firstRender,
+  ].map((name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const earlier = performance
+    .getEntriesByName(marks.partParsed)
+    .filter((part) => part.startTime >= started && part.startTime + part.duration <= received)
+    .map((part) => part.duration);
+  return { received, parsed, seeded, rendered, earlier };
+}
+
+/**
+ * The first render as the page's work on the snapshot, in the floor's terms: the parse of every
+ * part (those done while later parts were still coming, then the last one), the seed and the
+ * views, up to the first render's mark.
+ */
+export function loadMarks(marks: LoadMarks): LoadPhases {
+  const earlier = marks.earlier.reduce((total, ms) => total + ms, 0);
+  return {
+    renderMs: earlier + marks.rendered - marks.received,
+    phases: {
+      parse: earlier + marks.parsed - marks.received,
+      seed: marks.seeded - marks.parsed,
+      views: marks.rendered - marks.seeded,
+    },
+  };
 }

@@ -37,7 +37,14 @@ import {
   writeSection,
 } from './report.js';
 import { type Interactive, paintAndInteractive, traceDraw } from './viewer-interactive.js';
-import { callWorkload, withViewer, workload } from './viewer-workload.js';
+import {
+  callWorkload,
+  type LoadPhases,
+  loadMarks,
+  readMarks,
+  withViewer,
+  workload,
+} from './viewer-workload.js';
 
 const smoke = process.argv.includes('--smoke');
 const SIZES: readonly number[] = smoke ? [1_000] : [1_000, 10_000, 100_000];
@@ -56,10 +63,7 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-interface Load {
-  readonly renderMs: number;
-  /** Where the first render's time went: the page's JSON.parse, core's seeding, the views. */
-  readonly phases: { readonly parse: number; readonly seed: number; readonly views: number };
+interface Load extends LoadPhases {
   readonly peakHeap: number;
 }
 
@@ -110,21 +114,14 @@ async function load(page: Page, url: string, id: string, sampleHeap: boolean): P
   return { ...(await lastLoad(page)), peakHeap };
 }
 
-/** The first render and its phases of the page's latest load of a session, from its marks. */
+/**
+ * The first render and its phases of the page's latest load of a session, from its marks. The
+ * page parses each snapshot part as it arrives: the parse is the sum of the load's part parses
+ * (`MARKS.partParsed`), and the first render counts those done before the last part came (see
+ * {@link loadMarks}).
+ */
 async function lastLoad(page: Page): Promise<Omit<Load, 'peakHeap'>> {
-  const [received, parsed, seeded, rendered] = await page.evaluate(
-    (names) =>
-      names.map((name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN),
-    [MARKS.received, MARKS.parsed, MARKS.seeded, MARKS.firstRender],
-  );
-  return {
-    renderMs: (rendered as number) - (received as number),
-    phases: {
-      parse: (parsed as number) - (received as number),
-      seed: (seeded as number) - (parsed as number),
-      views: (rendered as number) - (seeded as number),
-    },
-  };
+  return loadMarks(await page.evaluate(readMarks, MARKS));
 }
 
 /**
@@ -501,8 +498,8 @@ async function main(): Promise<void> {
     details,
     method: [
       'Workload: turns of a user message, a step with a tool call (a stream chunk, the assistant message citing it, the tool call and its result) and a streamed answer, 14 events per turn of which 2 are stream chunks (8% of the snapshot’s bytes), recorded to a JSONL store; the viewer server runs in the benchmark’s process over a read-only store.',
-      `The snapshot: the event stream’s first line says how many parts follow; each part is a line of events, about ${SNAPSHOT_PART_CHARS / 1024}K characters of JSON (an event longer than that is a part alone). The page keeps the parts as text until the last arrives, then parses them and seeds its session from the whole log.`,
-      `First render: the page’s own marks, \`${MARKS.received}\` when the snapshot’s last part is complete (its pieces decoded and joined, before any JSON.parse of a part) to \`${MARKS.firstRender}\` when the model view’s rows in sight are in the DOM. In between: JSON.parse of each part as sent, seeding a core \`Session\` (every surface rule and every event’s data checked, every event deeply frozen, \`seedMode: 'parsed'\`), the model rows, the painted rows and the first layout the list forces. The stats line and the time-travel bar are drawn after the mark in the same task. Layout and paint after the mark are not included.`,
+      `The snapshot: the event stream’s first line says how many parts follow; each part is a line of events, about ${SNAPSHOT_PART_CHARS / 1024}K characters of JSON (an event longer than that is a part alone). The page parses each part as it arrives, while the next ones are still on their way, and seeds its session from the whole log once the last part is parsed.`,
+      `First render: the page’s work on the snapshot, in the floor’s terms: the JSON.parse of every part as sent (the page’s measures \`${MARKS.partParsed}\`; all but the last part’s are done before the last part arrives, while the rest is coming, and are added in), then from \`${MARKS.received}\`, when the snapshot’s last part is complete (its pieces decoded and joined, before its JSON.parse), to \`${MARKS.firstRender}\` when the model view’s rows in sight are in the DOM: the last part’s parse, seeding a core \`Session\` (every surface rule and every event’s data checked, every event deeply frozen, \`seedMode: 'parsed'\`), the model rows, the painted rows and the first layout the list forces. The stats line and the time-travel bar are drawn after the mark. Layout and paint after the mark are not included. V3, V4 and V6 are the page’s wait as a person has it, from the last part’s arrival or the navigation: the parses done while parts were still coming are not in V3 and V4.`,
       'What the first render holds versus the floor: the snapshot carries each finished stream chunk (one a later message cites) as an elided stub, `{elided: {bytes}}`, which the model view never reads; the page fetches the bodies (`/api/sessions/ID/chunks`) after the mark, for the raw log and the detail pane. The floor parses every event in full.',
       `Floor: \`JSON.parse\` of the same parts with every event in full (the benchmark reads the parts and the chunk bodies from the server and puts each body in place of its stub), each part’s value kept until all are parsed as the page keeps them, in a fresh page of the viewer (its session list open, no session), once per load, median of ${REPS}; column “repeated”: the same parse three more times in that page, median. The goal is judged against the fresh page’s parse, the state the page is in when it opens a session; V1w and the “repeated” column give the repeated parse beside it, with no goal.`,
       `Opened again: after each timed load the page goes to its session list and back to the session ${REOPENS} times, as a person switching sessions does; the column gives the last of these loads: code the page has run before, a heap that has held the session.`,
@@ -514,9 +511,10 @@ async function main(): Promise<void> {
       'Source: `bench/viewer.ts`, `bench/viewer-interactive.ts`.',
     ],
     notes: [
-      'Where the wait before the snapshot went, measured on 2026-12-07 (load average 3.6, the server alone in a Node process over the same JSONL store): reading the 100k-event log with finished chunks elided 213–228 ms, encoding its 31 parts 93–99 ms; the session list’s counts of the store’s four sessions 171–214 ms (146–152 ms of it the 100k log); verify 619–750 ms; the tree 2–4 ms. Traced in the page (load average 3.7): the page asked for the session list as its script ran, and the server’s reading of every log for its counts interleaved with the stream’s reading of the opened one, which took 938–1,056 ms instead of about 220 ms, and the list 1.4–1.8 s; the snapshot arrived 1.7–2.1 s after the navigation. Now the page asks for the list once the snapshot is in (or the stream failed), the server keeps each session’s counts while the store’s listing (last write, size, event count) says its log is unchanged, and keeps verify’s result by the head the page names (`?seq=`), so a session opened again is verified without a second read of its log. Still before the snapshot: the page’s script (it runs the whole bundle before it asks), the server’s read of the log and its re-encoding (the store parses each line and the server stringifies it again), and the transfer.',
-      'After the first render, the key that V4 presses (`2`, the transcript) builds core’s `Session.transcript()` over the whole log; in a profiled load it was most of the time between the paint and the answered key. The page’s secondary work (the stats line and the time-travel bar, the request for the chunk bodies, then verify) already runs after the first render, the bodies and verify when their answers come.',
-      'Not done: parsing each part as it arrives (it would overlap the parse with the transfer, and take the parse out of V1’s window, which then no longer compares with the floor as it does); the chunks route reads the whole log again after the first render (about 240 ms of server time at 100k events).',
+      'Where the wait before the snapshot went, measured on 2026-12-07 (load average 3.6, the server alone in a Node process over the same JSONL store): reading the 100k-event log with finished chunks elided 213–228 ms, encoding its 31 parts 93–99 ms; the session list’s counts of the store’s four sessions 171–214 ms (146–152 ms of it the 100k log); verify 619–750 ms; the tree 2–4 ms. Traced in the page (load average 3.7): the page asked for the session list as its script ran, and the server’s reading of every log for its counts interleaved with the stream’s reading of the opened one, which took 938–1,056 ms instead of about 220 ms, and the list 1.4–1.8 s; the snapshot arrived 1.7–2.1 s after the navigation. Now the page asks for the list once the snapshot is in (or the stream failed), the server keeps each session’s counts while the store’s listing (last write, size, event count) says its log is unchanged, and keeps verify’s result by the head the page names (`?seq=`), so a session opened again is verified without a second read of its log. Still before the snapshot: the page’s script until it asks (since 2026-12-08 its first module asks, before the rest of the bundle is evaluated; it used to run the whole bundle first), the server’s read of the log and its re-encoding (the store parses each line and the server stringifies it again), and the transfer. Traced again on 2026-12-08 (load average 5, the server’s own timestamps, 3 loads): the stream’s request reached the server as the page asked; reading the log took 336–744 ms and encoding its parts 190–360 ms, the rest of the “server” stretch is the first line’s way to the page. In an earlier trace the previous page’s chunks route (a full read of the same log, asked after that page’s first render) ran on into the next page’s first second, and that stream’s read began 1.9 s after its page asked: back-to-back loads pay for each other’s leftovers.',
+      'The key that V4 presses (`2`, the transcript) built core’s `Session.transcript()` over the whole log (every entry with its message, and a replay of the log) on every switch: about 260 ms of a profiled load, most of the time between the paint and the answered key. The page now keeps the transcript’s rows, built the first time from the events’ own surface ops (without building the entries) and grown by each batch, and reads whether a row is greyed from the surface when the row is painted; the conversation’s index the same way. A first switch costs one pass over the log’s types, later ones only the events since.',
+      'Each snapshot part is parsed as it arrives (since 2026-12-08): the parse overlaps the transfer, and what is left after the last part is its own parse, the seed and the views. V1 adds the earlier parts’ parses back in, so it still compares the page’s whole work with the floor’s parse.',
+      'Not done: the chunks route reads the whole log again after the first render (about 240 ms of server time at 100k events).',
       `The machine’s load average (1 minute) was ${loadAtStart.toFixed(1)} when this run began and ${(loadavg()[0] ?? Number.NaN).toFixed(1)} when it ended, on ${availableParallelism()} cores: above about 1, other work shares the cores and every figure here grows.`,
       'Every figure here moves by tens of percent between runs on this shared 2-core VM: in the runs of 2026-12-04 (the measurement notes below) the first render of 100k events read 245–334 ms and the floor in a fresh page 103–143 ms, and the ratio 2.18–3.26×: 2.18–2.28× in four runs spaced out on a quiet machine, up to 3.26× back to back. Compare runs on a quiet machine before reading much into V1.',
       'Small sessions are far above 2×: about 15–30 ms of the first render is fixed (the first layout of the page, which measuring the list forces, and building the views), which dominates at 1k and 10k events. The goal is stated for 100k.',

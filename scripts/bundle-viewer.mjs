@@ -12,8 +12,25 @@ import { build } from 'esbuild';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist', 'viewer', 'assets');
 mkdirSync(out, { recursive: true });
+/**
+ * The entry point's first import is the module that asks for the session's stream as the script
+ * begins (`early-stream.ts`): a bare import, which esbuild would drop under package.json's
+ * `"sideEffects": false` and then evaluate the module only where the page's other modules reach
+ * it, after core, markdown-it and the grammars.
+ */
+const earlyStreamFirst = {
+  name: 'early-stream-first',
+  /** @param {import('esbuild').PluginBuild} pluginBuild */
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\/early-stream\.js$/ }, (args) => ({
+      path: join(args.resolveDir, 'early-stream.ts'),
+      sideEffects: true,
+    }));
+  },
+};
 const result = await build({
   entryPoints: [join(root, 'src', 'viewer', 'page', 'main.ts')],
+  plugins: [earlyStreamFirst],
   bundle: true,
   format: 'iife',
   platform: 'browser',

@@ -194,7 +194,11 @@ export const MARKS = {
   streamAsked: 'palimpsest:stream-asked',
   /** The stream's first line is in: the server has read the log and encoded the snapshot. */
   streamStarted: 'palimpsest:stream-started',
+  /** The snapshot's last part is in (the parts before it were parsed as they came). */
   received: 'palimpsest:snapshot-received',
+  /** A measure: the parse of one snapshot part, done as it arrived. */
+  partParsed: 'palimpsest:part-parsed',
+  /** Every part is parsed and their events are one log. */
   parsed: 'palimpsest:snapshot-parsed',
   seeded: 'palimpsest:session-seeded',
   firstRender: 'palimpsest:first-render',

@@ -140,8 +140,16 @@ describeBrowser('the viewer in Chromium', () => {
     const { url, child } = await serveView(storeUrl, id, dir);
     try {
       const { page, incidents } = await guardedPage(browser);
+      const streams: string[] = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname.endsWith('/events')) streams.push(request.url());
+      });
       await page.goto(url);
       await page.locator('#session-list li.open', { hasText: id }).waitFor();
+      // The stream asked for as the page's script began is the one the page reads: one request.
+      expect(streams.map((stream) => new URL(stream).pathname)).toEqual([
+        `/api/sessions/${encodeURIComponent(id)}/events`,
+      ]);
       await exerciseDemo(page, 'served');
 
       // Live: the reader is scrolled into the raw log with a row selected when a writer runs.

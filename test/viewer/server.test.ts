@@ -150,6 +150,14 @@ describe('the viewer server', () => {
     ]);
   });
 
+  it('serves a page script whose first module asks for the stream, before core is evaluated', async () => {
+    const script = (await get(server.port, '/assets/page.js')).body;
+    // The stream's URL is built in early-stream.ts alone; a core rule's code marks core's modules.
+    const asks = script.indexOf('/events`');
+    expect(asks).toBeGreaterThan(0);
+    expect(asks).toBeLessThan(script.indexOf('SURFACE_OP_REQUIRED'));
+  });
+
   it('refuses every API route without the token or with another one', async () => {
     for (const path of [
       '/api/sessions',

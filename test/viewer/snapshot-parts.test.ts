@@ -1,6 +1,7 @@
 /**
- * The page assembles a stream's snapshot from its start line and its parts: every event once, in
- * order, and a reason instead of a snapshot when the lines do not add up to what the start said.
+ * The page assembles a stream's snapshot from its start line and its parts, each parsed as it
+ * arrives: every event once, in order, and a reason instead of a snapshot when the lines do not
+ * add up to what the start said.
  */
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
@@ -36,10 +37,12 @@ describe('PendingSnapshot', () => {
     const pending = new PendingSnapshot();
     expect(pending.start(start(2, 3), 100)).toBeUndefined();
     expect(pending.waiting).toBe(true);
-    pending.add(part(0, 1));
+    expect(pending.awaitsLast).toBe(false);
+    expect(pending.add(part(0, 1))).toBeUndefined();
     expect(pending.complete).toBe(false);
+    expect(pending.awaitsLast).toBe(true);
     expect(pending.describe()).toBe("part 2 of the snapshot's 2");
-    pending.add(part(2));
+    expect(pending.add(part(2))).toBeUndefined();
     expect(pending.waiting).toBe(false);
     expect(pending.complete).toBe(true);
     const taken = pending.take();
@@ -86,14 +89,26 @@ describe('PendingSnapshot', () => {
     }
   });
 
-  it('says so when a part holds no events array, and throws on a part that is not JSON', () => {
+  it('says so as it arrives when a part holds no events array, and throws on a part that is not JSON', () => {
     const pending = new PendingSnapshot();
-    pending.start(start(1, 1), 10);
-    pending.add('{"kind":"snapshot-part","events":{}}');
-    expect(pending.take()).toBe('expected a snapshot part to hold an events array');
-    pending.start(start(1, 1), 10);
-    pending.add(`${SNAPSHOT_PART_PREFIX}{"seq":`);
-    expect(() => pending.take()).toThrow(SyntaxError);
+    pending.start(start(2, 2), 10);
+    expect(pending.add('{"kind":"snapshot-part","events":{}}')).toBe(
+      'expected a snapshot part to hold an events array',
+    );
+    pending.start(start(2, 2), 10);
+    expect(() => pending.add(`${SNAPSHOT_PART_PREFIX}{"seq":`)).toThrow(SyntaxError);
+  });
+
+  it('begins anew with the next start, whatever the parts before it held', () => {
+    const pending = new PendingSnapshot();
+    pending.start(start(2, 3), 10);
+    pending.add(part(0, 1));
+    pending.start(start(1, 1), 20);
+    pending.add(part(0));
+    const taken = pending.take();
+    if (typeof taken === 'string') throw new Error(taken);
+    expect(taken.snapshot.events).toEqual([event(0)]);
+    expect(taken.bytes).toBe(20 + part(0).length);
   });
 
   it('begins every part line with the prefix the page tells parts by', () => {

@@ -44,7 +44,7 @@ export class SessionPage {
   /** The panel shown instead of the list views, if one is. */
   private panel: Panel | undefined;
   private children: readonly string[] = [];
-  private rows: Row[] = [];
+  private rows: readonly Row[] = [];
   private selectedKey: string | undefined;
   private selectedSeq: number | undefined;
   private related = new Map<number, Relation>();
@@ -229,10 +229,7 @@ export class SessionPage {
     if (this.view === 'model') {
       this.rows = this.rows.concat(viewed.appendedModelRows(from));
     } else if (this.view === 'transcript') {
-      const added = viewed
-        .appendedModelRows(from)
-        .map((row): Row => ({ ...row, key: `t${row.seq}` }));
-      this.rows = this.rows.concat(added);
+      this.rows = viewed.transcriptRows();
     } else {
       // A trailing chunk run may go on in the batch: redo the rows from the run's start.
       let cut = this.rows.length;
@@ -461,7 +458,8 @@ export class SessionPage {
     element.classList.add(`kind-${row.kind}`, `depth-${Math.min(row.depth, 4)}`);
     if (row.key === this.selectedKey) element.classList.add('selected');
     if (relation !== undefined) element.classList.add(`rel-${relation}`);
-    if (row.hidden === true) element.classList.add('hidden-from-model');
+    if (this.view === 'transcript' && !viewed.onSurface(row.seq))
+      element.classList.add('hidden-from-model');
     const open = this.expanded[this.view].has(row.key);
     const share = text.tokens === undefined ? 0 : Math.min(1, text.tokens / this.contextWindow);
     const bar = el(

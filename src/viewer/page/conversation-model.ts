@@ -10,6 +10,7 @@ import {
   type ImageBlock,
   type Message,
   replaceOpOf,
+  type Session,
   type SessionEvent,
   type TurnEndReason,
 } from '../../core/index.js';
@@ -146,12 +147,31 @@ export class ConversationIndex {
   /** The key of the latest call that asked for each call id: what a result or `tool/call` answers. */
   private readonly latest = new Map<string, string>();
   private open: TurnInfo | undefined;
+  /** The seq up to which {@link readUpTo} has read its session's log. */
+  private read = 0;
 
   /** Indexes every event of `events`. */
   static of(events: readonly SessionEvent[]): ConversationIndex {
     const index = new ConversationIndex();
     for (const event of events) index.add(event);
     return index;
+  }
+
+  /**
+   * Adds the events of `session` it has not read yet (the whole log the first time, then what
+   * came since), handing each to `added` with the entries it added. A stream chunk adds nothing
+   * and is passed over unread (a loaded session holds most of its chunks unbuilt).
+   */
+  readUpTo(
+    session: Session,
+    added?: (seq: number, entries: readonly ConversationEntry[]) => void,
+  ): void {
+    for (let seq = this.read; seq < session.seq; seq++) {
+      if (session.eventType(seq) === 'assistant/chunk') continue;
+      const entries = this.add(session.event(seq) as SessionEvent);
+      added?.(seq, entries);
+    }
+    this.read = session.seq;
   }
 
   /** The turn whose separator is drawn last, while it has no end. */

@@ -44,7 +44,7 @@ export interface DrawContext {
   readonly index: ConversationIndex;
   readonly page: PanelContext;
   /** Erased seq → the `log/redaction` that erased it. */
-  readonly redactions: Map<number, number>;
+  readonly redactions: ReadonlyMap<number, number>;
   /** Result holders of cards still waiting for their result, by call key. */
   readonly pending: Map<string, HTMLElement>;
   /** Separators of turns still open, to say their end when it comes. */

@@ -4,7 +4,6 @@
  * the reader looks at in place. A live batch appends its entries at the bottom and follows them
  * only when the reader was at the bottom.
  */
-import { redactedSeqs } from '../../core/index.js';
 import { ConversationIndex, separatorText } from './conversation-model.js';
 import { type DrawContext, drawEntry, fillResult } from './conversation-render.js';
 import { el } from './dom.js';
@@ -18,6 +17,19 @@ export const CONVERSATION_WINDOW = 60;
 
 /** How close to the bottom (px) counts as reading the newest entries. */
 const BOTTOM_SLACK = 48;
+
+/** Each session's conversation, as far as its log has been read: built once, then grown. */
+const conversations = new WeakMap<ViewedSession, ConversationIndex>();
+
+/** The conversation of `viewed`, kept: showing the panel again reads only the events since. */
+function conversationOf(viewed: ViewedSession): ConversationIndex {
+  let index = conversations.get(viewed);
+  if (index === undefined) {
+    index = new ConversationIndex();
+    conversations.set(viewed, index);
+  }
+  return index;
+}
 
 /** One drawing of the panel: the index, the DOM, and how far up it is drawn. */
 class ConversationView {
@@ -35,12 +47,13 @@ class ConversationView {
     readonly viewed: ViewedSession,
     page: PanelContext,
   ) {
-    const index = ConversationIndex.of(viewed.session.events);
+    const index = conversationOf(viewed);
+    index.readUpTo(viewed.session);
     this.context = {
       viewed,
       index,
       page,
-      redactions: redactedSeqs(viewed.session.events),
+      redactions: viewed.redactions,
       pending: new Map(),
       separators: new Map(),
     };
@@ -96,23 +109,17 @@ class ConversationView {
     this.earlier.textContent = `show earlier (${counted(from, 'entry', 'entries')} above)`;
   }
 
-  /** Draws the entries of the events from seq `from` on, at the bottom. */
-  extend(from: number): void {
-    const { viewed, index } = this.context;
+  /** Draws the entries of the events that came since, at the bottom. */
+  extend(): void {
     const atBottom = this.atBottom();
     const fragment = document.createDocumentFragment();
-    for (let seq = from; seq < viewed.session.seq; seq++) {
-      const event = viewed.event(seq);
-      if (event === undefined) continue;
-      if (event.type === 'log/redaction') {
-        for (const [erased, by] of redactedSeqs([event])) this.context.redactions.set(erased, by);
-      }
-      for (const entry of index.add(event)) {
+    this.context.index.readUpTo(this.viewed.session, (seq, entries) => {
+      for (const entry of entries) {
         const element = drawEntry(entry, this.context);
         if (element !== null) fragment.append(element);
       }
       this.fillAnswered(seq);
-    }
+    });
     this.list.querySelector(':scope > .hint')?.remove();
     this.list.append(fragment);
     for (const [info, heading] of this.context.separators) {
@@ -199,9 +206,9 @@ export const conversationPanel: Panel = {
   render(into, viewed, context) {
     current = new ConversationView(into, viewed, context);
   },
-  extend(into, viewed, from, context) {
+  extend(into, viewed, _from, context) {
     if (current === undefined || current.viewed !== viewed || !into.contains(current.scroller)) {
       current = new ConversationView(into, viewed, context);
-    } else current.extend(from);
+    } else current.extend();
   },
 };

@@ -6,7 +6,6 @@ import {
   type ContentBlock,
   estimateMessageTokens,
   REDACTED_TEXT,
-  redactedSeqs,
   type SessionEvent,
 } from '../../core/index.js';
 import { eventProvenance, type ProvenanceNode } from '../../core/provenance.js';
@@ -176,7 +175,7 @@ function redactionOf(
   viewed: ViewedSession,
   seq: number,
 ): SessionEvent<'log/redaction'> | undefined {
-  const by = redactedSeqs(viewed.session.events).get(seq);
+  const by = viewed.redactions.get(seq);
   const event = by === undefined ? undefined : viewed.event(by);
   return event?.type === 'log/redaction' ? (event as SessionEvent<'log/redaction'>) : undefined;
 }

@@ -3,23 +3,14 @@
  * it renders; served, it lists the store's sessions and streams the one the URL's hash names
  * (`#/s/ID`), applying each batch a writer commits.
  */
+// First: it asks for the routed session's stream before the rest of the page is evaluated.
+import './early-stream.js';
 import { SessionPage } from './app.js';
+import { route } from './early-stream.js';
 import { takeExportedDigests } from './exported-requests.js';
 import { sessionChecks } from './session-checks.js';
 import { SessionSidebar } from './sessions.js';
 import { embeddedSnapshot, ServerSource } from './source.js';
-
-/** The session the hash names (`#/s/ID`, or `#/s/ID?seq=N` for a search hit at event N). */
-function route(): { id: string; seq?: number } | undefined {
-  const match = /^#\/s\/([^?]+)(?:\?seq=(\d+))?$/.exec(location.hash);
-  if (match?.[1] === undefined) return undefined;
-  try {
-    const id = decodeURIComponent(match[1]);
-    return match[2] === undefined ? { id } : { id, seq: Number(match[2]) };
-  } catch {
-    return undefined;
-  }
-}
 
 function routeId(): string | undefined {
   return route()?.id;

@@ -17,6 +17,7 @@ import {
   type StreamLine,
   type VerifyStatus,
 } from '../protocol.js';
+import { apiUrl, streamUrl, takeEarly } from './early-stream.js';
 import { PendingSnapshot } from './snapshot-parts.js';
 
 /** The JSON answers of the routes under `/api/sessions/:id/`. */
@@ -46,15 +47,8 @@ export function embeddedSnapshot(): { snapshot: SessionSnapshot; bytes: number }
 
 /** The served page's API, authorised by the token its URL carries. */
 export class ServerSource {
-  private readonly token: string;
-
-  constructor() {
-    this.token = new URLSearchParams(location.search).get('token') ?? '';
-  }
-
   private url(path: string, query: Record<string, string> = {}): string {
-    const params = new URLSearchParams({ ...query, token: this.token });
-    return `${path}?${params.toString()}`;
+    return apiUrl(path, query);
   }
 
   async sessions(text: string): Promise<SessionList> {
@@ -124,11 +118,12 @@ export class ServerSource {
   /** Streams session `id` until `signal` aborts: the snapshot first, then each committed batch. */
   async stream(id: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
     let response: Response;
-    performance.mark(MARKS.streamAsked);
+    const url = streamUrl(id);
+    // The page asked for it already, before it was built, when its URL named this session.
+    const early = takeEarly(url, signal);
+    if (early === undefined) performance.mark(MARKS.streamAsked);
     try {
-      response = await fetch(this.url(`/api/sessions/${encodeURIComponent(id)}/events`), {
-        signal,
-      });
+      response = await (early ?? fetch(url, { signal }));
     } catch (error) {
       if (!signal.aborted) handlers.failure(String(error));
       return;
@@ -175,7 +170,15 @@ export class ServerSource {
         handlers.failure(`expected ${pending.describe()}, found ${describeLine(text)}`);
         return false;
       }
-      pending.add(text);
+      // Each part is parsed as it comes; the last one's arrival is the snapshot's.
+      if (pending.awaitsLast) performance.mark(MARKS.received);
+      const start = performance.now();
+      const problem = pending.add(text);
+      performance.measure(MARKS.partParsed, { start });
+      if (problem !== undefined) {
+        handlers.failure(problem);
+        return false;
+      }
     } else {
       const line = JSON.parse(text) as StreamLine;
       switch (line.kind) {
@@ -186,6 +189,7 @@ export class ServerSource {
             handlers.failure(problem);
             return false;
           }
+          if (pending.complete) performance.mark(MARKS.received); // no events: no parts
           break;
         }
         case 'events':
@@ -200,7 +204,6 @@ export class ServerSource {
       }
     }
     if (!pending.complete) return true;
-    performance.mark(MARKS.received);
     const snapshot = pending.take();
     performance.mark(MARKS.parsed);
     if (typeof snapshot === 'string') {

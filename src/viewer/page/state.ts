@@ -12,6 +12,7 @@ import {
   type JsonValue,
   type Message,
   type ProvenanceIntent,
+  redactedSeqs,
   replaceOpOf,
   Session,
   type SessionEvent,
@@ -19,7 +20,7 @@ import {
   type SurfaceIntent,
   type SurfaceReplacement,
 } from '../../core/index.js';
-import { replaySurface } from '../../core/surface.js';
+import { applySurfaceOp } from '../../core/surface.js';
 import { MARKS } from '../protocol.js';
 
 /** Which of the three views a row belongs to. */
@@ -37,8 +38,6 @@ export interface Row {
   readonly expandable: boolean;
   /** A chunk run's seqs. */
   readonly seqs?: readonly number[];
-  /** In the transcript: a message the model no longer sees. */
-  readonly hidden?: boolean;
 }
 
 /** The surface in force after one event: what time travel shows. */
@@ -52,6 +51,13 @@ function intentOf(event: SessionEvent): SurfaceIntent | ProvenanceIntent {
     ...(event.surfaceOp === undefined ? {} : { surfaceOp: event.surfaceOp }),
     ...(event.sourceEventSeqs === undefined ? {} : { sourceEventSeqs: event.sourceEventSeqs }),
   };
+}
+
+/** What {@link ViewedSession} indexes of its log on first use (see its `logIndex`). */
+interface LogIndex {
+  readonly headerSeqs: number[];
+  repairs: number;
+  readonly redactions: Map<number, number>;
 }
 
 /** A session being viewed. */
@@ -71,11 +77,13 @@ export class ViewedSession {
   ) => SessionEvent;
   private replacementIndex: Map<number, SurfaceReplacement> | undefined;
   /**
-   * Seqs of the `request/header` events, ascending (time travel asks for one per move), and the
-   * turns a crash left open that a repair closed (`turn/end` interrupted): indexed on first use,
-   * which comes after the first render (the stats and the time-travel bar).
+   * Seqs of the `request/header` events, ascending (time travel asks for one per move), the
+   * turns a crash left open that a repair closed (`turn/end` interrupted), and which
+   * `log/redaction` erased each erased event: indexed on first use, then kept up by each batch.
    */
-  private logIndex: { readonly headerSeqs: number[]; repairs: number } | undefined;
+  private logIndex: LogIndex | undefined;
+  /** The transcript's rows so far, and the seq the events they were built from reach. */
+  private readonly transcript: { readonly rows: Row[]; upTo: number } = { rows: [], upTo: 0 };
 
   constructor(header: SessionHeader, events: readonly SessionEvent[], bytes: number) {
     // The stream's events were built by JSON.parse, which is what `parsed` seeding is for.
@@ -91,10 +99,12 @@ export class ViewedSession {
   }
 
   /** The log index, built from the whole log the first time it is asked for. */
-  private indexed(): { readonly headerSeqs: number[]; repairs: number } {
+  private indexed(): LogIndex {
     if (this.logIndex === undefined) {
-      this.logIndex = { headerSeqs: [], repairs: 0 };
+      this.logIndex = { headerSeqs: [], repairs: 0, redactions: new Map() };
       for (let seq = 0; seq < this.session.seq; seq++) {
+        // A stream chunk indexes nothing: a stub stays unbuilt.
+        if (this.session.eventType(seq) === 'assistant/chunk') continue;
         this.index(this.session.event(seq) as SessionEvent);
       }
     }
@@ -106,7 +116,9 @@ export class ViewedSession {
     const index = this.logIndex;
     if (index === undefined) return;
     if (event.type === 'request/header') index.headerSeqs.push(event.seq);
-    else if (
+    else if (event.type === 'log/redaction') {
+      for (const [erased, by] of redactedSeqs([event])) index.redactions.set(erased, by);
+    } else if (
       event.type === 'turn/end' &&
       (event.data as { reason?: { kind?: unknown } }).reason?.kind === 'interrupted'
     ) {
@@ -163,6 +175,11 @@ export class ViewedSession {
     return taken;
   }
 
+  /** Erased seq → the last `log/redaction` that erased it; grows with the log. */
+  get redactions(): ReadonlyMap<number, number> {
+    return this.indexed().redactions;
+  }
+
   /** Turns a crash left open that a repair closed (`turn/end` interrupted). */
   get repairs(): number {
     return this.indexed().repairs;
@@ -211,9 +228,7 @@ export class ViewedSession {
   replacements(): Map<number, SurfaceReplacement> {
     if (this.replacementIndex === undefined) {
       const index = new Map<number, SurfaceReplacement>();
-      replaySurface(this.session.events, this.session.seq - 1, (replacement) =>
-        index.set(replacement.seq, replacement),
-      );
+      this.replay(this.session.seq - 1, (replacement) => index.set(replacement.seq, replacement));
       this.replacementIndex = index;
     }
     return this.replacementIndex;
@@ -221,7 +236,20 @@ export class ViewedSession {
 
   /** The surface right after event `at` (time travel): the replay `messagesAt` makes. */
   surfaceAt(at: number): SurfaceAt {
-    return { at, seqs: replaySurface(this.session.events, at) };
+    return { at, seqs: this.replay(at) };
+  }
+
+  /**
+   * Core's replay of the validated log up to `at` (`replaySurface`, step by step), passing over
+   * the stream chunks unread: `session.events` would build every stub first.
+   */
+  private replay(at: number, onReplace?: (replacement: SurfaceReplacement) => void): number[] {
+    const order: number[] = [];
+    for (let seq = 0; seq <= at; seq++) {
+      if (this.session.eventType(seq) === 'assistant/chunk') continue;
+      applySurfaceOp(order, this.session.event(seq) as SessionEvent, onReplace);
+    }
+    return order;
   }
 
   /** The event `seq`, as core froze it. */
@@ -277,32 +305,56 @@ export class ViewedSession {
     return rows;
   }
 
-  /** Transcript rows: what the user saw, in log order, with a marker where history was replaced. */
-  transcriptRows(): Row[] {
-    return this.session.transcript().map((entry) => ({
-      key: `t${entry.seq}`,
-      seq: entry.seq,
-      depth: 0,
-      kind: entry.kind === 'replacement' ? 'marker' : 'message',
-      expandable: false,
-      hidden: !entry.onSurface,
-    }));
+  /**
+   * Transcript rows: what the user saw, in log order, with a marker where history was replaced:
+   * the entries of core's `Session.transcript()`, without building them (their messages, the
+   * replay that says what each replace shadowed). Kept and extended from where the last call
+   * stopped, so showing the transcript again, or a live batch, costs only the events since. A
+   * row does not say whether the model still sees it, which a later replace changes: that is
+   * the surface's now ({@link onSurface}), read when the row is painted.
+   */
+  transcriptRows(): readonly Row[] {
+    const kept = this.transcript;
+    const end = this.session.seq;
+    for (let seq = kept.upTo; seq < end; seq++) {
+      // A stream chunk (perhaps a stub not yet built) never enters the surface.
+      if (this.session.eventType(seq) === 'assistant/chunk') continue;
+      const event = this.session.event(seq) as SessionEvent;
+      if (event.surfaceOp === undefined) continue;
+      const replaces = replaceOpOf(event) !== undefined;
+      if (!replaces && deriveEventMessage(event) === null) continue;
+      kept.rows.push({
+        key: `t${seq}`,
+        seq,
+        depth: 0,
+        kind: replaces ? 'marker' : 'message',
+        expandable: false,
+      });
+    }
+    kept.upTo = end;
+    return kept.rows;
+  }
+
+  /** Whether the model sees event `seq` now: what greys a transcript row that it no longer does. */
+  onSurface(seq: number): boolean {
+    return this.session.surface.has(seq);
   }
 
   /** Raw log rows from `from` on; runs of stream chunks are one expandable row. */
   rawRows(expanded: ReadonlySet<string>, from = 0, previous: Row[] = []): Row[] {
     const rows = previous;
-    const events = this.session.events;
+    // Types only: a chunk's stub is built when its row is painted, not for the whole log.
+    const session = this.session;
+    const end = session.seq;
     let seq = from;
-    while (seq < events.length) {
-      const event = events[seq] as SessionEvent;
-      if (event.type !== 'assistant/chunk') {
+    while (seq < end) {
+      if (session.eventType(seq) !== 'assistant/chunk') {
         rows.push({ key: `r${seq}`, seq, depth: 0, kind: 'event', expandable: false });
         seq++;
         continue;
       }
       const run: number[] = [];
-      while (seq < events.length && (events[seq] as SessionEvent).type === 'assistant/chunk') {
+      while (seq < end && session.eventType(seq) === 'assistant/chunk') {
         run.push(seq);
         seq++;
       }
