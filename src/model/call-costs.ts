@@ -220,7 +220,25 @@ function priceCall(
   const step = isStep && typeof data?.step === 'number' ? data.step : undefined;
   const tokens = splitUsage(usage);
   const found = finder.find(header, provider, model, event.time);
-  // Built whole, in the order its fields print: absent fields are left out, not undefined.
+  const kind = isStep ? 'step' : 'compaction';
+  const time = event.time;
+  // A priced step of a turn, most calls, is built as one literal; others field by field, in
+  // the same order, leaving absent fields out rather than undefined.
+  if (turn !== undefined && step !== undefined && found !== undefined) {
+    const cost = priceSplit(usage, tokens, found.rates.rates);
+    return {
+      seq: event.seq,
+      kind,
+      turn,
+      step,
+      time,
+      provider,
+      model,
+      tokens,
+      cost,
+      price: found.note,
+    };
+  }
   const call: {
     seq: number;
     kind: CallCost['kind'];
@@ -232,10 +250,10 @@ function priceCall(
     tokens?: TokenSplit;
     cost?: CostBreakdown;
     price?: CallCost['price'];
-  } = { seq: event.seq, kind: isStep ? 'step' : 'compaction' };
+  } = { seq: event.seq, kind };
   if (turn !== undefined) call.turn = turn;
   if (step !== undefined) call.step = step;
-  call.time = event.time;
+  call.time = time;
   call.provider = provider;
   call.model = model;
   call.tokens = tokens;
@@ -290,21 +308,40 @@ export class Totals {
     return {
       calls: this.calls,
       unpricedCalls: this.unpriced,
-      tokens: {
-        input: this.input,
-        cacheRead: this.cacheRead,
-        cacheWrite: this.cacheWrite,
-        output: this.output,
-        reasoning: this.reasoning,
-      },
-      cost: {
-        input: this.costInput,
-        cacheRead: this.costCacheRead,
-        cacheWrite: this.costCacheWrite,
-        output: this.costOutput,
-        reasoning: this.costReasoning,
-        total: this.costTotal,
-      },
+      tokens: this.tokenSplit(),
+      cost: this.costBreakdown(),
+    };
+  }
+
+  /** {@link totals} of turn `turn`, the turn first. */
+  turnTotals(turn: number): CostTotals & { readonly turn: number } {
+    return {
+      turn,
+      calls: this.calls,
+      unpricedCalls: this.unpriced,
+      tokens: this.tokenSplit(),
+      cost: this.costBreakdown(),
+    };
+  }
+
+  private tokenSplit(): TokenSplit {
+    return {
+      input: this.input,
+      cacheRead: this.cacheRead,
+      cacheWrite: this.cacheWrite,
+      output: this.output,
+      reasoning: this.reasoning,
+    };
+  }
+
+  private costBreakdown(): CostBreakdown {
+    return {
+      input: this.costInput,
+      cacheRead: this.costCacheRead,
+      cacheWrite: this.costCacheWrite,
+      output: this.costOutput,
+      reasoning: this.costReasoning,
+      total: this.costTotal,
     };
   }
 }

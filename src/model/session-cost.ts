@@ -161,7 +161,7 @@ export function sessionCost(session: Session, options: SessionCostOptions = {}):
     sessionId: session.header.id,
     currency: pricer.currency,
     calls,
-    turns: [...turns].map(([turn, t]) => ({ turn, ...t.totals() })),
+    turns: [...turns].map(([turn, t]) => t.turnTotals(turn)),
     byModel: Object.fromEntries([...byModel].map(([key, t]) => [key, t.totals()])),
     total: totals.totals(),
     compaction: compaction.totals(),

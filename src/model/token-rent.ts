@@ -95,6 +95,7 @@ export class RentLedger {
   private readonly unitVector: Vector = [0, 0, 0, 0];
   private readonly deltaVector: Vector = [0, 0, 0, 0];
   private readonly gap: Vector = [0, 0, 0, 0];
+  private readonly total: Vector = [0, 0, 0, 0];
 
   /** @param tokensOf Estimated tokens of the message a surface entry contributes. */
   constructor(private readonly tokensOf: (seq: number) => number) {}
@@ -184,22 +185,34 @@ export class RentLedger {
     return this.before[this.length] as number;
   }
 
-  /** The rent `seq` paid so far. */
-  rent(seq: number): EntryRentFigures | undefined {
-    const t = this.tenantOf.get(seq);
-    return t === undefined ? undefined : this.rentOf(t);
-  }
-
-  /** Every entry that was ever in a billed request, with what it paid, in the order they entered. */
+  /**
+   * Every entry that was ever in a billed request, with what it paid, in the order they entered.
+   * `rent` is one object refilled for each entry: read it during the callback.
+   */
   forEach(found: (seq: number, rent: EntryRentFigures) => void): void {
-    for (let t = 0; t < this.seqOf.length; t++) found(this.seqOf[t] as number, this.rentOf(t));
+    for (let t = 0; t < this.seqOf.length; t++) {
+      found(this.seqOf[t] as number, this.rentOf(t, this.figures));
+    }
   }
 
-  private rentOf(t: number): EntryRentFigures {
+  private readonly figures = {
+    tokens: 0,
+    calls: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    input: 0,
+    cost: 0,
+  } satisfies EntryRentFigures;
+
+  /** Tenant `t`'s rent, into `into`. */
+  private rentOf(
+    t: number,
+    into: { -readonly [K in keyof EntryRentFigures]: number },
+  ): EntryRentFigures {
     if (this.pendingPositions > 0) this.settlePending(0);
-    const total: Vector = [0, 0, 0, 0];
+    const total = this.total;
     for (let k = 0; k < 4; k++) {
-      total[k] = (total[k] as number) + (this.settled.values[4 * t + k] as number) * 1;
+      total[k] = 0 + (this.settled.values[4 * t + k] as number) * 1;
       total[k] = (total[k] as number) + (this.own.values[4 * t + k] as number) * 1;
     }
     let calls = this.settledCalls[t] as number;
@@ -210,15 +223,13 @@ export class RentLedger {
       calls += this.callCount - callsSince;
     }
     const tokens = this.tokens[t] as number;
-    const [cacheRead, cacheWrite, input, cost] = total;
-    return {
-      tokens,
-      calls,
-      cacheRead: cacheRead * tokens,
-      cacheWrite: cacheWrite * tokens,
-      input: input * tokens,
-      cost: cost * tokens,
-    };
+    into.tokens = tokens;
+    into.calls = calls;
+    into.cacheRead = (total[0] as number) * tokens;
+    into.cacheWrite = (total[1] as number) * tokens;
+    into.input = (total[2] as number) * tokens;
+    into.cost = (total[3] as number) * tokens;
+    return into;
   }
 
   /** Tenant `t` enters the surface: the global sum from now on is its. */
