@@ -94,6 +94,11 @@ export function estimateTokens(text: string): number {
       let run = 0;
       for (; i < length; i++) {
         const next = text.charCodeAt(i);
+        // Lower-case letters are most of most words: counted without the class table.
+        if (next >= 97 && next <= 122 && previous === LOWER) {
+          run++;
+          continue;
+        }
         const letter = next < 128 ? ASCII_CLASS[next] : 0;
         if (letter === LOWER) {
           if (previous === UPPER) transitions++;

@@ -66,7 +66,15 @@ export function splitUsage(usage: TokenUsage): TokenSplit {
 
 /** Prices a call's usage at `rates` (per million tokens), long-context tier and cache tiers applied. */
 export function priceUsage(usage: TokenUsage, rates: ModelRates): CostBreakdown {
-  const tokens = splitUsage(usage);
+  return priceSplit(usage, splitUsage(usage), rates);
+}
+
+/** {@link priceUsage} of usage already split (`tokens` is `splitUsage(usage)`). */
+export function priceSplit(
+  usage: TokenUsage,
+  tokens: TokenSplit,
+  rates: ModelRates,
+): CostBreakdown {
   const allInput = tokens.input + tokens.cacheRead + tokens.cacheWrite;
   const tier: TokenRates =
     rates.longContext !== undefined && allInput > rates.longContext.aboveInputTokens
@@ -75,31 +83,25 @@ export function priceUsage(usage: TokenUsage, rates: ModelRates): CostBreakdown 
   const hour = Math.min(oneHourWrites(usage), tokens.cacheWrite);
   const writeRate = tier.cacheWrite ?? tier.input;
   const reasoningApart = tier.reasoning !== undefined;
-  const cost = {
-    input: tokens.input * tier.input,
-    cacheRead: tokens.cacheRead * (tier.cacheRead ?? tier.input),
-    cacheWrite: (tokens.cacheWrite - hour) * writeRate + hour * (tier.cacheWrite1h ?? writeRate),
-    output: (reasoningApart ? tokens.output - tokens.reasoning : tokens.output) * tier.output,
-    reasoning: reasoningApart ? tokens.reasoning * (tier.reasoning ?? 0) : 0,
-  };
   // Rounded to a millionth of a cent's millionth: float noise is not money.
-  const perMillion = (value: number) => round(value / 1_000_000);
-  const breakdown = {
-    input: perMillion(cost.input),
-    cacheRead: perMillion(cost.cacheRead),
-    cacheWrite: perMillion(cost.cacheWrite),
-    output: perMillion(cost.output),
-    reasoning: perMillion(cost.reasoning),
-  };
+  const input = round((tokens.input * tier.input) / 1_000_000);
+  const cacheRead = round((tokens.cacheRead * (tier.cacheRead ?? tier.input)) / 1_000_000);
+  const cacheWrite = round(
+    ((tokens.cacheWrite - hour) * writeRate + hour * (tier.cacheWrite1h ?? writeRate)) / 1_000_000,
+  );
+  const output = round(
+    ((reasoningApart ? tokens.output - tokens.reasoning : tokens.output) * tier.output) / 1_000_000,
+  );
+  const reasoning = round(
+    (reasoningApart ? tokens.reasoning * (tier.reasoning ?? 0) : 0) / 1_000_000,
+  );
   return {
-    ...breakdown,
-    total: round(
-      breakdown.input +
-        breakdown.cacheRead +
-        breakdown.cacheWrite +
-        breakdown.output +
-        breakdown.reasoning,
-    ),
+    input,
+    cacheRead,
+    cacheWrite,
+    output,
+    reasoning,
+    total: round(input + cacheRead + cacheWrite + output + reasoning),
   };
 }
 

@@ -10,15 +10,7 @@ import {
   type SessionEvent,
   type TokenUsage,
 } from '../core/index.js';
-import {
-  addFields,
-  type CostBreakdown,
-  NO_COST,
-  NO_TOKENS,
-  priceUsage,
-  splitUsage,
-  type TokenSplit,
-} from './call-cost.js';
+import { type CostBreakdown, priceSplit, splitUsage, type TokenSplit } from './call-cost.js';
 import { DEFAULT_PRICES } from './default-prices.js';
 import {
   checkPriceTable,
@@ -97,18 +89,18 @@ export function callCosts(
 export class CallPricer {
   private header: RequestHeaderData | undefined;
   private turn: number | undefined;
-  private readonly table: PriceTable;
+  private readonly finder: RatesFinder;
 
-  constructor(
-    table: PriceTable = DEFAULT_PRICES,
-    private readonly ignoreRecorded = false,
-  ) {
-    this.table = table === DEFAULT_PRICES ? table : checkPriceTable(table);
+  constructor(table: PriceTable = DEFAULT_PRICES, ignoreRecorded = false) {
+    this.finder = new RatesFinder(
+      table === DEFAULT_PRICES ? table : checkPriceTable(table),
+      ignoreRecorded,
+    );
   }
 
   /** The currency of every amount. */
   get currency(): string {
-    return this.table.currency;
+    return this.finder.table.currency;
   }
 
   /** Reads the events of `session` from seq `from` on, handing each priced call to `found`. */
@@ -125,23 +117,93 @@ export class CallPricer {
       }
       const event = session.event(seq);
       if (event === undefined) continue;
-      if (isEventOfType(event, 'request/header')) this.header = event.data;
-      else if (isEventOfType(event, 'turn/start')) this.turn = event.data.turn;
-      else {
-        const call = callOf(event, this.header, this.turn);
-        if (call !== undefined) found(price(call, this.header, this.table, this.ignoreRecorded));
-      }
+      const call = this.take(event);
+      if (call !== undefined) found(call);
     }
+  }
+
+  /**
+   * Takes the next event of the log (a reader walking it already hands each one over): keeps
+   * the header and turn it sets, and returns the call it records, priced.
+   */
+  take(event: SessionEvent): CallCost | undefined {
+    if (isEventOfType(event, 'request/header')) this.header = event.data;
+    else if (isEventOfType(event, 'turn/start')) this.turn = event.data.turn;
+    else if (event.type === 'assistant/message' || event.type === 'compaction/end') {
+      return priceCall(event, this.header, this.turn, this.finder);
+    }
+    return undefined;
   }
 }
 
-type UnpricedCall = Omit<CallCost, 'cost' | 'price'> & { readonly usage: TokenUsage };
+/**
+ * Which rates price a call: the ones its header recorded, else the table's for its model on
+ * its day. A session's calls are mostly of one model on a few days, so the table's answer is
+ * kept per model and day, and each answer's `price` note is built once.
+ */
+class RatesFinder {
+  private readonly byModel = new Map<string, Map<string, { day: number; found: Found }>>();
+  private readonly notes = new WeakMap<RecordedPrice, NonNullable<CallCost['price']>>();
 
-function callOf(
+  constructor(
+    readonly table: PriceTable,
+    private readonly ignoreRecorded: boolean,
+  ) {}
+
+  find(
+    header: RequestHeaderData | undefined,
+    provider: string,
+    model: string,
+    time: number,
+  ): Found {
+    // A recorded price is the header's model's: a summarizer of another model is priced by the table.
+    const recorded =
+      !this.ignoreRecorded && header?.provider === provider && header.model === model
+        ? recordedPrice(header)
+        : undefined;
+    if (recorded !== undefined && recorded.currency === this.table.currency) {
+      return { rates: recorded, note: this.note(recorded, true) };
+    }
+    // Days a Date cannot hold are not remembered: `priceAt` reads them all as the far future.
+    const day = Math.abs(time) < MAX_DATE_MS ? Math.floor(time / DAY_MS) : Number.NaN;
+    let models = this.byModel.get(provider);
+    if (models === undefined) {
+      models = new Map();
+      this.byModel.set(provider, models);
+    }
+    const known = models.get(model);
+    // Within one UTC day (a finite day number) the table's answer cannot change.
+    if (known !== undefined && known.day === day) return known.found;
+    const rates = priceAt(this.table, provider, model, time);
+    const found: Found = rates === undefined ? undefined : { rates, note: this.note(rates, false) };
+    models.set(model, { day, found });
+    return found;
+  }
+
+  private note(rates: RecordedPrice, recorded: boolean): NonNullable<CallCost['price']> {
+    let note = this.notes.get(rates);
+    if (note === undefined) {
+      note = { table: rates.table, effectiveFrom: rates.effectiveFrom, recorded };
+      this.notes.set(rates, note);
+    }
+    return note;
+  }
+}
+
+type Found =
+  | { readonly rates: RecordedPrice; readonly note: NonNullable<CallCost['price']> }
+  | undefined;
+
+const DAY_MS = 86_400_000;
+const MAX_DATE_MS = 8.64e15;
+
+/** The call `event` records, priced; `undefined` when it reported no usage. */
+function priceCall(
   event: SessionEvent,
   header: RequestHeaderData | undefined,
   turn: number | undefined,
-): UnpricedCall | undefined {
+  finder: RatesFinder,
+): CallCost | undefined {
   const data = event.data as {
     usage?: TokenUsage;
     step?: number;
@@ -150,63 +212,95 @@ function callOf(
   } | null;
   const usage = data?.usage;
   if (typeof usage !== 'object' || usage === null) return undefined;
-  const step = event.type === 'assistant/message';
-  const named = step ? data?.message?.source : data?.model;
+  const isStep = event.type === 'assistant/message';
+  const named = isStep ? data?.message?.source : data?.model;
   const provider =
     typeof named?.provider === 'string' ? named.provider : (header?.provider ?? 'unknown');
   const model = typeof named?.model === 'string' ? named.model : (header?.model ?? 'unknown');
-  return {
-    seq: event.seq,
-    kind: step ? 'step' : 'compaction',
-    ...(turn === undefined ? {} : { turn }),
-    ...(step && typeof data?.step === 'number' ? { step: data.step } : {}),
-    time: event.time,
-    provider,
-    model,
-    tokens: splitUsage(usage),
-    usage,
-  };
+  const step = isStep && typeof data?.step === 'number' ? data.step : undefined;
+  const tokens = splitUsage(usage);
+  const found = finder.find(header, provider, model, event.time);
+  const kind = isStep ? 'step' : 'compaction';
+  const time = event.time;
+  // A priced step of a turn, most calls, is built as one literal; others field by field, in
+  // the same order, leaving absent fields out rather than undefined.
+  if (turn !== undefined && step !== undefined && found !== undefined) {
+    const cost = priceSplit(usage, tokens, found.rates.rates);
+    return {
+      seq: event.seq,
+      kind,
+      turn,
+      step,
+      time,
+      provider,
+      model,
+      tokens,
+      cost,
+      price: found.note,
+    };
+  }
+  const call: {
+    seq: number;
+    kind: CallCost['kind'];
+    turn?: number;
+    step?: number;
+    time?: number;
+    provider?: string;
+    model?: string;
+    tokens?: TokenSplit;
+    cost?: CostBreakdown;
+    price?: CallCost['price'];
+  } = { seq: event.seq, kind };
+  if (turn !== undefined) call.turn = turn;
+  if (step !== undefined) call.step = step;
+  call.time = time;
+  call.provider = provider;
+  call.model = model;
+  call.tokens = tokens;
+  if (found !== undefined) {
+    call.cost = priceSplit(usage, tokens, found.rates.rates);
+    call.price = found.note;
+  }
+  return call as CallCost;
 }
 
-function price(
-  call: UnpricedCall,
-  header: RequestHeaderData | undefined,
-  table: PriceTable,
-  ignoreRecorded: boolean,
-): CallCost {
-  const { usage, ...rest } = call;
-  // A recorded price is the header's model's: a summarizer of another model is priced by the table.
-  const recorded =
-    !ignoreRecorded && header?.provider === call.provider && header.model === call.model
-      ? recordedPrice(header)
-      : undefined;
-  const usable: RecordedPrice | undefined =
-    recorded !== undefined && recorded.currency === table.currency ? recorded : undefined;
-  const rates = usable ?? priceAt(table, call.provider, call.model, call.time);
-  if (rates === undefined) return rest;
-  return {
-    ...rest,
-    cost: priceUsage(usage, rates.rates),
-    price: {
-      table: rates.table,
-      effectiveFrom: rates.effectiveFrom,
-      recorded: usable !== undefined,
-    },
-  };
-}
-
-/** Calls added one by one into {@link CostTotals}. */
+/**
+ * Calls added one by one into {@link CostTotals}: plain number fields summed in place, since a
+ * ledger adds every call to several totals (session, turn, model).
+ */
 export class Totals {
   calls = 0;
   unpriced = 0;
-  tokens: TokenSplit = NO_TOKENS;
-  cost: CostBreakdown = NO_COST;
+  private input = 0;
+  private cacheRead = 0;
+  private cacheWrite = 0;
+  private output = 0;
+  private reasoning = 0;
+  private costInput = 0;
+  private costCacheRead = 0;
+  private costCacheWrite = 0;
+  private costOutput = 0;
+  private costReasoning = 0;
+  private costTotal = 0;
 
   add(call: CallCost): this {
     this.calls += 1;
-    this.tokens = addFields(this.tokens, call.tokens);
-    if (call.cost === undefined) this.unpriced += 1;
-    else this.cost = addFields(this.cost, call.cost);
+    const { tokens, cost } = call;
+    this.input += tokens.input;
+    this.cacheRead += tokens.cacheRead;
+    this.cacheWrite += tokens.cacheWrite;
+    this.output += tokens.output;
+    this.reasoning += tokens.reasoning;
+    if (cost === undefined) {
+      this.unpriced += 1;
+      return this;
+    }
+    this.costInput += cost.input;
+    this.costCacheRead += cost.cacheRead;
+    this.costCacheWrite += cost.cacheWrite;
+    this.costOutput += cost.output;
+    this.costReasoning += cost.reasoning;
+    this.costTotal += cost.total;
     return this;
   }
 
@@ -214,8 +308,40 @@ export class Totals {
     return {
       calls: this.calls,
       unpricedCalls: this.unpriced,
-      tokens: this.tokens,
-      cost: this.cost,
+      tokens: this.tokenSplit(),
+      cost: this.costBreakdown(),
+    };
+  }
+
+  /** {@link totals} of turn `turn`, the turn first. */
+  turnTotals(turn: number): CostTotals & { readonly turn: number } {
+    return {
+      turn,
+      calls: this.calls,
+      unpricedCalls: this.unpriced,
+      tokens: this.tokenSplit(),
+      cost: this.costBreakdown(),
+    };
+  }
+
+  private tokenSplit(): TokenSplit {
+    return {
+      input: this.input,
+      cacheRead: this.cacheRead,
+      cacheWrite: this.cacheWrite,
+      output: this.output,
+      reasoning: this.reasoning,
+    };
+  }
+
+  private costBreakdown(): CostBreakdown {
+    return {
+      input: this.costInput,
+      cacheRead: this.costCacheRead,
+      cacheWrite: this.costCacheWrite,
+      output: this.costOutput,
+      reasoning: this.costReasoning,
+      total: this.costTotal,
     };
   }
 }
@@ -233,6 +359,5 @@ export function callCostOf(
   table: PriceTable = DEFAULT_PRICES,
   ignoreRecorded = false,
 ): CallCost | undefined {
-  const call = callOf(event, header, turn);
-  return call === undefined ? undefined : price(call, header, table, ignoreRecorded);
+  return priceCall(event, header, turn, new RatesFinder(table, ignoreRecorded));
 }

@@ -35,6 +35,12 @@ export interface CallStart {
 
 /** What {@link walkCalls} tells its reader, in log order. */
 export interface CallReader {
+  /**
+   * Every event of the log but the stream parts (`assistant/chunk`, never built), before the
+   * walk tells of the call it begins or answers: a reader that follows the log too (pricing its
+   * calls) needs no walk of its own.
+   */
+  event?(event: SessionEvent): void;
   /** A call began: its first stream part, or its answer when the stream was empty. */
   begin?(call: CallStart): void;
   /** The answer of the call that began last entered the surface. */
@@ -61,11 +67,30 @@ export function walkCalls(session: Session, reader: CallReader): void {
     changedFrom = Math.min(changedFrom, order.indexOf(replacement.seq));
     reader.replace?.(replacement, order);
   };
+  const beginCall = (at: { seq: number; turn: number; step: number }): void => {
+    reader.begin?.({
+      stepStartSeq: at.seq,
+      turn: at.turn,
+      step: at.step,
+      header,
+      headerSeq,
+      order,
+      changedFrom,
+    });
+    changedFrom = Number.POSITIVE_INFINITY;
+  };
   for (let seq = 0; seq < session.seq; seq++) {
-    // Stream parts after a call's first are of no interest here: not even built.
-    if (begun && session.eventType(seq) === 'assistant/chunk') continue;
+    // Stream parts are not built: a call begins at its first one, and that is all they tell.
+    if (session.eventType(seq) === 'assistant/chunk') {
+      if (step !== undefined && !begun) {
+        begun = true;
+        beginCall(step);
+      }
+      continue;
+    }
     const event = session.event(seq);
     if (event === undefined) continue;
+    reader.event?.(event);
     if (isEventOfType(event, 'step/start')) {
       step = { seq, turn: event.data.turn, step: event.data.step };
       begun = false;
@@ -74,27 +99,13 @@ export function walkCalls(session: Session, reader: CallReader): void {
     } else if (isEventOfType(event, 'request/header')) {
       header = event.data;
       headerSeq = seq;
-    }
-    if (step !== undefined && !begun && isCallEvent(event)) {
+    } else if (step !== undefined && !begun && event.type === 'assistant/message') {
       begun = true;
-      reader.begin?.({
-        stepStartSeq: step.seq,
-        turn: step.turn,
-        step: step.step,
-        header,
-        headerSeq,
-        order,
-        changedFrom,
-      });
-      changedFrom = Number.POSITIVE_INFINITY;
+      beginCall(step);
     }
     if (isEventOfType(event, 'assistant/message') && event.surfaceOp === 'append' && begun) {
       reader.answer?.(seq, event);
     }
     applySurfaceOp(order, event, onReplace);
   }
-}
-
-function isCallEvent(event: SessionEvent): boolean {
-  return event.type === 'assistant/chunk' || event.type === 'assistant/message';
 }

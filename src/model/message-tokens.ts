@@ -16,3 +16,12 @@ export function messageTokens(message: Message): number {
   }
   return tokens;
 }
+
+/**
+ * {@link messageTokens} for a reader that keeps the figure itself (the rent ledger, once per
+ * entry): a figure already known is reused, a new one is not remembered, sparing a long
+ * session's load a weak map of every message it priced.
+ */
+export function messageTokensOnce(message: Message): number {
+  return priced.get(message) ?? estimateMessageTokens(message);
+}

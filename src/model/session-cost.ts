@@ -5,8 +5,6 @@
  */
 import {
   deriveEventMessage,
-  isEventOfType,
-  type Message,
   type RequestHeaderData,
   type Session,
   type SessionEvent,
@@ -14,13 +12,14 @@ import {
 import { requestHeaderTokens, rewriteCause } from './cache-report.js';
 import {
   type CallCost,
+  CallPricer,
   type CostTotals,
-  callCosts,
   type SessionCostOptions,
   Totals,
 } from './call-costs.js';
 import { walkCalls } from './call-walk.js';
-import { messageTokens } from './message-tokens.js';
+import { entryLabel } from './entry-label.js';
+import { messageTokens, messageTokensOnce } from './message-tokens.js';
 import { type EntryRentFigures, type RentFigures, RentLedger } from './token-rent.js';
 
 export {
@@ -119,55 +118,89 @@ export interface SessionCost {
  * ```
  */
 export function sessionCost(session: Session, options: SessionCostOptions = {}): SessionCost {
-  const { currency, calls } = callCosts(session, options);
+  const pricer = new CallPricer(options.prices, options.ignoreRecordedPrices === true);
+  const calls: CallCost[] = [];
+  const { rent, rewrites } = rentOf(session, (event) => {
+    const call = pricer.take(event);
+    if (call !== undefined) calls.push(call);
+    return call;
+  });
   const totals = new Totals();
   const compaction = new Totals();
   const inherited = new Totals();
   const byModel = new Map<string, Totals>();
   const turns = new Map<number, Totals>();
   const seedLength = session.header.seedLength ?? 0;
+  // Calls come in runs of one model: its totals are found again without building its key.
+  let last: { provider: string; model: string; totals: Totals } | undefined;
   for (const call of calls) {
     totals.add(call);
     if (call.kind === 'compaction') compaction.add(call);
     if (call.seq < seedLength) inherited.add(call);
-    const key = `${call.provider}:${call.model}`;
-    byModel.set(key, (byModel.get(key) ?? new Totals()).add(call));
-    if (call.turn !== undefined)
-      turns.set(call.turn, (turns.get(call.turn) ?? new Totals()).add(call));
+    if (last === undefined || last.provider !== call.provider || last.model !== call.model) {
+      const key = `${call.provider}:${call.model}`;
+      let modelTotals = byModel.get(key);
+      if (modelTotals === undefined) {
+        modelTotals = new Totals();
+        byModel.set(key, modelTotals);
+      }
+      last = { provider: call.provider, model: call.model, totals: modelTotals };
+    }
+    last.totals.add(call);
+    if (call.turn !== undefined) {
+      let turnTotals = turns.get(call.turn);
+      if (turnTotals === undefined) {
+        turnTotals = new Totals();
+        turns.set(call.turn, turnTotals);
+      }
+      turnTotals.add(call);
+    }
   }
   const unpricedModels = [...byModel].filter(([, t]) => t.unpriced > 0).map(([key]) => key);
   return {
     sessionId: session.header.id,
-    currency,
+    currency: pricer.currency,
     calls,
-    turns: [...turns].map(([turn, t]) => ({ turn, ...t.totals() })),
+    turns: [...turns].map(([turn, t]) => t.turnTotals(turn)),
     byModel: Object.fromEntries([...byModel].map(([key, t]) => [key, t.totals()])),
     total: totals.totals(),
     compaction: compaction.totals(),
     inherited: inherited.totals(),
     unpricedModels,
-    ...rentOf(session, calls),
+    rent,
+    rewrites,
   };
 }
 
-/** Token rent and rewrite savings over the agent's calls, in one walk. */
+/**
+ * Token rent and rewrite savings over the agent's calls, in one walk of the log; `priced`
+ * hears every event the walk builds and returns the call it records, priced.
+ */
 function rentOf(
   session: Session,
-  calls: readonly CallCost[],
+  priced: (event: SessionEvent) => CallCost | undefined,
 ): Pick<SessionCost, 'rent' | 'rewrites'> {
-  const bySeq = new Map(calls.map((call) => [call.seq, call]));
   const tokensOf = (seq: number): number => {
     const event = session.event(seq);
     const message = event === undefined ? null : deriveEventMessage(event);
     return message === null ? 0 : messageTokens(message);
   };
-  const ledger = new RentLedger(tokensOf);
+  // The ledger estimates each entry once and keeps the figure with the entry.
+  const ledger = new RentLedger((seq) => {
+    const event = session.event(seq);
+    const message = event === undefined ? null : deriveEventMessage(event);
+    return message === null ? 0 : messageTokensOnce(message);
+  });
   const rewrites = new Rewrites(session, tokensOf);
   let header: RequestHeaderData | undefined;
   let changedFrom = 0;
   let order: readonly number[] = [];
-  let headRent: RentFigures = { cacheRead: 0, cacheWrite: 0, input: 0, cost: 0 };
+  let lastCall: CallCost | undefined;
+  const head = { cacheRead: 0, cacheWrite: 0, input: 0, cost: 0 };
   walkCalls(session, {
+    event: (event) => {
+      lastCall = priced(event) ?? lastCall;
+    },
     replace: (replacement, surface) => {
       changedFrom = Math.min(changedFrom, Math.max(0, surface.indexOf(replacement.seq)));
       ledger.leave(replacement.shadowedSeqs);
@@ -180,58 +213,59 @@ function rentOf(
     answer: (seq) => {
       ledger.admit(order, changedFrom);
       changedFrom = Number.POSITIVE_INFINITY;
-      const call = bySeq.get(seq);
-      const input =
-        call === undefined ? 0 : call.tokens.input + call.tokens.cacheRead + call.tokens.cacheWrite;
-      if (call === undefined || input === 0) return;
-      const head = requestHeaderTokens(header);
-      const estimated = head + ledger.surfaceTokens();
+      // The walk handed the answer to `priced` just before: its call, if it reported usage.
+      const call = lastCall?.seq === seq ? lastCall : undefined;
+      if (call === undefined) return;
+      const { tokens, cost } = call;
+      const input = tokens.input + tokens.cacheRead + tokens.cacheWrite;
+      if (input === 0) return;
+      const headTokens = requestHeaderTokens(header);
+      const estimated = headTokens + ledger.surfaceTokens();
       if (estimated <= 0) return;
-      const perToken = (money: number | undefined, tokens: number) =>
-        money === undefined || tokens === 0 ? 0 : money / tokens;
       const rates = {
         scale: input / estimated,
-        input: perToken(call.cost?.input, call.tokens.input),
-        cacheRead: perToken(call.cost?.cacheRead, call.tokens.cacheRead),
-        cacheWrite: perToken(call.cost?.cacheWrite, call.tokens.cacheWrite),
+        input: perToken(cost?.input, tokens.input),
+        cacheRead: perToken(cost?.cacheRead, tokens.cacheRead),
+        cacheWrite: perToken(cost?.cacheWrite, tokens.cacheWrite),
       };
-      const billedHead = ledger.bill(head, rates, call.tokens.cacheRead, call.tokens.cacheWrite);
-      headRent = sumRent(headRent, billedHead);
-      const inputCost =
-        (call.cost?.input ?? 0) + (call.cost?.cacheRead ?? 0) + (call.cost?.cacheWrite ?? 0);
+      const billed = ledger.bill(headTokens, rates, tokens.cacheRead, tokens.cacheWrite);
+      head.cacheRead += billed.cacheRead;
+      head.cacheWrite += billed.cacheWrite;
+      head.input += billed.input;
+      head.cost += billed.cost;
+      const inputCost = (cost?.input ?? 0) + (cost?.cacheRead ?? 0) + (cost?.cacheWrite ?? 0);
       rewrites.billed(rates.scale, (rates.scale * inputCost) / input);
     },
   });
   const onSurface = new Set(session.surface.seqs);
   const entries: EntryRent[] = [];
-  for (const seq of ledger.seqs()) {
-    const figures = ledger.rent(seq);
+  ledger.forEach((seq, figures) => {
     const event = session.event(seq);
-    if (figures === undefined || event === undefined) continue;
+    if (event === undefined) return;
     entries.push({
       seq,
       type: event.type,
-      label: labelOf(session, event),
+      label: entryLabel(session, event),
       onSurface: onSurface.has(seq),
-      ...figures,
+      tokens: figures.tokens,
+      calls: figures.calls,
+      cacheRead: figures.cacheRead,
+      cacheWrite: figures.cacheWrite,
+      input: figures.input,
+      cost: figures.cost,
     });
-  }
+  });
   entries.sort(
     (a, b) =>
       b.cost - a.cost ||
       b.input + b.cacheRead + b.cacheWrite - (a.input + a.cacheRead + a.cacheWrite) ||
       a.seq - b.seq,
   );
-  return { rent: { entries, header: headRent }, rewrites: rewrites.savings() };
+  return { rent: { entries, header: head }, rewrites: rewrites.savings() };
 }
 
-function sumRent(a: RentFigures, b: RentFigures): RentFigures {
-  return {
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    input: a.input + b.input,
-    cost: a.cost + b.cost,
-  };
+function perToken(money: number | undefined, tokens: number): number {
+  return money === undefined || tokens === 0 ? 0 : money / tokens;
 }
 
 interface OpenRewrite {
@@ -298,54 +332,4 @@ class Rewrites {
       };
     });
   }
-}
-
-/** Who wrote an entry and the start of its text, on one line. */
-function labelOf(session: Session, event: SessionEvent): string {
-  const message = deriveEventMessage(event);
-  const text = message === null ? '' : leadingText(message).replace(/\s+/g, ' ').trim();
-  const excerpt = text.length > 60 ? `${text.slice(0, 59)}…` : text;
-  let who: string = event.type;
-  if (event.type === 'tool/result') {
-    const name = toolNameOf(session, event.sourceEventSeqs ?? [], 0);
-    who = name === undefined ? 'tool' : `tool ${name}`;
-  } else if (message?.role === 'assistant') who = 'assistant';
-  else if (message?.role === 'user') who = event.type === 'context/message' ? 'context' : 'user';
-  return excerpt === '' ? who : `${who}: ${excerpt}`;
-}
-
-/**
- * The tool a result answered: the `tool/call` it cites, found through the results a pruned or
- * replaced result cites in turn.
- */
-function toolNameOf(session: Session, cited: readonly number[], depth: number): string | undefined {
-  if (depth > 8) return undefined;
-  for (const seq of cited) {
-    const event = session.event(seq);
-    if (event === undefined) continue;
-    if (isEventOfType(event, 'tool/call')) return event.data.name;
-    if (event.type === 'tool/result') {
-      const name = toolNameOf(session, event.sourceEventSeqs ?? [], depth + 1);
-      if (name !== undefined) return name;
-    }
-  }
-  return undefined;
-}
-
-/** The first couple of hundred characters of a message's text: a label needs no more. */
-function leadingText(message: Message): string {
-  let text = '';
-  const take = (part: string) => {
-    text += (text === '' ? '' : ' ') + part.slice(0, 200 - text.length);
-  };
-  for (const block of message.content) {
-    if (text.length >= 200) break;
-    if (block.type === 'text') take(block.text);
-    else if (block.type === 'tool-call') take(`→ ${block.name}`);
-    else if (block.type === 'tool-result') {
-      for (const inner of block.content)
-        if (inner.type === 'text' && text.length < 200) take(inner.text);
-    }
-  }
-  return text;
 }

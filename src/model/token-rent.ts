@@ -36,25 +36,23 @@ export interface CallRates {
 
 type Vector = [cacheRead: number, cacheWrite: number, input: number, cost: number];
 
-/** A running sum of billed vectors per estimated token. */
-class Accumulator {
-  readonly sum: Vector = [0, 0, 0, 0];
-  add(vector: Readonly<Vector>, times: number): void {
-    for (let i = 0; i < 4; i++)
-      this.sum[i] = (this.sum[i] as number) + (vector[i] as number) * times;
-  }
-}
+/** Four numbers per tenant, in one growing typed array: a ledger of a long session holds tens of thousands. */
+class Quads {
+  values = new Float64Array(4 * 64);
 
-interface Tenant {
-  readonly tokens: number;
-  /** The global sum and call count when it entered the surface. */
-  readonly since: Vector;
-  callsSince: number;
-  /** What it was billed beyond the global kind, per estimated token. */
-  readonly own: Accumulator;
-  /** Rent per estimated token and calls from stretches it is no longer on the surface. */
-  readonly settled: Accumulator;
-  settledCalls: number;
+  grow(tenants: number): void {
+    if (4 * tenants <= this.values.length) return;
+    const values = new Float64Array(Math.max(4 * tenants, 2 * this.values.length));
+    values.set(this.values);
+    this.values = values;
+  }
+
+  /** Adds `vector × times` to tenant `t`'s four. */
+  add(t: number, vector: Readonly<Vector>, times: number): void {
+    const values = this.values;
+    for (let k = 0; k < 4; k++)
+      values[4 * t + k] = (values[4 * t + k] as number) + (vector[k] as number) * times;
+  }
 }
 
 /** The rent an entry paid, in tokens of each kind and money, over how many calls. */
@@ -65,18 +63,39 @@ export interface EntryRentFigures extends RentFigures {
   readonly calls: number;
 }
 
-/** The ledger the walk keeps: who is on the surface, and what each call billed them. */
+const NO_RENT: RentFigures = { cacheRead: 0, cacheWrite: 0, input: 0, cost: 0 };
+
+/**
+ * The ledger the walk keeps: who is on the surface, and what each call billed them. A tenant
+ * (an entry that was ever in a billed request) is an index into flat arrays, not an object: its
+ * estimated tokens, the global sum and call count when it last entered the surface, what it was
+ * billed beyond the global kind, and what it paid over stretches it has left.
+ */
 export class RentLedger {
-  private readonly global = new Accumulator();
+  /** The running sum, per estimated token, of the kind each call billed most of its request as. */
+  private readonly global: Vector = [0, 0, 0, 0];
   private callCount = 0;
-  private readonly tenants = new Map<number, Tenant>();
-  /** The request being billed: the walk's surface (read during `bill` only), cumulative tokens. */
-  private order: readonly number[] = [];
+  private readonly tenantOf = new Map<number, number>();
+  private readonly seqOf: number[] = [];
+  private readonly tokens: number[] = [];
+  /** The call count when it entered the surface, -1 while it is off it. */
+  private readonly callsSince: number[] = [];
+  private readonly settledCalls: number[] = [];
+  private readonly since = new Quads();
+  private readonly own = new Quads();
+  private readonly settled = new Quads();
+  /** The request being billed: its length, cumulative tokens, the tenant at each position. */
+  private length = 0;
   private readonly before: number[] = [0];
-  /** The seq at each position as of the last admitted call, and what ranges added there since. */
-  private readonly seqAt: number[] = [];
+  private readonly tenantAt: number[] = [];
+  /** What range additions added at each position since the positions last changed. */
   private readonly pending = new RangeAdd();
   private pendingPositions = 0;
+  /** Scratch vectors, filled afresh for each use. */
+  private readonly unitVector: Vector = [0, 0, 0, 0];
+  private readonly deltaVector: Vector = [0, 0, 0, 0];
+  private readonly gap: Vector = [0, 0, 0, 0];
+  private readonly total: Vector = [0, 0, 0, 0];
 
   /** @param tokensOf Estimated tokens of the message a surface entry contributes. */
   constructor(private readonly tokensOf: (seq: number) => number) {}
@@ -84,11 +103,12 @@ export class RentLedger {
   /** Entries a replace shadowed leave the surface: their rent stops. */
   leave(seqs: readonly number[]): void {
     for (const seq of seqs) {
-      const tenant = this.tenants.get(seq);
-      if (tenant === undefined || tenant.callsSince < 0) continue;
-      tenant.settled.add(difference(this.global.sum, tenant.since), 1);
-      tenant.settledCalls += this.callCount - tenant.callsSince;
-      tenant.callsSince = -1;
+      const t = this.tenantOf.get(seq);
+      if (t === undefined || (this.callsSince[t] as number) < 0) continue;
+      this.settled.add(t, this.sinceEntered(t), 1);
+      this.settledCalls[t] =
+        (this.settledCalls[t] as number) + (this.callCount - (this.callsSince[t] as number));
+      this.callsSince[t] = -1;
     }
   }
 
@@ -98,39 +118,52 @@ export class RentLedger {
    * were cache reads and writes and the rest uncached input. Returns what the head cost.
    */
   bill(head: number, rates: CallRates, cacheRead: number, cacheWrite: number): RentFigures {
-    const total = head + (this.before[this.order.length] as number);
-    if (total <= 0 || rates.scale <= 0) return { cacheRead: 0, cacheWrite: 0, input: 0, cost: 0 };
+    const total = head + (this.before[this.length] as number);
+    if (total <= 0 || rates.scale <= 0) return NO_RENT;
     // Region ends in estimated tokens: [0, read) cache reads, [read, written) writes, the rest input.
     const read = Math.min(total, cacheRead / rates.scale);
     const written = Math.min(total, read + cacheWrite / rates.scale);
-    const prices = [rates.cacheRead, rates.cacheWrite, rates.input];
-    const unit = (kind: number): Vector => {
-      const vector: Vector = [0, 0, 0, 0];
-      vector[kind] = rates.scale;
-      vector[3] = rates.scale * (prices[kind] as number);
-      return vector;
-    };
-    const regions: Array<[start: number, end: number, kind: number]> = [
-      [0, read, 0],
-      [read, written, 1],
-      [written, total, 2],
-    ];
-    const widest = regions.reduce((best, region) =>
-      region[1] - region[0] > best[1] - best[0] ? region : best,
-    );
-    const globalUnit = unit(widest[2]);
-    this.global.add(globalUnit, 1);
-    this.callCount += 1;
-    const headRent = new Accumulator();
-    for (const [start, end, kind] of regions) {
-      if (end <= start) continue;
-      headRent.add(unit(kind), Math.max(0, Math.min(end, head) - start));
-      if (kind === widest[2] || end <= head) continue;
-      this.billRange(Math.max(start, head) - head, end - head, difference(unit(kind), globalUnit));
+    const starts = [0, read, written];
+    const ends = [read, written, total];
+    // The widest region's kind is billed to every entry at once, through the global sum.
+    let widest = 0;
+    for (let kind = 1; kind < 3; kind++) {
+      if (
+        (ends[kind] as number) - (starts[kind] as number) >
+        (ends[widest] as number) - (starts[widest] as number)
+      )
+        widest = kind;
     }
-    this.order = [];
-    const [r, w, i, cost] = headRent.sum;
+    const globalUnit = this.unit(widest, rates, this.unitVector);
+    for (let k = 0; k < 4; k++)
+      this.global[k] = (this.global[k] as number) + (globalUnit[k] as number) * 1;
+    this.callCount += 1;
+    const headRent: Vector = [0, 0, 0, 0];
+    for (let kind = 0; kind < 3; kind++) {
+      const start = starts[kind] as number;
+      const end = ends[kind] as number;
+      if (end <= start) continue;
+      const share = Math.max(0, Math.min(end, head) - start);
+      const perToken = rates.scale * kindPrice(rates, kind);
+      headRent[kind] = (headRent[kind] as number) + rates.scale * share;
+      headRent[3] = (headRent[3] as number) + perToken * share;
+      if (kind === widest || end <= head) continue;
+      const delta = this.deltaVector;
+      for (let k = 0; k < 4; k++)
+        delta[k] = (k === kind ? rates.scale : 0) - (globalUnit[k] as number);
+      delta[3] = perToken - (globalUnit[3] as number);
+      this.billRange(Math.max(start, head) - head, end - head, delta);
+    }
+    const [r, w, i, cost] = headRent;
     return { cacheRead: r, cacheWrite: w, input: i, cost };
+  }
+
+  /** One estimated token of `kind` billed at `rates`, into `into`. */
+  private unit(kind: number, rates: CallRates, into: Vector): Vector {
+    into.fill(0);
+    into[kind] = rates.scale;
+    into[3] = rates.scale * kindPrice(rates, kind);
+    return into;
   }
 
   /** Settles what range additions owe each entry, and starts them afresh for `positions`. */
@@ -140,7 +173,8 @@ export class RentLedger {
       owed.fill(0);
       this.pending.sumAt(position, owed);
       if (owed[0] === 0 && owed[1] === 0 && owed[2] === 0 && owed[3] === 0) continue;
-      this.tenants.get(this.seqAt[position] as number)?.own.add(owed, 1);
+      const t = this.tenantAt[position];
+      if (t !== undefined) this.own.add(t, owed, 1);
     }
     this.pending.reset(positions);
     this.pendingPositions = 0;
@@ -148,41 +182,73 @@ export class RentLedger {
 
   /** Estimated tokens of the surface {@link admit} took last. */
   surfaceTokens(): number {
-    return this.before[this.order.length] as number;
-  }
-
-  /** The rent `seq` paid so far. */
-  rent(seq: number): EntryRentFigures | undefined {
-    if (this.pendingPositions > 0) this.settlePending(0);
-    const tenant = this.tenants.get(seq);
-    if (tenant === undefined) return undefined;
-    const total = new Accumulator();
-    total.add(tenant.settled.sum, 1);
-    total.add(tenant.own.sum, 1);
-    let calls = tenant.settledCalls;
-    if (tenant.callsSince >= 0) {
-      total.add(difference(this.global.sum, tenant.since), 1);
-      calls += this.callCount - tenant.callsSince;
-    }
-    const [cacheRead, cacheWrite, input, cost] = total.sum;
-    return {
-      tokens: tenant.tokens,
-      calls,
-      cacheRead: cacheRead * tenant.tokens,
-      cacheWrite: cacheWrite * tenant.tokens,
-      input: input * tenant.tokens,
-      cost: cost * tenant.tokens,
-    };
-  }
-
-  /** Every entry that was ever in a billed request, by seq. */
-  seqs(): IterableIterator<number> {
-    return this.tenants.keys();
+    return this.before[this.length] as number;
   }
 
   /**
-   * Takes a call's surface (the walk's array, read until {@link bill}; entries before
-   * `changedFrom` are those of the call admitted before): new entries start paying.
+   * Every entry that was ever in a billed request, with what it paid, in the order they entered.
+   * `rent` is one object refilled for each entry: read it during the callback.
+   */
+  forEach(found: (seq: number, rent: EntryRentFigures) => void): void {
+    for (let t = 0; t < this.seqOf.length; t++) {
+      found(this.seqOf[t] as number, this.rentOf(t, this.figures));
+    }
+  }
+
+  private readonly figures = {
+    tokens: 0,
+    calls: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    input: 0,
+    cost: 0,
+  } satisfies EntryRentFigures;
+
+  /** Tenant `t`'s rent, into `into`. */
+  private rentOf(
+    t: number,
+    into: { -readonly [K in keyof EntryRentFigures]: number },
+  ): EntryRentFigures {
+    if (this.pendingPositions > 0) this.settlePending(0);
+    const total = this.total;
+    for (let k = 0; k < 4; k++) {
+      total[k] = 0 + (this.settled.values[4 * t + k] as number) * 1;
+      total[k] = (total[k] as number) + (this.own.values[4 * t + k] as number) * 1;
+    }
+    let calls = this.settledCalls[t] as number;
+    const callsSince = this.callsSince[t] as number;
+    if (callsSince >= 0) {
+      const gap = this.sinceEntered(t);
+      for (let k = 0; k < 4; k++) total[k] = (total[k] as number) + (gap[k] as number) * 1;
+      calls += this.callCount - callsSince;
+    }
+    const tokens = this.tokens[t] as number;
+    into.tokens = tokens;
+    into.calls = calls;
+    into.cacheRead = (total[0] as number) * tokens;
+    into.cacheWrite = (total[1] as number) * tokens;
+    into.input = (total[2] as number) * tokens;
+    into.cost = (total[3] as number) * tokens;
+    return into;
+  }
+
+  /** Tenant `t` enters the surface: the global sum from now on is its. */
+  private enter(t: number): void {
+    const since = this.since.values;
+    for (let k = 0; k < 4; k++) since[4 * t + k] = this.global[k] as number;
+  }
+
+  /** The global sum since tenant `t` entered the surface (a scratch vector). */
+  private sinceEntered(t: number): Vector {
+    const since = this.since.values;
+    for (let k = 0; k < 4; k++)
+      this.gap[k] = (this.global[k] as number) - (since[4 * t + k] as number);
+    return this.gap;
+  }
+
+  /**
+   * Takes a call's surface (the walk's array; entries before `changedFrom` are those of the call
+   * admitted before): new entries start paying.
    */
   admit(order: readonly number[], changedFrom: number): void {
     const from = Math.min(changedFrom, this.before.length - 1, order.length);
@@ -192,27 +258,28 @@ export class RentLedger {
     }
     for (let index = from; index < order.length; index++) {
       const seq = order[index] as number;
-      let tenant = this.tenants.get(seq);
-      if (tenant === undefined) {
-        tenant = {
-          tokens: this.tokensOf(seq),
-          since: [...this.global.sum],
-          callsSince: this.callCount,
-          own: new Accumulator(),
-          settled: new Accumulator(),
-          settledCalls: 0,
-        };
-        this.tenants.set(seq, tenant);
-      } else if (tenant.callsSince < 0) {
-        tenant.since.splice(0, 4, ...this.global.sum);
-        tenant.callsSince = this.callCount;
+      let t = this.tenantOf.get(seq);
+      if (t === undefined) {
+        t = this.seqOf.length;
+        this.tenantOf.set(seq, t);
+        this.seqOf.push(seq);
+        this.tokens.push(this.tokensOf(seq));
+        this.callsSince.push(this.callCount);
+        this.settledCalls.push(0);
+        this.since.grow(t + 1);
+        this.own.grow(t + 1);
+        this.settled.grow(t + 1);
+        this.enter(t);
+      } else if ((this.callsSince[t] as number) < 0) {
+        this.enter(t);
+        this.callsSince[t] = this.callCount;
       }
-      this.before[index + 1] = (this.before[index] as number) + tenant.tokens;
-      this.seqAt[index] = seq;
+      this.before[index + 1] = (this.before[index] as number) + (this.tokens[t] as number);
+      this.tenantAt[index] = t;
     }
     this.before.length = order.length + 1;
-    this.seqAt.length = order.length;
-    this.order = order;
+    this.tenantAt.length = order.length;
+    this.length = order.length;
   }
 
   /**
@@ -221,24 +288,29 @@ export class RentLedger {
    */
   private billRange(start: number, end: number, delta: Readonly<Vector>): void {
     const first = firstEndingAfter(this.before, start);
-    const last = Math.min(firstEndingAfter(this.before, end), this.order.length - 1);
-    for (const index of first === last ? [first] : [first, last]) {
-      const tenant = this.tenants.get(this.order[index] as number);
+    const last = Math.min(firstEndingAfter(this.before, end), this.length - 1);
+    for (let index = first; index <= last; index += Math.max(1, last - first)) {
+      const t = this.tenantAt[index];
       const from = this.before[index] as number;
       const to = this.before[index + 1] as number;
-      if (tenant !== undefined && to > from) {
-        tenant.own.add(delta, Math.max(0, Math.min(to, end) - Math.max(from, start)) / (to - from));
+      if (t !== undefined && to > from) {
+        this.own.add(
+          t,
+          delta,
+          Math.max(0, Math.min(to, end) - Math.max(from, start)) / (to - from),
+        );
       }
     }
     if (last - first > 1) {
       this.pending.add(first + 1, last, delta);
-      this.pendingPositions = Math.max(this.pendingPositions, this.order.length);
+      this.pendingPositions = Math.max(this.pendingPositions, this.length);
     }
   }
 }
 
-function difference(a: Readonly<Vector>, b: Readonly<Vector>): Vector {
-  return [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]];
+/** Money per reported token of kind 0 (cache read), 1 (cache write) or 2 (input). */
+function kindPrice(rates: CallRates, kind: number): number {
+  return kind === 0 ? rates.cacheRead : kind === 1 ? rates.cacheWrite : rates.input;
 }
 
 /** The first index whose part ends after `position` (binary search over cumulative tokens). */
