@@ -41,7 +41,8 @@ export const WORD_PATTERN = '[\\p{L}\\p{N}][\\p{L}\\p{N}\\p{M}]*';
 const WORD = new RegExp(WORD_PATTERN, 'gu');
 
 const ASCII = /^[\x20-\x7e]*$/;
-const ASCII_TEXT = /^\p{ASCII}*$/u;
+/** A text (or word) of ASCII characters only. */
+export const ASCII_TEXT = /^\p{ASCII}*$/u;
 /** {@link WORD} in an ASCII text, where letters and digits are these and there are no marks. */
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 /**

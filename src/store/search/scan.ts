@@ -6,7 +6,7 @@
  */
 import { MATCH_CLOSE, MATCH_OPEN } from './hits.js';
 import type { SearchQuery, SearchTerm } from './query.js';
-import { foldWord, WORD_PATTERN } from './query.js';
+import { ASCII_TEXT, foldWord, WORD_PATTERN } from './query.js';
 
 /** A document that matched: its score and snippet. */
 export interface ScanMatch {
@@ -32,7 +32,6 @@ interface TextWords {
   is(index: number, folded: string): boolean;
 }
 
-const ASCII_TEXT = /^\p{ASCII}*$/u;
 const WORD = new RegExp(WORD_PATTERN, 'gu');
 
 /** Whether a character code is an ASCII letter or digit. */

@@ -221,18 +221,17 @@ export class Fts5SearchIndex implements SearchIndex {
   ): Promise<SearchHit[]> {
     const where = ['search_words MATCH ?'];
     const params: unknown[] = [fts5Match(query)];
-    // Whether a filter reads a message's facts: only then is each match's row joined.
-    let byFacts = false;
     const filter = (clause: string, value: unknown): void => {
       where.push(clause);
       params.push(value);
-      byFacts ||= clause.includes('t.');
     };
     if (options.since !== undefined) filter('t.time >= ?', options.since);
     if (options.until !== undefined) filter('t.time < ?', options.until);
     if (options.model !== undefined) filter('t.model = ?', options.model);
     if (options.tool !== undefined)
       filter("instr(' ' || t.tools || ' ', ' ' || ? || ' ') > 0", options.tool);
+    // A filter above reads a message's facts (`t`): only then is each match's row joined.
+    const byFacts = where.length > 1;
     if (options.project !== undefined) filter('s.project = ?', options.project);
     if (options.sessions !== undefined) {
       filter('s.id IN (SELECT value FROM json_each(?))', JSON.stringify(options.sessions));
